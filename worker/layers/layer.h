@@ -1,0 +1,71 @@
+// The layer contract.
+//
+// A layer is a Forward/Backward pair. Everything Backward needs from Forward travels in
+// an explicit ActivationCache owned by the caller, never in the layer, so one layer can
+// run forward several times before any backward (the GAN step runs D on real and fake
+// images, then differentiates both). Parameters and their gradients are views into one
+// flat buffer per network (see worker/optim/flat_parameters.h); Backward accumulates
+// into the gradient views, so callers zero the flat gradient buffer once per step.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "worker/tensor/backend.h"
+#include "worker/tensor/shape.h"
+#include "worker/tensor/tensor.h"
+
+namespace gantry {
+
+// Per-call execution settings.
+struct Context {
+  Backend* backend = &CpuBackend();
+  bool training = true;           // batch statistics and dropout on
+  uint64_t dropout_seed = 0;      // fresh per forward pass, from the step's RNG
+  bool param_grads = true;        // Backward accumulates parameter gradients
+};
+
+// Tensors a layer saved in Forward for its Backward (inputs, outputs, masks, stats).
+struct ActivationCache {
+  std::vector<Tensor> saved;
+};
+
+enum class Init { kGlorotUniform, kNormal002, kZeros, kOnes };
+
+// A trainable (or, for buffers, non-trainable state) tensor a layer asks for.
+struct ParamSpec {
+  std::string name;   // e.g. "weight", "bias", "gamma"
+  Shape shape;
+  Init init = Init::kZeros;
+  int64_t fan_in = 0;   // for Glorot: the receptive field times input channels
+  int64_t fan_out = 0;  // ... times output channels
+};
+
+class Layer {
+ public:
+  virtual ~Layer() = default;
+
+  virtual std::string name() const = 0;
+  // Output shape for an input shape (batch first), or CHECK-fails on a mismatch.
+  virtual Shape OutputShape(const Shape& input) const = 0;
+
+  // Trainable parameters, in binding order.
+  virtual std::vector<ParamSpec> ParamSpecs() const { return {}; }
+  // Receives views (same order as ParamSpecs) of the flat parameter and gradient buffers.
+  virtual void BindParams(std::span<const Tensor> params, std::span<const Tensor> grads) {}
+  // Non-trainable state saved with the model (BatchNorm running statistics).
+  virtual std::vector<ParamSpec> BufferSpecs() const { return {}; }
+  virtual void BindBuffers(std::span<const Tensor> buffers) {}
+
+  // y = layer(x); fills `cache` (cleared first) with what Backward needs.
+  virtual Tensor Forward(const Context& ctx, const Tensor& x, ActivationCache* cache) = 0;
+  // Given dL/dy and the cache of the matching Forward: accumulates parameter gradients
+  // (when ctx.param_grads) and returns dL/dx, or an undefined Tensor when
+  // !want_input_grad.
+  virtual Tensor Backward(const Context& ctx, const Tensor& dy, const ActivationCache& cache,
+                          bool want_input_grad) = 0;
+};
+
+}  // namespace gantry

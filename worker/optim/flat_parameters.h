@@ -1,0 +1,51 @@
+// One flat fp32 buffer for all parameters of a network, one for their gradients, and
+// one for non-trainable buffers (BatchNorm running statistics). Layers hold views into
+// them, so the optimizer, the all-reduce and checkpoints each touch one contiguous array.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "worker/layers/layer.h"
+#include "worker/tensor/random.h"
+
+namespace gantry {
+
+enum class InitScheme {
+  kGlorotUniform,  // Keras' default (the paper's TensorFlow DCGAN)
+  kNormal002,      // N(0, 0.02), the DCGAN paper's alternative
+};
+
+class FlatParameters {
+ public:
+  struct Entry {
+    std::string name;  // "<layer index>.<layer name>.<param name>"
+    int64_t offset = 0;
+    ParamSpec spec;
+  };
+
+  // Allocates the flat buffers for `layers` and binds every layer's views.
+  explicit FlatParameters(std::span<Layer* const> layers);
+
+  // Draws initial values: kernels by `scheme`, biases and betas 0, gammas 1, running
+  // variances 1, running means 0.
+  void Initialize(InitScheme scheme, Rng& rng);
+  void ZeroGrads() const;
+
+  const Tensor& params() const { return params_; }
+  const Tensor& grads() const { return grads_; }
+  const Tensor& buffers() const { return buffers_; }
+  int64_t num_params() const { return params_.numel(); }
+  const std::vector<Entry>& param_entries() const { return param_entries_; }
+  const std::vector<Entry>& buffer_entries() const { return buffer_entries_; }
+
+ private:
+  std::vector<Entry> param_entries_;
+  std::vector<Entry> buffer_entries_;
+  Tensor params_;
+  Tensor grads_;
+  Tensor buffers_;
+};
+
+}  // namespace gantry

@@ -1,0 +1,10 @@
+#include "worker/tensor/cpu/cpu_backend.h"
+
+namespace gantry {
+
+Backend& CpuBackend() {
+  static EigenCpuBackend backend;
+  return backend;
+}
+
+}  // namespace gantry

@@ -1,0 +1,51 @@
+// The Eigen-based reference CPU backend. Its methods are defined in one file per
+// kind of op (gemm.cc, conv_lowering.cc, bias.cc, activation.cc, elementwise.cc,
+// dropout.cc, batchnorm.cc, loss.cc, optimizer_kernels.cc). Single-threaded: data
+// parallelism comes from ranks, not threads.
+#pragma once
+
+#include "worker/tensor/backend.h"
+
+namespace gantry {
+
+class EigenCpuBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "cpu-eigen"; }
+
+  void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) override;
+
+  void Im2Col(const ConvGeometry& g, const float* image, float* cols) override;
+  void Col2Im(const ConvGeometry& g, const float* cols, float* image) override;
+
+  void AddChannelBias(int64_t n, int64_t c, int64_t hw, const float* bias, float* y) override;
+  void ChannelSum(int64_t n, int64_t c, int64_t hw, const float* dy, float* out) override;
+
+  void ActivationForward(Activation f, float slope, int64_t count, const float* x, float* y) override;
+  void ActivationBackward(Activation f, float slope, int64_t count, const float* x, const float* y,
+                          const float* dy, float* dx) override;
+  void Multiply(int64_t count, const float* a, const float* b, float* out) override;
+  void Axpy(int64_t count, float alpha, const float* x, float* y) override;
+  void Scale(int64_t count, float alpha, float* x) override;
+  void Copy(int64_t count, const float* src, float* dst) override;
+
+  void DropoutForward(int64_t count, float rate, uint64_t seed, const float* x, float* mask,
+                      float* y) override;
+
+  void BatchNormStats(int64_t n, int64_t c, int64_t hw, const float* x, float* mean, float* var) override;
+  void BatchNormApply(int64_t n, int64_t c, int64_t hw, const float* x, const float* mean, const float* var,
+                      float eps, const float* gamma, const float* beta, float* y) override;
+  void BatchNormBackward(int64_t n, int64_t c, int64_t hw, const float* x, const float* dy, const float* mean,
+                         const float* var, float eps, const float* gamma, float* dx, float* dgamma,
+                         float* dbeta) override;
+
+  double BceWithLogits(int64_t count, const float* logits, float target, float* dlogits) override;
+  double L1Loss(int64_t count, const float* pred, const float* target, float* dpred) override;
+
+  void AdamStep(int64_t count, float lr, float beta1, float beta2, float eps, int64_t step,
+                const float* grad, float* param, float* m, float* v) override;
+  void SgdStep(int64_t count, float lr, float momentum, const float* grad, float* param,
+               float* momentum_buf) override;
+};
+
+}  // namespace gantry

@@ -1,0 +1,84 @@
+#include "worker/tensor/tensor.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace gantry {
+namespace {
+constexpr size_t kAlignment = 64;  // one cache line, and an AVX-512 vector
+}
+
+Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
+  const size_t rounded = std::max<size_t>(kAlignment, (nbytes + kAlignment - 1) / kAlignment * kAlignment);
+  bytes_ = static_cast<std::byte*>(std::aligned_alloc(kAlignment, rounded));
+  if (bytes_ == nullptr) throw std::bad_alloc();
+  std::memset(bytes_, 0, rounded);
+}
+
+Storage::~Storage() { std::free(bytes_); }
+
+Tensor Tensor::Zeros(Shape shape, DType dtype) {
+  Tensor t;
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  t.storage_ = std::make_shared<Storage>(static_cast<size_t>(t.shape_.numel()) * DTypeSize(dtype));
+  return t;
+}
+
+Tensor Tensor::FromVector(Shape shape, const std::vector<float>& values) {
+  CHECK_EQ(static_cast<int64_t>(values.size()), shape.numel()) << "for shape " << shape.ToString();
+  Tensor t = Zeros(std::move(shape));
+  std::copy(values.begin(), values.end(), t.data());
+  return t;
+}
+
+Tensor Tensor::Reshaped(Shape shape) const {
+  CHECK_EQ(shape.numel(), numel()) << "cannot reshape " << shape_.ToString() << " to " << shape.ToString();
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::ViewAt(int64_t offset, Shape shape) const {
+  CHECK(defined());
+  CHECK_GE(offset, 0);
+  CHECK_LE(offset + shape.numel(), numel()) << "view " << shape.ToString() << " at " << offset
+                                            << " outside " << shape_.ToString();
+  Tensor t = *this;
+  t.offset_ = offset_ + offset;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::Slice(int64_t begin, int64_t end) const {
+  CHECK_GE(rank(), 1);
+  CHECK(0 <= begin && begin <= end && end <= dim(0)) << "slice [" << begin << "," << end << ") of " << shape_.ToString();
+  std::vector<int64_t> dims = shape_.dims();
+  const int64_t row = dims[0] == 0 ? 0 : numel() / dims[0];
+  dims[0] = end - begin;
+  return ViewAt(begin * row, Shape(std::move(dims)));
+}
+
+Tensor Tensor::Clone() const {
+  Tensor t = Zeros(shape_, dtype_);
+  t.CopyFrom(*this);
+  return t;
+}
+
+void Tensor::CopyFrom(const Tensor& src) const {
+  CHECK_EQ(src.numel(), numel());
+  CHECK(src.dtype() == dtype_);
+  std::memmove(raw(), src.raw(), nbytes());
+}
+
+void Tensor::Fill(float value) const {
+  if (dtype_ == DType::kF32) {
+    std::fill_n(data(), numel(), value);
+  } else {
+    std::fill_n(data_bf16(), numel(), bf16::FromFloat(value));
+  }
+}
+
+}  // namespace gantry

@@ -1,0 +1,89 @@
+// Tensor: a shape and a dtype over a (shared, 64-byte aligned) storage buffer.
+//
+// Copies of a Tensor are views of the same storage (like PyTorch), so layers can hold
+// views into one flat parameter buffer. Tensors are always contiguous row-major; a view
+// is a contiguous range of the storage with its own shape. Memory is host memory today;
+// the device tag is the seam for the CUDA backend.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "common/check.h"
+#include "common/bf16.h"
+#include "worker/tensor/dtype.h"
+#include "worker/tensor/shape.h"
+
+namespace gantry {
+
+enum class Device { kCpu };
+
+// An owned, aligned byte buffer.
+class Storage {
+ public:
+  explicit Storage(size_t nbytes);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  std::byte* bytes() { return bytes_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return Device::kCpu; }
+
+ private:
+  std::byte* bytes_;
+  size_t nbytes_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // an undefined tensor: defined() is false
+
+  // A new zero-filled tensor.
+  static Tensor Zeros(Shape shape, DType dtype = DType::kF32);
+  // A new tensor holding a copy of `values` (size must equal shape.numel()).
+  static Tensor FromVector(Shape shape, const std::vector<float>& values);
+
+  bool defined() const { return storage_ != nullptr; }
+  const Shape& shape() const { return shape_; }
+  int rank() const { return shape_.rank(); }
+  int64_t dim(int i) const { return shape_[i]; }
+  int64_t numel() const { return shape_.numel(); }
+  DType dtype() const { return dtype_; }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype_); }
+
+  float* data() const {
+    CHECK(dtype_ == DType::kF32) << "data() on a " << DTypeName(dtype_) << " tensor";
+    return reinterpret_cast<float*>(raw());
+  }
+  bf16* data_bf16() const {
+    CHECK(dtype_ == DType::kBF16) << "data_bf16() on a " << DTypeName(dtype_) << " tensor";
+    return reinterpret_cast<bf16*>(raw());
+  }
+  float at(int64_t flat_index) const { return data()[flat_index]; }
+
+  // A view of the same elements with another shape of equal numel.
+  Tensor Reshaped(Shape shape) const;
+  // A view of the contiguous elements [offset, offset + shape.numel()).
+  Tensor ViewAt(int64_t offset, Shape shape) const;
+  // A view of rows [begin, end) along dimension 0.
+  Tensor Slice(int64_t begin, int64_t end) const;
+
+  // A new tensor with its own storage holding the same values.
+  Tensor Clone() const;
+  void CopyFrom(const Tensor& src) const;  // same numel and dtype
+  void Fill(float value) const;
+
+  bool SharesStorageWith(const Tensor& other) const { return storage_ == other.storage_; }
+
+ private:
+  std::byte* raw() const { return storage_->bytes() + offset_ * static_cast<int64_t>(DTypeSize(dtype_)); }
+
+  std::shared_ptr<Storage> storage_;
+  int64_t offset_ = 0;  // in elements
+  Shape shape_;
+  DType dtype_ = DType::kF32;
+};
+
+}  // namespace gantry
