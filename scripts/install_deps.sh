@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything gantry needs to build, test and train on Debian 12, from Debian's
+# own packages. Idempotent: does nothing when all packages are present. Run as root (or
+# with sudo available).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libeigen3-dev libabsl-dev libspdlog-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+  zlib1g-dev libpng-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libopenmpi-dev openmpi-bin
+  dataset-fashion-mnist   # the default dataset: /usr/share/datasets/fashion-mnist
+)
+# Reference comparisons (PyTorch goldens, benchmarks side by side) are optional.
+if [[ "${GANTRY_WITH_TORCH:-0}" == 1 ]]; then packages+=(python3-torch python3-numpy); fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install_deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+sudo=""
+if [[ $(id -u) != 0 ]]; then sudo="sudo"; fi
+echo "install_deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

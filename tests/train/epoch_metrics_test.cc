@@ -1,0 +1,33 @@
+#include "worker/train/epoch_metrics.h"
+
+#include "gtest/gtest.h"
+
+namespace gantry {
+namespace {
+
+TEST(EpochAccumulator, SteadyStateLeavesOutRamps) {
+  EpochAccumulator acc(/*batch_size=*/100, /*epoch=*/2);
+  for (int i = 0; i < 10; ++i) {
+    const double step = (i == 0 || i == 9) ? 1.0 : 0.1;  // slow first and last step
+    acc.AddStep(step, 0.01, 1.0 + i, 2.0);
+  }
+  const EpochRow row = acc.Finish(3.0);
+  EXPECT_EQ(row.steps, 10);
+  EXPECT_EQ(row.epoch, 2);
+  EXPECT_NEAR(row.steady_step_ms, 100.0, 1e-9);
+  EXPECT_NEAR(row.samples_per_s, 1000.0, 1e-6);
+  EXPECT_NEAR(row.d_loss, 5.5, 1e-12);
+  EXPECT_NEAR(row.g_loss, 2.0, 1e-12);
+  EXPECT_NEAR(row.data_wait_ms, 10.0, 1e-9);
+  EXPECT_NEAR(row.step_p50_ms, 100.0, 1e-9);
+  EXPECT_GT(row.step_p99_ms, 900.0);
+}
+
+TEST(EpochCsv, LineHasAColumnPerHeaderField) {
+  const std::string header = EpochCsvHeader();
+  const std::string line = EpochCsvLine(EpochRow{});
+  EXPECT_EQ(std::count(header.begin(), header.end(), ','), std::count(line.begin(), line.end(), ','));
+}
+
+}  // namespace
+}  // namespace gantry

@@ -1,0 +1,74 @@
+#include "worker/train/run_folder.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace gantry {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ReadAll(const std::string& path) {
+  std::stringstream ss;
+  ss << std::ifstream(path).rdbuf();
+  return ss.str();
+}
+
+std::string FreshDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "/run_folder_" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+TEST(RunFolder, WritesRowsWithOneHeader) {
+  const auto folder = RunFolder::Create(FreshDir("rows"));
+  ASSERT_TRUE(folder.ok()) << folder.status();
+  EpochRow row;
+  row.batch_size = 64;
+  row.epoch = 1;
+  row.seconds = 2.5;
+  ASSERT_TRUE(folder->AppendEpochRow(row).ok());
+  row.epoch = 2;
+  ASSERT_TRUE(folder->AppendEpochRow(row).ok());
+  const std::string csv = ReadAll(folder->File("epochs.csv"));
+  EXPECT_EQ(csv.find("batch_size,epoch,seconds,steady_step_ms,samples_per_s,d_loss,g_loss"), 0u);
+  EXPECT_EQ(csv.find("batch_size", 1), std::string::npos);
+  EXPECT_THAT(csv, HasSubstr("\n64,2,2.500,"));
+}
+
+TEST(RunFolder, RefusesToOverwriteARun) {
+  const std::string dir = FreshDir("existing");
+  ASSERT_TRUE(RunFolder::Create(dir)->AppendEpochRow(EpochRow{}).ok());
+  const auto again = RunFolder::Create(dir);
+  EXPECT_THAT(again.status().message(), HasSubstr("already holds a run"));
+}
+
+TEST(RunFolder, UnwritablePlaceIsAClearError) {
+  const auto folder = RunFolder::Create("/proc/gantry-cannot-be-here");
+  ASSERT_FALSE(folder.ok());
+  EXPECT_THAT(folder.status().message(), HasSubstr("/proc/gantry-cannot-be-here"));
+  EXPECT_THAT(RunFolder::Create("").status().message(), HasSubstr("--out"));
+}
+
+TEST(RunFolder, SamplePathsPerSweep) {
+  const auto folder = RunFolder::Create(FreshDir("samples"));
+  ASSERT_TRUE(folder.ok());
+  EXPECT_THAT(*folder->SamplePath(64, false, 3, "png"), testing::EndsWith("/samples/epoch_003.png"));
+  const std::string swept = *folder->SamplePath(128, true, 12, "npy");
+  EXPECT_THAT(swept, testing::EndsWith("/samples/b0128/epoch_012.npy"));
+  EXPECT_TRUE(std::filesystem::is_directory(std::filesystem::path(swept).parent_path()));
+}
+
+TEST(WriteFileAtomically, ReplacesWholeFile) {
+  const std::string path = ::testing::TempDir() + "/atomic.txt";
+  ASSERT_TRUE(WriteFileAtomically(path, "first version, longer").ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "second").ok());
+  EXPECT_EQ(ReadAll(path), "second");
+}
+
+}  // namespace
+}  // namespace gantry

@@ -1,0 +1,36 @@
+// MNIST-format image sets (MNIST, Fashion-MNIST) loaded into memory as training data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace gantry {
+
+// Images in NCHW order as floats in [-1, 1] (byte p becomes p / 127.5 - 1, so 0 is -1
+// and 255 is exactly 1, matching the generator's tanh range), with one label each.
+struct ImageDataset {
+  int64_t count = 0;
+  int64_t channels = 1;
+  int64_t height = 0;
+  int64_t width = 0;
+  std::vector<float> pixels;    // count * channels * height * width
+  std::vector<uint8_t> labels;  // count
+
+  int64_t sample_numel() const { return channels * height * width; }
+};
+
+// Loads `dir`/train-images-idx3-ubyte and `dir`/train-labels-idx1-ubyte (t10k-* when
+// !train), each raw or with a .gz suffix (the raw file wins when both exist). Fails
+// when `dir` is empty or lacks the files (naming the files expected there), when
+// either file is malformed, or when the image and label counts differ.
+absl::StatusOr<ImageDataset> LoadMnistDir(const std::string& dir, bool train = true);
+
+// Where a dataset lives when no --data-dir is given: "fashion-mnist" is the Debian
+// package dataset-fashion-mnist's folder; "mnist" and any other name have no default
+// and give "".
+std::string DefaultDataDir(const std::string& dataset);
+
+}  // namespace gantry

@@ -1,0 +1,86 @@
+#include "worker/data/prefetch_loader.h"
+
+#include <cstring>
+#include <utility>
+
+#include "common/check.h"
+
+namespace gantry {
+
+PrefetchLoader::PrefetchLoader(const ImageDataset& dataset, const EpochSampler& sampler, int64_t batch_size,
+                               int64_t epoch, PrefetchOptions options)
+    : dataset_(dataset),
+      sampler_(sampler),
+      batch_size_(batch_size),
+      epoch_(epoch),
+      rows_(options.rows.value_or(RowRange{0, batch_size})),
+      first_step_(options.first_step),
+      end_step_(StepsPerEpoch(sampler.dataset_size(), batch_size)),
+      clock_(*options.clock) {
+  CHECK_EQ(sampler.dataset_size(), dataset.count) << "the sampler was built for another dataset";
+  CHECK_EQ(static_cast<int64_t>(dataset.pixels.size()), dataset.count * dataset.sample_numel());
+  CHECK(0 <= rows_.begin && rows_.begin <= rows_.end && rows_.end <= batch_size)
+      << "rows [" << rows_.begin << "," << rows_.end << ") of a batch of " << batch_size;
+  CHECK(0 <= first_step_ && first_step_ <= end_step_) << "first_step " << first_step_ << " of " << end_step_;
+  producer_ = std::thread([this] { Produce(); });
+}
+
+PrefetchLoader::~PrefetchLoader() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  // The producer only ever blocks on RoomOrStopping, which stopping_ now satisfies, and
+  // assembling a batch is bounded work, so the join cannot hang.
+  producer_.join();
+}
+
+std::optional<Tensor> PrefetchLoader::Next() {
+  absl::MutexLock lock(&mu_);
+  if (!ReadyOrDone()) {
+    // The producer either queues a batch or marks the epoch done without waiting on the
+    // consumer here (the queue is empty, so it has room), so this wait always ends.
+    const int64_t start = clock_.NowNanos();
+    mu_.Await(absl::Condition(this, &PrefetchLoader::ReadyOrDone));
+    wait_nanos_ += clock_.NowNanos() - start;
+  }
+  if (ready_.empty()) return std::nullopt;
+  Tensor batch = std::move(ready_.front());
+  ready_.pop_front();
+  return batch;
+}
+
+double PrefetchLoader::wait_seconds() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<double>(wait_nanos_) * 1e-9;
+}
+
+void PrefetchLoader::Produce() {
+  const std::vector<int64_t> order = sampler_.Permutation(epoch_);
+  for (int64_t step = first_step_; step < end_step_; ++step) {
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(this, &PrefetchLoader::RoomOrStopping));
+      if (stopping_) return;
+    }
+    // Assembled outside the lock so Next() can hand out queued batches meanwhile.
+    Tensor batch = Assemble(order, step);
+    absl::MutexLock lock(&mu_);
+    ready_.push_back(std::move(batch));
+  }
+  absl::MutexLock lock(&mu_);
+  done_ = true;
+}
+
+Tensor PrefetchLoader::Assemble(const std::vector<int64_t>& order, int64_t step) const {
+  const int64_t n = dataset_.sample_numel();
+  Tensor batch = Tensor::Zeros(Shape{rows_.end - rows_.begin, dataset_.channels, dataset_.height, dataset_.width});
+  float* out = batch.data();
+  for (int64_t r = rows_.begin; r < rows_.end; ++r) {
+    const int64_t sample = order[static_cast<size_t>(step * batch_size_ + r)];
+    std::memcpy(out + (r - rows_.begin) * n, dataset_.pixels.data() + sample * n, static_cast<size_t>(n) * sizeof(float));
+  }
+  return batch;
+}
+
+}  // namespace gantry

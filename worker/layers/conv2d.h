@@ -1,0 +1,43 @@
+// 2-D convolution: x [N, in, H, W] -> y [N, out, (H + 2p - k)/s + 1, (W + 2p - k)/s + 1].
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "worker/layers/layer.h"
+
+namespace gantry {
+
+// Square kernel, lowered to Im2Col + Gemm one sample at a time. Parameters (PyTorch
+// layout): "weight" [out, in, k, k] (Glorot, fan_in = in*k*k, fan_out = out*k*k), then
+// "bias" [out] (zeros) when `bias`.
+class Conv2d final : public Layer {
+ public:
+  Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride, int64_t padding,
+         bool bias);
+
+  std::string name() const override { return "conv2d"; }
+  Shape OutputShape(const Shape& input) const override;
+  std::vector<ParamSpec> ParamSpecs() const override;
+  void BindParams(std::span<const Tensor> params, std::span<const Tensor> grads) override;
+
+  // Caches x only; Backward recomputes the column matrix rather than keeping k*k copies
+  // of every input pixel alive between the passes.
+  Tensor Forward(const Context& ctx, const Tensor& x, ActivationCache* cache) override;
+  Tensor Backward(const Context& ctx, const Tensor& dy, const ActivationCache& cache,
+                  bool want_input_grad) override;
+
+ private:
+  ConvGeometry Geometry(const Shape& input) const;
+  float* Scratch(int64_t numel);
+
+  int64_t in_, out_, kernel_, stride_, padding_;
+  bool has_bias_;
+  Tensor weight_, bias_;
+  Tensor weight_grad_, bias_grad_;
+  Tensor cols_;  // per-sample column matrix, reused across calls
+};
+
+}  // namespace gantry

@@ -1,0 +1,64 @@
+#include "worker/layers/linear.h"
+
+namespace gantry {
+
+Linear::Linear(int64_t in_features, int64_t out_features, bool bias)
+    : in_(in_features), out_(out_features), has_bias_(bias) {
+  CHECK_GT(in_features, 0);
+  CHECK_GT(out_features, 0);
+}
+
+Shape Linear::OutputShape(const Shape& input) const {
+  CHECK(input.rank() == 2 && input[1] == in_)
+      << "linear(" << in_ << "->" << out_ << ") got " << input.ToString();
+  return Shape{input[0], out_};
+}
+
+std::vector<ParamSpec> Linear::ParamSpecs() const {
+  std::vector<ParamSpec> specs = {{"weight", Shape{out_, in_}, Init::kGlorotUniform, in_, out_}};
+  if (has_bias_) specs.push_back({"bias", Shape{out_}, Init::kZeros});
+  return specs;
+}
+
+void Linear::BindParams(std::span<const Tensor> params, std::span<const Tensor> grads) {
+  const size_t expected = has_bias_ ? 2 : 1;
+  CHECK(params.size() == expected && grads.size() == expected) << "linear binds " << expected << " params";
+  weight_ = params[0];
+  weight_grad_ = grads[0];
+  if (has_bias_) {
+    bias_ = params[1];
+    bias_grad_ = grads[1];
+  }
+}
+
+Tensor Linear::Forward(const Context& ctx, const Tensor& x, ActivationCache* cache) {
+  CHECK(weight_.defined()) << "linear: parameters not bound";
+  const Shape out_shape = OutputShape(x.shape());
+  const int64_t n = x.dim(0);
+  Tensor y = Tensor::Zeros(out_shape);
+  ctx.backend->Gemm(false, true, n, out_, in_, 1.0f, x.data(), in_, weight_.data(), in_, 0.0f, y.data(),
+                    out_);
+  if (has_bias_) ctx.backend->AddChannelBias(n, out_, 1, bias_.data(), y.data());
+  cache->saved = {x};
+  return y;
+}
+
+Tensor Linear::Backward(const Context& ctx, const Tensor& dy, const ActivationCache& cache,
+                        bool want_input_grad) {
+  CHECK_EQ(cache.saved.size(), 1u) << "linear: cache is not from Forward";
+  const Tensor& x = cache.saved[0];
+  const int64_t n = x.dim(0);
+  CHECK(dy.shape() == OutputShape(x.shape())) << "linear: dy " << dy.shape().ToString();
+  Backend& be = *ctx.backend;
+  if (ctx.param_grads) {
+    // dW[out, in] += dy^T x;  db += column sums of dy.
+    be.Gemm(true, false, out_, in_, n, 1.0f, dy.data(), out_, x.data(), in_, 1.0f, weight_grad_.data(), in_);
+    if (has_bias_) be.ChannelSum(n, out_, 1, dy.data(), bias_grad_.data());
+  }
+  if (!want_input_grad) return Tensor();
+  Tensor dx = Tensor::Zeros(x.shape());
+  be.Gemm(false, false, n, in_, out_, 1.0f, dy.data(), out_, weight_.data(), in_, 0.0f, dx.data(), in_);
+  return dx;
+}
+
+}  // namespace gantry

@@ -1,0 +1,43 @@
+#include "worker/models/gan_step.h"
+
+#include "worker/layers/losses.h"
+#include "worker/tensor/random.h"
+
+namespace gantry {
+
+GanStepResult ComputeGanGradients(const Context& ctx, Dcgan& model, const Tensor& real, const Tensor& z) {
+  CHECK_EQ(real.dim(0), z.dim(0)) << "real and noise batches differ";
+  Sequential& g = model.generator();
+  Sequential& d = model.discriminator();
+  model.g_params().ZeroGrads();
+  model.d_params().ZeroGrads();
+
+  Context real_ctx = ctx, fake_ctx = ctx;
+  real_ctx.dropout_seed = Mix64(ctx.dropout_seed ^ 0x7265616cull);  // "real"
+  fake_ctx.dropout_seed = Mix64(ctx.dropout_seed ^ 0x66616b65ull);  // "fake"
+
+  GanStepResult r;
+  SequentialCache g_cache, d_real_cache, d_fake_cache;
+  r.fake = g.Forward(ctx, z, &g_cache);
+  r.real_logits = d.Forward(real_ctx, real, &d_real_cache);
+  r.fake_logits = d.Forward(fake_ctx, r.fake, &d_fake_cache);
+
+  // Discriminator tape: both passes accumulate into D's gradient buffer.
+  const LossResult d_real = BceWithLogitsLoss(ctx, r.real_logits, 1.0f);
+  const LossResult d_fake = BceWithLogitsLoss(ctx, r.fake_logits, 0.0f);
+  d.Backward(real_ctx, d_real.grad, d_real_cache, /*want_input_grad=*/false);
+  d.Backward(fake_ctx, d_fake.grad, d_fake_cache, /*want_input_grad=*/false);
+
+  // Generator tape: through D (input gradient only), then into G.
+  const LossResult g_fool = BceWithLogitsLoss(ctx, r.fake_logits, 1.0f);
+  Context no_param_grads = fake_ctx;
+  no_param_grads.param_grads = false;
+  const Tensor d_fake_image = d.Backward(no_param_grads, g_fool.grad, d_fake_cache, /*want_input_grad=*/true);
+  g.Backward(ctx, d_fake_image, g_cache, /*want_input_grad=*/false);
+
+  r.d_loss = d_real.loss + d_fake.loss;
+  r.g_loss = g_fool.loss;
+  return r;
+}
+
+}  // namespace gantry

@@ -1,0 +1,27 @@
+// The gradients of one GAN training step (the paper's / TF tutorial's train_step):
+//   fake = G(z); real_logits = D(real); fake_logits = D(fake)
+//   d_loss = BCE(real_logits, 1) + BCE(fake_logits, 0)     -> gradients for D only
+//   g_loss = BCE(fake_logits, 1)                           -> gradients for G only
+// One G forward and two D forwards serve both "tapes"; D's weight gradients are not
+// computed in the generator's pass.
+#pragma once
+
+#include "worker/layers/layer.h"
+#include "worker/models/dcgan.h"
+
+namespace gantry {
+
+struct GanStepResult {
+  double d_loss = 0;
+  double g_loss = 0;
+  Tensor fake;         // [N,1,28,28]
+  Tensor real_logits;  // [N,1]
+  Tensor fake_logits;  // [N,1]
+};
+
+// Zeroes both gradient buffers and fills them with this batch's gradients (means over
+// the local batch). ctx.dropout_seed seeds D's dropout: the real and fake passes use
+// distinct masks derived from it. No optimizer step is taken.
+GanStepResult ComputeGanGradients(const Context& ctx, Dcgan& model, const Tensor& real, const Tensor& z);
+
+}  // namespace gantry

@@ -1,0 +1,16 @@
+#include "worker/optim/adam.h"
+
+namespace gantry {
+
+Adam::Adam(const AdamConfig& config, int64_t size)
+    : config_(config), m_(Tensor::Zeros(Shape{size})), v_(Tensor::Zeros(Shape{size})) {}
+
+void Adam::Step(Backend& backend, const Tensor& params, const Tensor& grads) {
+  CHECK_EQ(params.numel(), m_.numel());
+  CHECK_EQ(grads.numel(), m_.numel());
+  ++step_;
+  backend.AdamStep(params.numel(), config_.lr, config_.beta1, config_.beta2, config_.eps, step_, grads.data(),
+                   params.data(), m_.data(), v_.data());
+}
+
+}  // namespace gantry

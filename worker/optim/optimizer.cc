@@ -1,0 +1,28 @@
+#include "worker/optim/optimizer.h"
+
+#include "absl/strings/str_cat.h"
+#include "worker/optim/adam.h"
+#include "worker/optim/sgd.h"
+
+namespace gantry {
+
+absl::StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const OptimizerConfig& c, int64_t size) {
+  if (!(c.lr > 0.0f)) return absl::InvalidArgumentError(absl::StrCat("lr: must be > 0, got ", c.lr));
+  if (c.kind == "adam") {
+    if (!(c.beta1 >= 0.0f && c.beta1 < 1.0f) || !(c.beta2 >= 0.0f && c.beta2 < 1.0f)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("adam betas must lie in [0, 1), got beta1=", c.beta1, " beta2=", c.beta2));
+    }
+    if (!(c.eps > 0.0f)) return absl::InvalidArgumentError(absl::StrCat("adam eps: must be > 0, got ", c.eps));
+    return std::make_unique<Adam>(AdamConfig{c.lr, c.beta1, c.beta2, c.eps}, size);
+  }
+  if (c.kind == "sgd") {
+    if (!(c.momentum >= 0.0f && c.momentum < 1.0f)) {
+      return absl::InvalidArgumentError(absl::StrCat("sgd momentum must lie in [0, 1), got ", c.momentum));
+    }
+    return std::make_unique<Sgd>(c.lr, c.momentum, size);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("optimizer: unknown kind '", c.kind, "' (use adam or sgd)"));
+}
+
+}  // namespace gantry

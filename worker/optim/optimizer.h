@@ -1,0 +1,40 @@
+// An optimizer updates one network's flat parameter buffer from its flat gradient
+// buffer. Its state (moments, momentum, step count) lives in flat buffers of the same
+// size, so checkpoints and future sharded optimizers see one array each.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "worker/tensor/backend.h"
+#include "worker/tensor/tensor.h"
+
+namespace gantry {
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  virtual std::string name() const = 0;
+  // params -= update(grads); both are flat buffers of the size given at construction.
+  virtual void Step(Backend& backend, const Tensor& params, const Tensor& grads) = 0;
+  virtual int64_t steps_taken() const = 0;
+  // The optimizer's state buffers (for checkpoints), in a fixed order.
+  virtual std::vector<Tensor> state() const = 0;
+};
+
+struct OptimizerConfig {
+  std::string kind = "adam";  // "adam" | "sgd"
+  float lr = 1e-4f;
+  float beta1 = 0.5f;         // Adam; the paper's tutorial uses 0.9, DCGAN practice 0.5
+  float beta2 = 0.999f;
+  float eps = 1e-7f;          // Keras' Adam default
+  float momentum = 0.9f;      // SGD
+};
+
+// An optimizer for a flat buffer of `size` elements, or INVALID_ARGUMENT naming the
+// bad field.
+absl::StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const OptimizerConfig& config, int64_t size);
+
+}  // namespace gantry

@@ -1,0 +1,14 @@
+#include "worker/optim/sgd.h"
+
+namespace gantry {
+
+Sgd::Sgd(float lr, float momentum, int64_t size) : lr_(lr), momentum_(momentum), velocity_(Tensor::Zeros(Shape{size})) {}
+
+void Sgd::Step(Backend& backend, const Tensor& params, const Tensor& grads) {
+  CHECK_EQ(params.numel(), velocity_.numel());
+  CHECK_EQ(grads.numel(), velocity_.numel());
+  ++step_;
+  backend.SgdStep(params.numel(), lr_, momentum_, grads.data(), params.data(), velocity_.data());
+}
+
+}  // namespace gantry

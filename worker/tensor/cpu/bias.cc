@@ -1,0 +1,27 @@
+#include "worker/tensor/cpu/cpu_backend.h"
+
+namespace gantry {
+
+void EigenCpuBackend::AddChannelBias(int64_t n, int64_t c, int64_t hw, const float* bias, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const float b = bias[ch];
+      float* row = y + (i * c + ch) * hw;
+      for (int64_t j = 0; j < hw; ++j) row[j] += b;
+    }
+  }
+}
+
+void EigenCpuBackend::ChannelSum(int64_t n, int64_t c, int64_t hw, const float* dy, float* out) {
+  for (int64_t ch = 0; ch < c; ++ch) {
+    // Summed in double: a channel of a large batch adds up n * hw terms.
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float* row = dy + (i * c + ch) * hw;
+      for (int64_t j = 0; j < hw; ++j) sum += row[j];
+    }
+    out[ch] += static_cast<float>(sum);
+  }
+}
+
+}  // namespace gantry

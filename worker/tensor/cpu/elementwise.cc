@@ -1,0 +1,23 @@
+#include <cstring>
+
+#include "worker/tensor/cpu/cpu_backend.h"
+
+namespace gantry {
+
+void EigenCpuBackend::Multiply(int64_t count, const float* a, const float* b, float* out) {
+  for (int64_t i = 0; i < count; ++i) out[i] = a[i] * b[i];
+}
+
+void EigenCpuBackend::Axpy(int64_t count, float alpha, const float* x, float* y) {
+  for (int64_t i = 0; i < count; ++i) y[i] += alpha * x[i];
+}
+
+void EigenCpuBackend::Scale(int64_t count, float alpha, float* x) {
+  for (int64_t i = 0; i < count; ++i) x[i] *= alpha;
+}
+
+void EigenCpuBackend::Copy(int64_t count, const float* src, float* dst) {
+  if (count > 0 && src != dst) std::memmove(dst, src, static_cast<size_t>(count) * sizeof(float));
+}
+
+}  // namespace gantry

@@ -1,0 +1,53 @@
+#include "worker/train/epoch_metrics.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "absl/strings/str_format.h"
+#include "common/timing_summary.h"
+
+namespace gantry {
+
+std::string EpochCsvHeader() {
+  return "batch_size,epoch,seconds,steady_step_ms,samples_per_s,d_loss,g_loss,steps,step_p50_ms,step_p99_ms,"
+         "data_wait_ms";
+}
+
+std::string EpochCsvLine(const EpochRow& r) {
+  return absl::StrFormat("%d,%d,%.3f,%.3f,%.1f,%.5f,%.5f,%d,%.3f,%.3f,%.3f", r.batch_size, r.epoch, r.seconds,
+                         r.steady_step_ms, r.samples_per_s, r.d_loss, r.g_loss, r.steps, r.step_p50_ms,
+                         r.step_p99_ms, r.data_wait_ms);
+}
+
+void EpochAccumulator::AddStep(double step_seconds, double data_wait_seconds, double d_loss, double g_loss) {
+  step_seconds_.push_back(step_seconds);
+  data_wait_sum_ += data_wait_seconds;
+  d_loss_sum_ += d_loss;
+  g_loss_sum_ += g_loss;
+}
+
+double EpochAccumulator::RecentSamplesPerSecond(size_t window) const {
+  const size_t n = std::min(window, step_seconds_.size());
+  if (n == 0) return 0.0;
+  const double secs = std::accumulate(step_seconds_.end() - static_cast<std::ptrdiff_t>(n), step_seconds_.end(), 0.0);
+  return secs > 0 ? static_cast<double>(n * batch_size_) / secs : 0.0;
+}
+
+EpochRow EpochAccumulator::Finish(double epoch_seconds) const {
+  EpochRow r;
+  r.batch_size = batch_size_;
+  r.epoch = epoch_;
+  r.steps = steps();
+  r.seconds = epoch_seconds;
+  const double steady_s = SteadyStateMean(step_seconds_, 0.1);
+  r.steady_step_ms = steady_s * 1e3;
+  r.samples_per_s = steady_s > 0 ? static_cast<double>(batch_size_) / steady_s : 0.0;
+  r.d_loss = mean_d_loss();
+  r.g_loss = mean_g_loss();
+  r.step_p50_ms = Percentile(step_seconds_, 0.5) * 1e3;
+  r.step_p99_ms = Percentile(step_seconds_, 0.99) * 1e3;
+  r.data_wait_ms = steps() ? data_wait_sum_ / static_cast<double>(steps()) * 1e3 : 0.0;
+  return r;
+}
+
+}  // namespace gantry

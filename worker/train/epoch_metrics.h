@@ -1,0 +1,52 @@
+// One row of epochs.csv: the timing and losses of one epoch at one global batch size,
+// and the accumulator that builds it from per-step measurements.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gantry {
+
+struct EpochRow {
+  int64_t batch_size = 0;
+  int64_t epoch = 0;           // 1-based
+  int64_t steps = 0;
+  double seconds = 0;          // wall time of the epoch
+  double steady_step_ms = 0;   // mean step time without the first and last 10 % of steps
+  double samples_per_s = 0;    // batch_size / steady step time
+  double d_loss = 0;           // mean over the epoch's steps
+  double g_loss = 0;
+  double step_p50_ms = 0;
+  double step_p99_ms = 0;
+  double data_wait_ms = 0;     // mean time per step spent waiting for the loader
+};
+
+// The CSV header line and a row, without trailing newline. Column order is a
+// user-facing contract: new columns go at the end.
+std::string EpochCsvHeader();
+std::string EpochCsvLine(const EpochRow& row);
+
+class EpochAccumulator {
+ public:
+  EpochAccumulator(int64_t batch_size, int64_t epoch) : batch_size_(batch_size), epoch_(epoch) {}
+
+  void AddStep(double step_seconds, double data_wait_seconds, double d_loss, double g_loss);
+  int64_t steps() const { return static_cast<int64_t>(step_seconds_.size()); }
+  double mean_d_loss() const { return steps() ? d_loss_sum_ / steps() : 0.0; }
+  double mean_g_loss() const { return steps() ? g_loss_sum_ / steps() : 0.0; }
+  // Samples per second over the most recent steps (up to `window`), for progress lines.
+  double RecentSamplesPerSecond(size_t window = 20) const;
+
+  EpochRow Finish(double epoch_seconds) const;
+
+ private:
+  int64_t batch_size_;
+  int64_t epoch_;
+  std::vector<double> step_seconds_;
+  double data_wait_sum_ = 0;
+  double d_loss_sum_ = 0;
+  double g_loss_sum_ = 0;
+};
+
+}  // namespace gantry

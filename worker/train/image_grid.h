@@ -1,0 +1,25 @@
+// Sample grids: a batch of generated images saved as one PNG for a quick look.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace gantry {
+
+// Writes `count` single-channel images (each height x width floats, row-major, in
+// [-1, 1]) as an 8-bit grayscale PNG: `columns` images per grid row (fewer when count
+// is smaller), rows as many as needed, tiles separated by kGridGap pixels of mid-grey
+// (kGridGapValue), which also fills the unused cells of the last row. Mid-grey rather
+// than black because MNIST backgrounds are black (-1), so the tile edges stay visible.
+// A value v becomes round((v + 1) * 127.5) clamped to [0, 255]; NaN becomes 0.
+// The file appears atomically (temporary name in the same folder, fsync, rename).
+// Fails on non-positive sizes or an I/O or libpng error.
+absl::Status WritePngGrid(const std::string& path, const float* images, int64_t count, int64_t height,
+                          int64_t width, int64_t columns);
+
+inline constexpr int kGridGap = 2;
+inline constexpr uint8_t kGridGapValue = 128;
+
+}  // namespace gantry

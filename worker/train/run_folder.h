@@ -1,0 +1,45 @@
+// The run folder every training run writes:
+//   run.json               resolved configuration, versions, host
+//   epochs.csv             one row per (batch size, epoch), see epoch_metrics.h
+//   samples/epoch_NNN.png  8x8 grid of G(fixed noise) after epoch NNN
+//   samples/epoch_NNN.npy  the same 64 images, float32 [64,1,28,28] in [-1,1]
+//   log.txt                the run's log
+// A sweep over several batch sizes puts its samples under samples/bBBBB/ instead.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "worker/train/epoch_metrics.h"
+
+namespace gantry {
+
+class RunFolder {
+ public:
+  // Creates `path` (and samples/), or fails with a message naming the path and the fix:
+  // not creatable, not writable, or already holding a run (an epochs.csv), which is
+  // never overwritten.
+  static absl::StatusOr<RunFolder> Create(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+  // Writes run.json atomically.
+  absl::Status WriteRunJson(const std::string& json_text) const;
+  // Appends a row to epochs.csv (header first when the file is new) and syncs it to
+  // disk, so a crash loses at most the epoch in flight.
+  absl::Status AppendEpochRow(const EpochRow& row) const;
+  // Path of a sample file ("png" or "npy") for `epoch`; `sweep` selects the per-batch
+  // subfolder, creating it.
+  absl::StatusOr<std::string> SamplePath(int64_t batch_size, bool sweep, int64_t epoch,
+                                         const std::string& extension) const;
+
+ private:
+  explicit RunFolder(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+// Writes `text` to `path` through a temporary file, fsync and rename.
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
+
+}  // namespace gantry

@@ -1,0 +1,58 @@
+#include "worker/train/run_manifest.h"
+
+#include <unistd.h>
+
+#include <ctime>
+
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
+
+namespace gantry {
+namespace {
+
+std::string Hostname() {
+  char buf[256] = {0};
+  return ::gethostname(buf, sizeof(buf) - 1) == 0 ? std::string(buf) : std::string("unknown");
+}
+
+std::string UtcNow() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                         tm.tm_min, tm.tm_sec);
+}
+
+}  // namespace
+
+std::string RunManifestJson(const TrainConfig& c, const std::string& data_dir, int64_t train_images,
+                            const std::string& backend) {
+  nlohmann::ordered_json j;
+  j["gantry_version"] = GANTRY_VERSION;
+  j["started_utc"] = UtcNow();
+  j["host"] = Hostname();
+  j["compiler"] = absl::StrFormat("g++ %d.%d.%d", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+  j["backend"] = backend;
+  j["world_size"] = 1;
+  nlohmann::ordered_json cfg;
+  cfg["model"] = c.model;
+  cfg["dataset"] = c.dataset;
+  cfg["data_dir"] = data_dir;
+  cfg["train_images"] = train_images;
+  cfg["epochs"] = c.epochs;
+  cfg["batch_sizes"] = c.batch_sizes;
+  cfg["optimizer"] = {{"kind", c.optimizer.kind}, {"lr", c.optimizer.lr},     {"beta1", c.optimizer.beta1},
+                      {"beta2", c.optimizer.beta2}, {"eps", c.optimizer.eps}, {"momentum", c.optimizer.momentum}};
+  cfg["dcgan"] = {{"noise_dim", c.dcgan.noise_dim}, {"leaky_slope", c.dcgan.leaky_slope},
+                  {"dropout", c.dcgan.dropout},     {"bn_eps", c.dcgan.bn_eps},
+                  {"bn_momentum", c.dcgan.bn_momentum}};
+  cfg["init"] = c.init == InitScheme::kNormal002 ? "normal" : "glorot";
+  cfg["seed"] = c.seed;
+  cfg["max_steps"] = c.max_steps;
+  cfg["limit_images"] = c.limit_images;
+  cfg["out"] = c.out;
+  j["config"] = cfg;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace gantry

@@ -1,0 +1,15 @@
+// run.json: the resolved configuration of a run with the versions and host that ran it,
+// so a run folder alone says how to reproduce it.
+#pragma once
+
+#include <string>
+
+#include "worker/train/train_config.h"
+
+namespace gantry {
+
+// `backend` names the kernel backend; `data_dir` is the resolved data folder.
+std::string RunManifestJson(const TrainConfig& config, const std::string& data_dir, int64_t train_images,
+                            const std::string& backend);
+
+}  // namespace gantry

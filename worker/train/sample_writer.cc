@@ -1,0 +1,25 @@
+#include "worker/train/sample_writer.h"
+
+#include <cmath>
+
+#include "common/status_macros.h"
+#include "worker/data/npy.h"
+#include "worker/train/image_grid.h"
+
+namespace gantry {
+
+absl::Status WriteGeneratorSamples(Backend& backend, const Sequential& generator, const Tensor& noise,
+                                   const std::string& png_path, const std::string& npy_path) {
+  Context ctx;
+  ctx.backend = &backend;
+  ctx.training = false;
+  ctx.param_grads = false;
+  SequentialCache cache;
+  const Tensor images = generator.Forward(ctx, noise, &cache);
+  const int64_t n = images.dim(0);
+  const int64_t columns = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
+  RETURN_IF_ERROR(WritePngGrid(png_path, images.data(), n, images.dim(2), images.dim(3), columns));
+  return WriteNpy(npy_path, images.data(), images.shape().dims());
+}
+
+}  // namespace gantry

@@ -1,0 +1,17 @@
+// Renders the generator's images for a fixed noise batch: an 8x8 PNG grid to look at
+// and the same images as a float32 .npy ([N,1,28,28], values in [-1,1]) to load.
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "worker/layers/sequential.h"
+
+namespace gantry {
+
+// Runs G in inference mode (BatchNorm on running statistics, as the TF tutorial's
+// generate_and_save_images does) on `noise` and writes both files.
+absl::Status WriteGeneratorSamples(Backend& backend, const Sequential& generator, const Tensor& noise,
+                                   const std::string& png_path, const std::string& npy_path);
+
+}  // namespace gantry

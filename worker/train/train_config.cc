@@ -1,0 +1,185 @@
+#include "worker/train/train_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/status_macros.h"
+#include "worker/data/mnist_dataset.h"
+#include "yaml-cpp/yaml.h"
+
+namespace gantry {
+namespace {
+
+absl::Status Bad(const std::string& name, const std::string& value, const std::string& expected) {
+  return absl::InvalidArgumentError(absl::StrCat("--", name, ": bad value '", value, "' (", expected, ")"));
+}
+
+absl::StatusOr<int64_t> ParseInt(const std::string& name, const std::string& v, int64_t min) {
+  int64_t out = 0;
+  if (!absl::SimpleAtoi(v, &out) || out < min) return Bad(name, v, absl::StrCat("an integer >= ", min));
+  return out;
+}
+
+absl::StatusOr<float> ParseFloat(const std::string& name, const std::string& v, float lo, float hi) {
+  float out = 0;
+  if (!absl::SimpleAtof(v, &out) || !std::isfinite(out) || out < lo || out > hi) {
+    return Bad(name, v, absl::StrCat("a number in [", lo, ", ", hi, "]"));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<int64_t>> ParseBatchSizes(const std::string& name, const std::string& v) {
+  std::vector<int64_t> sizes;
+  for (absl::string_view part : absl::StrSplit(v, ',', absl::SkipWhitespace())) {
+    int64_t b = 0;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &b) || b <= 0) {
+      return Bad(name, v, "positive integers, comma-separated, e.g. 64 or 64,128,256,512");
+    }
+    sizes.push_back(b);
+  }
+  if (sizes.empty()) return Bad(name, v, "at least one batch size");
+  return sizes;
+}
+
+absl::Status OneOf(const std::string& name, const std::string& v, const std::vector<std::string>& allowed) {
+  for (const auto& a : allowed) {
+    if (v == a) return absl::OkStatus();
+  }
+  return Bad(name, v, absl::StrCat("one of ", absl::StrJoin(allowed, ", ")));
+}
+
+using Setter = std::function<absl::Status(const std::string& name, const std::string& value, TrainConfig&)>;
+
+struct Setting {
+  SettingInfo info;
+  Setter apply;
+};
+
+const std::vector<Setting>& Settings() {
+  static const auto* settings = new std::vector<Setting>{
+      {{"model", "network to train: dcgan", "dcgan"},
+       [](auto& n, auto& v, TrainConfig& c) { c.model = v; return OneOf(n, v, {"dcgan"}); }},
+      {{"dataset", "mnist | fashion-mnist (IDX files)", "fashion-mnist"},
+       [](auto& n, auto& v, TrainConfig& c) { c.dataset = v; return OneOf(n, v, {"mnist", "fashion-mnist"}); }},
+      {{"data-dir", "folder holding the four IDX files, gzipped or not (default: the dataset's Debian location)", ""},
+       [](auto&, auto& v, TrainConfig& c) { c.data_dir = v; return absl::OkStatus(); }},
+      {{"epochs", "epochs per batch size", "1"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.epochs, ParseInt(n, v, 1)); return absl::OkStatus(); }},
+      {{"batch-size", "global batch size; a comma-separated list runs a sweep", "64"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.batch_sizes, ParseBatchSizes(n, v)); return absl::OkStatus(); }},
+      {{"optimizer", "adam | sgd (with momentum)", "adam"},
+       [](auto& n, auto& v, TrainConfig& c) { c.optimizer.kind = v; return OneOf(n, v, {"adam", "sgd"}); }},
+      {{"lr", "learning rate of both networks", "0.0001"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.lr, ParseFloat(n, v, 1e-12f, 10.0f)); return absl::OkStatus(); }},
+      {{"beta1", "Adam beta1 (0.5 is DCGAN practice; the TF tutorial uses 0.9)", "0.5"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.beta1, ParseFloat(n, v, 0.0f, 0.9999f)); return absl::OkStatus(); }},
+      {{"beta2", "Adam beta2", "0.999"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.beta2, ParseFloat(n, v, 0.0f, 0.999999f)); return absl::OkStatus(); }},
+      {{"adam-eps", "Adam epsilon (Keras default)", "1e-07"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.eps, ParseFloat(n, v, 1e-12f, 1.0f)); return absl::OkStatus(); }},
+      {{"momentum", "SGD momentum", "0.9"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.momentum, ParseFloat(n, v, 0.0f, 0.9999f)); return absl::OkStatus(); }},
+      {{"dropout", "discriminator dropout rate", "0.3"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.dcgan.dropout, ParseFloat(n, v, 0.0f, 0.95f)); return absl::OkStatus(); }},
+      {{"init", "weight initialisation: glorot (Keras) | normal (N(0, 0.02))", "glorot"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         c.init = v == "normal" ? InitScheme::kNormal002 : InitScheme::kGlorotUniform;
+         return OneOf(n, v, {"glorot", "normal"});
+       }},
+      {{"seed", "seed of weights, shuffling, noise and dropout", "1"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         if (!absl::SimpleAtoi(v, &c.seed)) return Bad(n, v, "a non-negative integer");
+         return absl::OkStatus();
+       }},
+      {{"max-steps", "stop each batch size after this many steps (0: no limit)", "0"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.max_steps, ParseInt(n, v, 0)); return absl::OkStatus(); }},
+      {{"limit-images", "train on the first N images only (0: all)", "0"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.limit_images, ParseInt(n, v, 0)); return absl::OkStatus(); }},
+      {{"progress-seconds", "seconds between progress lines", "5"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float s, ParseFloat(n, v, 0.0f, 86400.0f));
+         c.progress_seconds = s;
+         return absl::OkStatus();
+       }},
+      {{"out", "run folder to create (default: runs/<date>-<time>)", ""},
+       [](auto&, auto& v, TrainConfig& c) { c.out = v; return absl::OkStatus(); }},
+  };
+  return *settings;
+}
+
+const Setting* FindSetting(const std::string& name) {
+  for (const Setting& s : Settings()) {
+    if (s.info.name == name) return &s;
+  }
+  return nullptr;
+}
+
+std::string ScalarOrList(const YAML::Node& node) {
+  if (!node.IsSequence()) return node.as<std::string>();
+  std::vector<std::string> parts;
+  for (const auto& item : node) parts.push_back(item.as<std::string>());
+  return absl::StrJoin(parts, ",");
+}
+
+}  // namespace
+
+const std::vector<SettingInfo>& TrainSettings() {
+  static const auto* infos = [] {
+    auto* v = new std::vector<SettingInfo>;
+    for (const Setting& s : Settings()) v->push_back(s.info);
+    return v;
+  }();
+  return *infos;
+}
+
+absl::StatusOr<RawSettings> ReadRunFile(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open run file (check the --config path)"));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not valid YAML/JSON: ", e.what()));
+  }
+  if (!root.IsMap()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": expected a mapping of setting: value pairs"));
+  }
+  RawSettings raw;
+  for (const auto& kv : root) {
+    // Accept snake_case keys too (data_dir), as JSON writers tend to produce them.
+    std::string key = kv.first.as<std::string>();
+    std::replace(key.begin(), key.end(), '_', '-');
+    if (FindSetting(key) == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": unknown setting '", kv.first.as<std::string>(), "' (see gantry-worker train --help)"));
+    }
+    try {
+      raw[key] = ScalarOrList(kv.second);
+    } catch (const YAML::Exception&) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": setting '", key, "' must be a value or a list"));
+    }
+  }
+  return raw;
+}
+
+absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings) {
+  TrainConfig config;
+  for (const auto& [name, value] : settings) {
+    const Setting* s = FindSetting(name);
+    if (s == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown setting '", name, "'"));
+    RETURN_IF_ERROR(s->apply(name, value, config));
+  }
+  return config;
+}
+
+std::string EffectiveDataDir(const TrainConfig& config) {
+  return config.data_dir.empty() ? DefaultDataDir(config.dataset) : config.data_dir;
+}
+
+}  // namespace gantry

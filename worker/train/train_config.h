@@ -1,0 +1,59 @@
+// The typed configuration of a training run, parsed and validated once at the edge
+// (flags and/or a YAML/JSON run file) and passed down as this struct.
+//
+// Every setting has one name, used as the command-line flag (--data-dir) and as the
+// key in a run file (data-dir: ...). Flags given on the command line override the
+// run file, which overrides the defaults.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "worker/models/dcgan.h"
+#include "worker/optim/flat_parameters.h"
+#include "worker/optim/optimizer.h"
+
+namespace gantry {
+
+struct TrainConfig {
+  std::string model = "dcgan";
+  std::string dataset = "fashion-mnist";     // mnist | fashion-mnist
+  std::string data_dir;                      // empty: the dataset's Debian location
+  int64_t epochs = 1;
+  std::vector<int64_t> batch_sizes = {64};   // global batch; several make a sweep
+  OptimizerConfig optimizer;
+  DcganConfig dcgan;
+  InitScheme init = InitScheme::kGlorotUniform;
+  uint64_t seed = 1;
+  int64_t max_steps = 0;        // per batch size, over all epochs; 0 = no limit
+  int64_t limit_images = 0;     // train on the first N images only; 0 = all
+  double progress_seconds = 5;  // interval of progress lines
+  std::string out;              // the run folder
+};
+
+// Raw "name -> value" settings as they come from flags or a run file.
+using RawSettings = std::map<std::string, std::string>;
+
+// The settings' names with their help text and default, in display order.
+struct SettingInfo {
+  std::string name;
+  std::string help;
+  std::string default_value;
+};
+const std::vector<SettingInfo>& TrainSettings();
+
+// Reads a YAML (or JSON) run file of "name: value" pairs. Lists (batch-size) may be
+// YAML sequences or comma-separated strings. Unknown keys are an error naming the key.
+absl::StatusOr<RawSettings> ReadRunFile(const std::string& path);
+
+// Applies `settings` over the defaults, then checks every value. Errors name the
+// setting, the bad value and what is accepted.
+absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings);
+
+// The data folder the run reads: data_dir, or the dataset's default location.
+std::string EffectiveDataDir(const TrainConfig& config);
+
+}  // namespace gantry
