@@ -65,7 +65,7 @@ class IdxTest : public ::testing::Test {
     gzip ? WriteGz(path, bytes) : WriteRaw(path, bytes);
     absl::StatusOr<IdxImages> images = ReadIdxImages(path);
     if (images.ok()) return "<ok>";
-    EXPECT_THAT(images.status().message(), StartsWith(path + ": "));
+    EXPECT_THAT(std::string(images.status().message()), StartsWith(path + ": "));
     return std::string(images.status().message());
   }
 
@@ -124,7 +124,7 @@ TEST_F(IdxTest, ZeroOrHugeDimensions) {
   EXPECT_THAT(ImagesError(ImagesBytes(0, 2, 4)), HasSubstr("bad dimensions 0x2x4"));
   EXPECT_THAT(ImagesError(Be32(2051) + Be32(1) + Be32(5000) + Be32(1)), HasSubstr("at most 4096"));
   WriteRaw(Path("l"), LabelsBytes(0));
-  EXPECT_THAT(ReadIdxLabels(Path("l")).status().message(), HasSubstr("bad dimensions 0 "));
+  EXPECT_THAT(std::string(ReadIdxLabels(Path("l")).status().message()), HasSubstr("bad dimensions 0 "));
 }
 
 TEST_F(IdxTest, TruncatedGzipStream) {
@@ -132,7 +132,7 @@ TEST_F(IdxTest, TruncatedGzipStream) {
   const std::string gz = ReadRaw(Path("full.gz"));
   for (size_t keep : {size_t{12}, gz.size() / 2, gz.size() - 5, gz.size() - 1}) {
     WriteRaw(Path("cut.gz"), gz.substr(0, keep));
-    EXPECT_THAT(ReadIdxImages(Path("cut.gz")).status().message(), HasSubstr(": corrupt gzip stream (truncated"))
+    EXPECT_THAT(std::string(ReadIdxImages(Path("cut.gz")).status().message()), HasSubstr(": corrupt gzip stream (truncated"))
         << "keeping " << keep << " of " << gz.size() << " bytes";
   }
 }
@@ -143,17 +143,17 @@ TEST_F(IdxTest, CorruptGzipBytes) {
   std::string bad_crc = gz;
   bad_crc[gz.size() - 8] ^= 0x5a;  // the trailer's CRC-32
   WriteRaw(Path("bad.gz"), bad_crc);
-  EXPECT_THAT(ReadIdxImages(Path("bad.gz")).status().message(),
+  EXPECT_THAT(std::string(ReadIdxImages(Path("bad.gz")).status().message()),
               HasSubstr(Path("bad.gz") + ": corrupt gzip stream (incorrect data check)"));
   for (size_t at : {size_t{10}, size_t{11}, gz.size() / 3, gz.size() / 2}) {
     std::string bad = gz;
     bad[at] ^= 0xff;
     WriteRaw(Path("bad.gz"), bad);
-    EXPECT_THAT(ReadIdxImages(Path("bad.gz")).status().message(), HasSubstr(": corrupt gzip stream ("))
+    EXPECT_THAT(std::string(ReadIdxImages(Path("bad.gz")).status().message()), HasSubstr(": corrupt gzip stream ("))
         << "flipped byte " << at;
   }
   WriteRaw(Path("tail.gz"), gz + "xyz");
-  EXPECT_THAT(ReadIdxImages(Path("tail.gz")).status().message(),
+  EXPECT_THAT(std::string(ReadIdxImages(Path("tail.gz")).status().message()),
               HasSubstr("corrupt gzip stream (3 bytes of garbage after the end of the stream)"));
 }
 
@@ -161,7 +161,7 @@ TEST_F(IdxTest, MissingFileOrDirectory) {
   const absl::Status missing = ReadIdxImages(Path("nope")).status();
   EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(missing.message(), Path("nope") + ": cannot open: No such file or directory");
-  EXPECT_THAT(ReadIdxLabels(dir_).status().message(), HasSubstr(": is a directory"));
+  EXPECT_THAT(std::string(ReadIdxLabels(dir_).status().message()), HasSubstr(": is a directory"));
 }
 
 TEST_F(IdxTest, LoadMnistDirScalesPixelsAndPicksTheSet) {
@@ -186,17 +186,17 @@ TEST_F(IdxTest, LoadMnistDirScalesPixelsAndPicksTheSet) {
 }
 
 TEST_F(IdxTest, LoadMnistDirErrors) {
-  EXPECT_THAT(LoadMnistDir("").status().message(), HasSubstr("--data-dir"));
-  EXPECT_THAT(LoadMnistDir(Path("absent")).status().message(),
+  EXPECT_THAT(std::string(LoadMnistDir("").status().message()), HasSubstr("--data-dir"));
+  EXPECT_THAT(std::string(LoadMnistDir(Path("absent")).status().message()),
               AllOf(StartsWith(Path("absent") + ": "), HasSubstr("No such file or directory"), HasSubstr("--data-dir")));
-  EXPECT_THAT(LoadMnistDir(dir_).status().message(),
+  EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()),
               AllOf(StartsWith(dir_ + ": "), HasSubstr("train-images-idx3-ubyte.gz"), HasSubstr("--data-dir")));
   WriteRaw(Path("train-images-idx3-ubyte"), ImagesBytes());
-  EXPECT_THAT(LoadMnistDir(dir_).status().message(), HasSubstr("neither train-labels-idx1-ubyte nor"));
+  EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()), HasSubstr("neither train-labels-idx1-ubyte nor"));
   WriteGz(Path("train-labels-idx1-ubyte.gz"), LabelsBytes(2));
-  EXPECT_THAT(LoadMnistDir(dir_).status().message(), HasSubstr(": 3 images but 2 labels in "));
+  EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()), HasSubstr(": 3 images but 2 labels in "));
   WriteRaw(Path("train-labels-idx1-ubyte"), ImagesBytes());  // the raw file wins over .gz
-  EXPECT_THAT(LoadMnistDir(dir_).status().message(), HasSubstr("(is this an images file?)"));
+  EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()), HasSubstr("(is this an images file?)"));
 }
 
 TEST(DefaultDataDir, OnlyFashionMnistHasOne) {
@@ -217,7 +217,7 @@ TEST(RealMnist, TrainLabels) {
 // Also run on Fashion-MNIST where its Debian package is installed.
 TEST(RealMnist, LoadsWholeTrainingSets) {
   bool any = false;
-  for (const std::string dir : {std::string(kRealMnist), DefaultDataDir("fashion-mnist")}) {
+  for (const std::string& dir : {std::string(kRealMnist), DefaultDataDir("fashion-mnist")}) {
     if (access((dir + "/train-images-idx3-ubyte.gz").c_str(), R_OK) != 0) continue;
     any = true;
     absl::StatusOr<ImageDataset> data = LoadMnistDir(dir);

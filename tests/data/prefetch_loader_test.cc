@@ -98,7 +98,9 @@ class TickingClock : public Clock {
 TEST(PrefetchLoader, WaitTimeComesFromTheInjectedClock) {
   const ImageDataset data = Numbered(2000, 28, 28);
   const TickingClock clock;
-  PrefetchLoader loader(data, EpochSampler(2000, 1), 100, 0, PrefetchOptions{.clock = &clock});
+  PrefetchOptions options;
+  options.clock = &clock;
+  PrefetchLoader loader(data, EpochSampler(2000, 1), 100, 0, options);
   int calls = 0;
   while (loader.Next().has_value()) ++calls;
   EXPECT_EQ(calls, 20);

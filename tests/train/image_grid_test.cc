@@ -92,10 +92,10 @@ TEST_F(ImageGridTest, FewerImagesThanColumns) {
 
 TEST_F(ImageGridTest, Errors) {
   const float x = 0.0f;
-  EXPECT_THAT(WritePngGrid(dir_ + "/g.png", &x, 0, 1, 1, 1).message(), ::testing::HasSubstr("must be positive"));
+  EXPECT_THAT(std::string(WritePngGrid(dir_ + "/g.png", &x, 0, 1, 1, 1).message()), ::testing::HasSubstr("must be positive"));
   const absl::Status no_dir = WritePngGrid(dir_ + "/missing/g.png", &x, 1, 1, 1, 1);
   EXPECT_FALSE(no_dir.ok());
-  EXPECT_THAT(no_dir.message(), ::testing::HasSubstr(dir_ + "/missing/g.png"));
+  EXPECT_THAT(std::string(no_dir.message()), ::testing::HasSubstr(dir_ + "/missing/g.png"));
 }
 
 }  // namespace

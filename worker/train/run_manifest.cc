@@ -4,6 +4,7 @@
 
 #include <ctime>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
 
@@ -23,6 +24,9 @@ std::string UtcNow() {
                          tm.tm_min, tm.tm_sec);
 }
 
+// The float as a user would write it (1e-4, not 9.99999974738e-05).
+double Shortest(float f) { return std::stod(absl::StrCat(f)); }
+
 }  // namespace
 
 std::string RunManifestJson(const TrainConfig& c, const std::string& data_dir, int64_t train_images,
@@ -41,11 +45,11 @@ std::string RunManifestJson(const TrainConfig& c, const std::string& data_dir, i
   cfg["train_images"] = train_images;
   cfg["epochs"] = c.epochs;
   cfg["batch_sizes"] = c.batch_sizes;
-  cfg["optimizer"] = {{"kind", c.optimizer.kind}, {"lr", c.optimizer.lr},     {"beta1", c.optimizer.beta1},
-                      {"beta2", c.optimizer.beta2}, {"eps", c.optimizer.eps}, {"momentum", c.optimizer.momentum}};
-  cfg["dcgan"] = {{"noise_dim", c.dcgan.noise_dim}, {"leaky_slope", c.dcgan.leaky_slope},
-                  {"dropout", c.dcgan.dropout},     {"bn_eps", c.dcgan.bn_eps},
-                  {"bn_momentum", c.dcgan.bn_momentum}};
+  cfg["optimizer"] = {{"kind", c.optimizer.kind}, {"lr", Shortest(c.optimizer.lr)},     {"beta1", Shortest(c.optimizer.beta1)},
+                      {"beta2", Shortest(c.optimizer.beta2)}, {"eps", Shortest(c.optimizer.eps)}, {"momentum", Shortest(c.optimizer.momentum)}};
+  cfg["dcgan"] = {{"noise_dim", c.dcgan.noise_dim}, {"leaky_slope", Shortest(c.dcgan.leaky_slope)},
+                  {"dropout", Shortest(c.dcgan.dropout)},     {"bn_eps", Shortest(c.dcgan.bn_eps)},
+                  {"bn_momentum", Shortest(c.dcgan.bn_momentum)}};
   cfg["init"] = c.init == InitScheme::kNormal002 ? "normal" : "glorot";
   cfg["seed"] = c.seed;
   cfg["max_steps"] = c.max_steps;
