@@ -4,6 +4,8 @@
 //
 //   CHECK(ptr != nullptr) << "while binding " << name;
 //   CHECK_EQ(a.numel(), b.numel());
+// On failure only, CHECK_EQ and friends evaluate their operands a second time to print
+// them: keep the operands free of side effects.
 #pragma once
 
 #include <sstream>

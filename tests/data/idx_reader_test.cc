@@ -21,7 +21,8 @@ using ::testing::StartsWith;
 const char kRealMnist[] = "/work/shared/data/mnist";
 
 std::string Be32(uint32_t v) {
-  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
+  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+          static_cast<char>(v)};
 }
 
 // 3 images of 2x4 with pixel values 0..23, and 3 labels.
@@ -96,7 +97,8 @@ TEST_F(IdxTest, ReadsLabelsAndConcatenatedGzipMembers) {
 }
 
 TEST_F(IdxTest, BadMagicSaysWhichKindOfFileItIs) {
-  EXPECT_THAT(ImagesError(LabelsBytes()), HasSubstr(": bad magic 2049, expected 2051 (is this a labels file?)"));
+  EXPECT_THAT(ImagesError(LabelsBytes()),
+              HasSubstr(": bad magic 2049, expected 2051 (is this a labels file?)"));
   WriteGz(Path("imgs.gz"), ImagesBytes());
   absl::StatusOr<std::vector<uint8_t>> labels = ReadIdxLabels(Path("imgs.gz"));
   EXPECT_EQ(labels.status().message(),
@@ -110,7 +112,8 @@ TEST_F(IdxTest, TruncatedPayloadRawAndGzipped) {
     EXPECT_THAT(ImagesError(bytes.substr(0, bytes.size() - 4), gzip),
                 HasSubstr(": truncated: header says 3 images of 2x4 (24 bytes) but only 20 bytes follow"));
   }
-  EXPECT_THAT(ImagesError(bytes.substr(0, 10)), HasSubstr("truncated: only 10 bytes, but an IDX images header is 16"));
+  EXPECT_THAT(ImagesError(bytes.substr(0, 10)),
+              HasSubstr("truncated: only 10 bytes, but an IDX images header is 16"));
   EXPECT_THAT(ImagesError(""), HasSubstr("truncated: only 0 bytes, too short for an IDX header"));
 }
 
@@ -132,7 +135,8 @@ TEST_F(IdxTest, TruncatedGzipStream) {
   const std::string gz = ReadRaw(Path("full.gz"));
   for (size_t keep : {size_t{12}, gz.size() / 2, gz.size() - 5, gz.size() - 1}) {
     WriteRaw(Path("cut.gz"), gz.substr(0, keep));
-    EXPECT_THAT(std::string(ReadIdxImages(Path("cut.gz")).status().message()), HasSubstr(": corrupt gzip stream (truncated"))
+    EXPECT_THAT(std::string(ReadIdxImages(Path("cut.gz")).status().message()),
+                HasSubstr(": corrupt gzip stream (truncated"))
         << "keeping " << keep << " of " << gz.size() << " bytes";
   }
 }
@@ -149,7 +153,8 @@ TEST_F(IdxTest, CorruptGzipBytes) {
     std::string bad = gz;
     bad[at] ^= 0xff;
     WriteRaw(Path("bad.gz"), bad);
-    EXPECT_THAT(std::string(ReadIdxImages(Path("bad.gz")).status().message()), HasSubstr(": corrupt gzip stream ("))
+    EXPECT_THAT(std::string(ReadIdxImages(Path("bad.gz")).status().message()),
+                HasSubstr(": corrupt gzip stream ("))
         << "flipped byte " << at;
   }
   WriteRaw(Path("tail.gz"), gz + "xyz");
@@ -188,11 +193,14 @@ TEST_F(IdxTest, LoadMnistDirScalesPixelsAndPicksTheSet) {
 TEST_F(IdxTest, LoadMnistDirErrors) {
   EXPECT_THAT(std::string(LoadMnistDir("").status().message()), HasSubstr("--data-dir"));
   EXPECT_THAT(std::string(LoadMnistDir(Path("absent")).status().message()),
-              AllOf(StartsWith(Path("absent") + ": "), HasSubstr("No such file or directory"), HasSubstr("--data-dir")));
-  EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()),
-              AllOf(StartsWith(dir_ + ": "), HasSubstr("train-images-idx3-ubyte.gz"), HasSubstr("--data-dir")));
+              AllOf(StartsWith(Path("absent") + ": "), HasSubstr("No such file or directory"),
+                    HasSubstr("--data-dir")));
+  EXPECT_THAT(
+      std::string(LoadMnistDir(dir_).status().message()),
+      AllOf(StartsWith(dir_ + ": "), HasSubstr("train-images-idx3-ubyte.gz"), HasSubstr("--data-dir")));
   WriteRaw(Path("train-images-idx3-ubyte"), ImagesBytes());
-  EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()), HasSubstr("neither train-labels-idx1-ubyte nor"));
+  EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()),
+              HasSubstr("neither train-labels-idx1-ubyte nor"));
   WriteGz(Path("train-labels-idx1-ubyte.gz"), LabelsBytes(2));
   EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()), HasSubstr(": 3 images but 2 labels in "));
   WriteRaw(Path("train-labels-idx1-ubyte"), ImagesBytes());  // the raw file wins over .gz

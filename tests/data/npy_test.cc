@@ -30,7 +30,9 @@ class NpyTest : public ::testing::Test {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
-  void Spit(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+  void Spit(const std::string& path, const std::string& bytes) {
+    std::ofstream(path, std::ios::binary) << bytes;
+  }
 
   // A v1.0 file with `dict` as its header (padded to 64 bytes) and raw `payload`.
   std::string HandMade(std::string dict, const std::string& payload) {
@@ -98,7 +100,8 @@ TEST_F(NpyTest, ClearErrors) {
   EXPECT_THAT(std::string(ReadNpy(Path("i.npy")).status().message()), HasSubstr("unsupported dtype '<i4'"));
 
   Spit(Path("f.npy"), HandMade("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", "abcd"));
-  EXPECT_THAT(std::string(ReadNpy(Path("f.npy")).status().message()), HasSubstr("fortran_order arrays are not supported"));
+  EXPECT_THAT(std::string(ReadNpy(Path("f.npy")).status().message()),
+              HasSubstr("fortran_order arrays are not supported"));
 
   Spit(Path("t.npy"), HandMade("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }", "abcd"));
   EXPECT_THAT(std::string(ReadNpy(Path("t.npy")).status().message()),
@@ -107,11 +110,13 @@ TEST_F(NpyTest, ClearErrors) {
   Spit(Path("m.npy"), HandMade("{'descr': '<f4', 'shape': (2, 2), }", ""));
   EXPECT_THAT(std::string(ReadNpy(Path("m.npy")).status().message()), HasSubstr("malformed .npy header"));
 
-  EXPECT_THAT(std::string(ReadNpy(Path("none.npy")).status().message()), HasSubstr("cannot open: No such file or directory"));
+  EXPECT_THAT(std::string(ReadNpy(Path("none.npy")).status().message()),
+              HasSubstr("cannot open: No such file or directory"));
 
   const float x = 1.0f;
   EXPECT_THAT(std::string(WriteNpy(Path("neg.npy"), &x, {-1}).message()), HasSubstr("bad shape (-1)"));
-  EXPECT_THAT(std::string(WriteNpy(dir_ + "/no/such/dir/x.npy", &x, {1}).message()), HasSubstr("cannot create"));
+  EXPECT_THAT(std::string(WriteNpy(dir_ + "/no/such/dir/x.npy", &x, {1}).message()),
+              HasSubstr("cannot create"));
 }
 
 }  // namespace

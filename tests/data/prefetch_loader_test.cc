@@ -25,7 +25,8 @@ ImageDataset Numbered(int64_t count, int64_t height = 2, int64_t width = 3) {
 }
 
 // Checks that `batch` holds samples order[first..first + rows) of `data`, in order.
-void ExpectRows(const ImageDataset& data, const Tensor& batch, const std::vector<int64_t>& order, int64_t first) {
+void ExpectRows(const ImageDataset& data, const Tensor& batch, const std::vector<int64_t>& order,
+                int64_t first) {
   const int64_t n = data.sample_numel();
   for (int64_t r = 0; r < batch.dim(0); ++r) {
     const int64_t sample = order[first + r];

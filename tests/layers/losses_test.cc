@@ -58,7 +58,8 @@ TEST(LossesTest, L1GradientMatchesFiniteDifferences) {
     target.data()[i] = pred.at(i) + (o >= 0.0f ? 0.1f + o : o - 0.1f);
   }
   const LossResult r = L1Loss(Context{}, pred, target);
-  CheckGradientOf([&] { return L1Loss(Context{}, pred, target).loss; }, pred, r.grad, "l1 pred", LossOptions());
+  CheckGradientOf([&] { return L1Loss(Context{}, pred, target).loss; }, pred, r.grad, "l1 pred",
+                  LossOptions());
 }
 
 }  // namespace

@@ -58,8 +58,8 @@ TEST(ActivationKernelTest, BackwardMatchesCentralDifferences) {
       const float xl = x[i] - h, xh = x[i] + h;
       b.ActivationForward(f, 0.2f, 1, &xl, &lo);
       b.ActivationForward(f, 0.2f, 1, &xh, &hi);
-      EXPECT_NEAR(dx[i], dy[i] * (double{hi} - lo) / (xh - xl), 2e-3) << "function " << static_cast<int>(f)
-                                                                       << " x=" << x[i];
+      EXPECT_NEAR(dx[i], dy[i] * (double{hi} - lo) / (xh - xl), 2e-3)
+          << "function " << static_cast<int>(f) << " x=" << x[i];
     }
   }
 }
@@ -167,10 +167,12 @@ TEST(BatchNormKernelTest, StatsAreAccurateDespiteALargeOffset) {
 TEST(BatchNormKernelTest, ApplyAndBackwardMatchNaiveFormulas) {
   for (int64_t hw : {1, 9}) {
     const int64_t n = 5, c = 2, m = n * hw;
-    const std::vector<float> x = Uniform(n * c * hw, 6, -2.0f, 3.0f), dy = Uniform(n * c * hw, 7, -1.0f, 1.0f);
+    const std::vector<float> x = Uniform(n * c * hw, 6, -2.0f, 3.0f);
+    const std::vector<float> dy = Uniform(n * c * hw, 7, -1.0f, 1.0f);
     const std::vector<float> gamma = {1.5f, -0.5f}, beta = {0.25f, 2.0f};
     const float eps = 1e-3f;
-    std::vector<float> mean(c), var(c), y(x.size()), dx(x.size()), dgamma = {1.0f, 1.0f}, dbeta = {1.0f, 1.0f};
+    std::vector<float> mean(c), var(c), y(x.size()), dx(x.size());
+    std::vector<float> dgamma = {1.0f, 1.0f}, dbeta = {1.0f, 1.0f};
     Backend& b = CpuBackend();
     b.BatchNormStats(n, c, hw, x.data(), mean.data(), var.data());
     b.BatchNormApply(n, c, hw, x.data(), mean.data(), var.data(), eps, gamma.data(), beta.data(), y.data());
@@ -243,7 +245,8 @@ TEST(LossKernelTest, BceIsStableForHugeLogits) {
 TEST(LossKernelTest, L1ValuesAndSubgradient) {
   const std::vector<float> pred = {1.0f, -2.0f, 3.0f, 0.5f}, target = {0.0f, 1.0f, 3.0f, 0.25f};
   std::vector<float> g(4);
-  EXPECT_NEAR(CpuBackend().L1Loss(4, pred.data(), target.data(), g.data()), (1.0 + 3.0 + 0.0 + 0.25) / 4, 1e-7);
+  const double loss = CpuBackend().L1Loss(4, pred.data(), target.data(), g.data());
+  EXPECT_NEAR(loss, (1.0 + 3.0 + 0.0 + 0.25) / 4, 1e-7);
   EXPECT_EQ(g, (std::vector<float>{0.25f, -0.25f, 0.0f, 0.25f}));
 }
 

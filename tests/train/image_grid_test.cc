@@ -60,25 +60,25 @@ TEST_F(ImageGridTest, LaysOutTilesWithGaps) {
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t j = 0; j < h * w; ++j) images[i * h * w + j] = -1.0f + 0.5f * static_cast<float>(i);
   }
-  images[1 * h * w + 2 * w + 3] = 7.0f;                                    // clamps to 255
-  images[3 * h * w + 0] = std::numeric_limits<float>::quiet_NaN();         // NaN is black
+  images[1 * h * w + 2 * w + 3] = 7.0f;                             // clamps to 255
+  images[3 * h * w + 0] = std::numeric_limits<float>::quiet_NaN();  // NaN is black
   const std::string path = dir_ + "/grid.png";
   ASSERT_TRUE(WritePngGrid(path, images.data(), n, h, w, 3).ok());
 
   const Gray png = ReadGrayPng(path);
   ASSERT_EQ(png.width, 16u);
   ASSERT_EQ(png.height, 8u);
-  EXPECT_EQ(png.at(0, 0), 0);                 // image 0 at -1
-  EXPECT_EQ(png.at(4, 0), kGridGapValue);     // the gap after column 0
+  EXPECT_EQ(png.at(0, 0), 0);              // image 0 at -1
+  EXPECT_EQ(png.at(4, 0), kGridGapValue);  // the gap after column 0
   EXPECT_EQ(png.at(5, 1), kGridGapValue);
-  EXPECT_EQ(png.at(6, 0), 64);                // image 1 at -0.5: 63.75 rounds to 64
-  EXPECT_EQ(png.at(6 + 3, 2), 255);           // the clamped pixel
-  EXPECT_EQ(png.at(12, 2), 128);              // image 2 at 0: 127.5 rounds to 128
-  EXPECT_EQ(png.at(0, 3), kGridGapValue);     // the gap between grid rows
-  EXPECT_EQ(png.at(0, 5), 0);                 // image 3's NaN
-  EXPECT_EQ(png.at(1, 5), 191);               // image 3 at 0.5: 191.25
-  EXPECT_EQ(png.at(6, 7), 255);               // image 4 at 1
-  EXPECT_EQ(png.at(12, 6), kGridGapValue);    // the unused last cell
+  EXPECT_EQ(png.at(6, 0), 64);              // image 1 at -0.5: 63.75 rounds to 64
+  EXPECT_EQ(png.at(6 + 3, 2), 255);         // the clamped pixel
+  EXPECT_EQ(png.at(12, 2), 128);            // image 2 at 0: 127.5 rounds to 128
+  EXPECT_EQ(png.at(0, 3), kGridGapValue);   // the gap between grid rows
+  EXPECT_EQ(png.at(0, 5), 0);               // image 3's NaN
+  EXPECT_EQ(png.at(1, 5), 191);             // image 3 at 0.5: 191.25
+  EXPECT_EQ(png.at(6, 7), 255);             // image 4 at 1
+  EXPECT_EQ(png.at(12, 6), kGridGapValue);  // the unused last cell
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_), {}), 1) << "a temporary file was left";
 }
 
@@ -92,7 +92,8 @@ TEST_F(ImageGridTest, FewerImagesThanColumns) {
 
 TEST_F(ImageGridTest, Errors) {
   const float x = 0.0f;
-  EXPECT_THAT(std::string(WritePngGrid(dir_ + "/g.png", &x, 0, 1, 1, 1).message()), ::testing::HasSubstr("must be positive"));
+  EXPECT_THAT(std::string(WritePngGrid(dir_ + "/g.png", &x, 0, 1, 1, 1).message()),
+              ::testing::HasSubstr("must be positive"));
   const absl::Status no_dir = WritePngGrid(dir_ + "/missing/g.png", &x, 1, 1, 1, 1);
   EXPECT_FALSE(no_dir.ok());
   EXPECT_THAT(std::string(no_dir.message()), ::testing::HasSubstr(dir_ + "/missing/g.png"));

@@ -25,7 +25,8 @@ constexpr size_t kMaxInflatedBytes = size_t{4} << 30;
 constexpr size_t kZlibChunk = size_t{1} << 30;
 
 absl::Status ErrnoError(const std::string& path, const char* what, int error) {
-  return absl::Status(absl::ErrnoToStatusCode(error), absl::StrCat(path, ": ", what, ": ", std::strerror(error)));
+  return absl::Status(absl::ErrnoToStatusCode(error),
+                      absl::StrCat(path, ": ", what, ": ", std::strerror(error)));
 }
 
 absl::StatusOr<std::vector<uint8_t>> ReadWholeFile(const std::string& path) {
@@ -76,7 +77,8 @@ size_t InflatedSizeHint(const std::vector<uint8_t>& in) {
 // one stream, as gunzip treats them.
 absl::StatusOr<std::vector<uint8_t>> Gunzip(const std::string& path, const std::vector<uint8_t>& in) {
   z_stream zs{};
-  if (inflateInit2(&zs, 15 + 16) != Z_OK) return absl::InternalError(absl::StrCat(path, ": zlib inflateInit2 failed"));
+  if (inflateInit2(&zs, 15 + 16) != Z_OK)
+    return absl::InternalError(absl::StrCat(path, ": zlib inflateInit2 failed"));
   struct InflateEnd {
     z_stream* zs;
     ~InflateEnd() { inflateEnd(zs); }
@@ -108,11 +110,13 @@ absl::StatusOr<std::vector<uint8_t>> Gunzip(const std::string& path, const std::
         inflateReset(&zs);
         continue;
       }
-      return CorruptGzip(path, absl::StrCat(in.size() - in_pos, " bytes of garbage after the end of the stream"));
+      return CorruptGzip(path,
+                         absl::StrCat(in.size() - in_pos, " bytes of garbage after the end of the stream"));
     }
     if (ret == Z_DATA_ERROR) return CorruptGzip(path, zs.msg != nullptr ? zs.msg : "invalid deflate data");
     if (ret == Z_NEED_DICT) return CorruptGzip(path, "asks for a preset dictionary");
-    if (ret == Z_MEM_ERROR) return absl::ResourceExhaustedError(absl::StrCat(path, ": out of memory inflating"));
+    if (ret == Z_MEM_ERROR)
+      return absl::ResourceExhaustedError(absl::StrCat(path, ": out of memory inflating"));
     // Z_OK or Z_BUF_ERROR: inflate stopped because input or output ran out. Output room
     // left over with all input consumed means the stream ended early.
     if (zs.avail_out > 0 && in_pos == in.size()) {
@@ -147,7 +151,8 @@ absl::Status CheckMagic(const std::string& path, const std::vector<uint8_t>& byt
   const char* hint = "not an IDX file, or not gzip";
   if (expected == kImagesMagic && magic == kLabelsMagic) hint = "is this a labels file?";
   if (expected == kLabelsMagic && magic == kImagesMagic) hint = "is this an images file?";
-  return absl::InvalidArgumentError(absl::StrCat(path, ": bad magic ", magic, ", expected ", expected, " (", hint, ")"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(path, ": bad magic ", magic, ", expected ", expected, " (", hint, ")"));
 }
 
 // Reads the `rank` big-endian dimensions after the magic. Each must be in [1, max[i]].
@@ -156,7 +161,8 @@ absl::StatusOr<std::vector<int64_t>> ReadDims(const std::string& path, const std
   const size_t header = 4 + 4 * max.size();
   if (bytes.size() < header) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": truncated: only ", bytes.size(),
-                                                   " bytes, but an IDX ", what, " header is ", header, " bytes"));
+                                                   " bytes, but an IDX ", what, " header is ", header,
+                                                   " bytes"));
   }
   std::vector<int64_t> dims;
   bool sane = true;
@@ -167,9 +173,9 @@ absl::StatusOr<std::vector<int64_t>> ReadDims(const std::string& path, const std
   if (!sane) {
     std::string shown = absl::StrCat(dims[0]);
     for (size_t i = 1; i < dims.size(); ++i) absl::StrAppend(&shown, "x", dims[i]);
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": bad dimensions ", shown, " in the IDX header (every dimension must be nonzero",
-        dims.size() > 1 ? absl::StrCat("; rows and cols at most ", kMaxIdxSide) : "", ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": bad dimensions ", shown, " in the IDX header (every dimension must be nonzero",
+                     dims.size() > 1 ? absl::StrCat("; rows and cols at most ", kMaxIdxSide) : "", ")"));
   }
   return dims;
 }
@@ -179,13 +185,13 @@ absl::Status TakePayload(const std::string& path, std::vector<uint8_t>& bytes, s
                          const std::string& described) {
   const int64_t follow = static_cast<int64_t>(bytes.size() - header);
   if (follow < payload) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": truncated: header says ", described, " (", payload,
-                                                   " bytes) but only ", follow, " bytes follow"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": truncated: header says ", described, " (",
+                                                   payload, " bytes) but only ", follow, " bytes follow"));
   }
   if (follow > payload) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", follow - payload, " trailing bytes: header says ",
-                                                   described, " (", payload, " bytes) but ", follow,
-                                                   " bytes follow (a wrong header, or files run together?)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", follow - payload, " trailing bytes: header says ", described, " (", payload,
+                     " bytes) but ", follow, " bytes follow (a wrong header, or files run together?)"));
   }
   bytes.erase(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(header));
   return absl::OkStatus();

@@ -25,8 +25,9 @@ absl::StatusOr<std::string> FindIdxFile(const std::string& dir, const std::strin
     std::string path = absl::StrCat(dir, "/", name);
     if (IsFile(path)) return path;
   }
-  return absl::NotFoundError(absl::StrCat(dir, ": found neither ", base, " nor ", base,
-                                          ".gz; point --data-dir at the folder holding the MNIST-format IDX files"));
+  return absl::NotFoundError(
+      absl::StrCat(dir, ": found neither ", base, " nor ", base,
+                   ".gz; point --data-dir at the folder holding the MNIST-format IDX files"));
 }
 
 absl::Status CheckDir(const std::string& dir) {
@@ -43,8 +44,8 @@ absl::Status CheckDir(const std::string& dir) {
                                      "; pass --data-dir with the folder holding the MNIST-format IDX files"));
   }
   if (!S_ISDIR(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(dir, ": not a directory; --data-dir takes the folder holding the IDX files, not a file"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        dir, ": not a directory; --data-dir takes the folder holding the IDX files, not a file"));
   }
   return absl::OkStatus();
 }

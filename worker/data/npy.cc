@@ -25,15 +25,16 @@ constexpr std::string_view kMagic = "\x93NUMPY";
 constexpr size_t kAlign = 64;
 
 absl::Status ErrnoError(const std::string& path, const char* what, int error) {
-  return absl::Status(absl::ErrnoToStatusCode(error), absl::StrCat(path, ": ", what, ": ", std::strerror(error)));
+  return absl::Status(absl::ErrnoToStatusCode(error),
+                      absl::StrCat(path, ": ", what, ": ", std::strerror(error)));
 }
 
 absl::StatusOr<int64_t> NumElements(const std::string& path, const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > (int64_t{1} << 60)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": bad shape (", absl::StrJoin(shape, ", "), "): dimensions must be >= 0 and not overflow"));
+      return absl::InvalidArgumentError(absl::StrCat(path, ": bad shape (", absl::StrJoin(shape, ", "),
+                                                     "): dimensions must be >= 0 and not overflow"));
     }
   }
   return n;
@@ -75,7 +76,8 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& hea
   if (status.ok()) status = WriteAll(fd, tmp, data, nbytes);
   if (status.ok() && fsync(fd) != 0) status = ErrnoError(tmp, "fsync failed", errno);
   if (close(fd) != 0 && status.ok()) status = ErrnoError(tmp, "close failed", errno);
-  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0) status = ErrnoError(path, "rename failed", errno);
+  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0)
+    status = ErrnoError(path, "rename failed", errno);
   if (!status.ok()) {
     unlink(tmp.c_str());
     return status;
@@ -123,9 +125,12 @@ class HeaderParser {
         *descr = *value;
         seen_descr = true;
       } else if (*key == "fortran_order") {
-        if (Word("True")) *fortran_order = true;
-        else if (Word("False")) *fortran_order = false;
-        else return Error("expected True or False after 'fortran_order'");
+        if (Word("True"))
+          *fortran_order = true;
+        else if (Word("False"))
+          *fortran_order = false;
+        else
+          return Error("expected True or False after 'fortran_order'");
         seen_order = true;
       } else if (*key == "shape") {
         if (!Shape(shape)) return Error("expected a tuple of integers after 'shape'");
@@ -135,7 +140,8 @@ class HeaderParser {
       }
       if (!Eat(',') && !Peek('}')) return Error("expected ',' or '}'");
     }
-    if (!seen_descr || !seen_order || !seen_shape) return Error("missing 'descr', 'fortran_order' or 'shape'");
+    if (!seen_descr || !seen_order || !seen_shape)
+      return Error("missing 'descr', 'fortran_order' or 'shape'");
     return absl::OkStatus();
   }
 
@@ -188,8 +194,8 @@ class HeaderParser {
     return true;
   }
   absl::Status Error(const std::string& what) {
-    return absl::InvalidArgumentError(absl::StrCat(path_, ": malformed .npy header (", what, " at offset ", pos_,
-                                                   " of \"", std::string(text_), "\")"));
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": malformed .npy header (", what, " at offset ",
+                                                   pos_, " of \"", std::string(text_), "\")"));
   }
 
   const std::string& path_;
@@ -208,12 +214,14 @@ uint32_t LittleEndian(const std::string& bytes, size_t at, int width) {
 absl::Status WriteNpy(const std::string& path, const float* data, const std::vector<int64_t>& shape) {
   ASSIGN_OR_RETURN(const int64_t numel, NumElements(path, shape));
   CHECK(data != nullptr || numel == 0) << "WriteNpy(" << path << ") with no data";
-  std::string dict = absl::StrCat("{'descr': '<f4', 'fortran_order': False, 'shape': ", ShapeTuple(shape), ", }");
+  std::string dict =
+      absl::StrCat("{'descr': '<f4', 'fortran_order': False, 'shape': ", ShapeTuple(shape), ", }");
   const size_t unpadded = kMagic.size() + 4 + dict.size() + 1;
   dict.append((kAlign - unpadded % kAlign) % kAlign, ' ');
   dict.push_back('\n');
   if (dict.size() > 0xffff) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": shape of ", shape.size(), " dims is too long for npy v1.0"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": shape of ", shape.size(), " dims is too long for npy v1.0"));
   }
   std::string header(kMagic);
   header.push_back('\x01');
@@ -227,16 +235,19 @@ absl::Status WriteNpy(const std::string& path, const float* data, const std::vec
 absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {
   ASSIGN_OR_RETURN(const std::string bytes, ReadWholeFile(path));
   if (bytes.size() < 10 || std::string_view(bytes).substr(0, kMagic.size()) != kMagic) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a .npy file (it does not start with \\x93NUMPY)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a .npy file (it does not start with \\x93NUMPY)"));
   }
   const int major = static_cast<uint8_t>(bytes[6]);
   if (major < 1 || major > 3) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": unsupported .npy format version ", major, ".",
-                                                   static_cast<int>(static_cast<uint8_t>(bytes[7])), " (1.x to 3.x are read)"));
+                                                   static_cast<int>(static_cast<uint8_t>(bytes[7])),
+                                                   " (1.x to 3.x are read)"));
   }
   const size_t len_width = major == 1 ? 2 : 4;
   const size_t header_begin = 8 + len_width;
-  if (bytes.size() < header_begin) return absl::InvalidArgumentError(absl::StrCat(path, ": truncated .npy header"));
+  if (bytes.size() < header_begin)
+    return absl::InvalidArgumentError(absl::StrCat(path, ": truncated .npy header"));
   const size_t header_len = LittleEndian(bytes, 8, static_cast<int>(len_width));
   if (bytes.size() < header_begin + header_len) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": truncated: the .npy header says ", header_len,
@@ -249,8 +260,8 @@ absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {
   HeaderParser parser(path, std::string_view(bytes).substr(header_begin, header_len));
   RETURN_IF_ERROR(parser.Parse(&descr, &fortran_order, &array.shape));
   if (descr != "<f4" && descr != "<f8") {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": unsupported dtype '", descr,
-                                                   "' (only '<f4' and '<f8' are read; save arr.astype('<f4'))"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": unsupported dtype '", descr, "' (only '<f4' and '<f8' are read; save arr.astype('<f4'))"));
   }
   if (fortran_order) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -261,9 +272,9 @@ absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {
   const size_t expected = static_cast<size_t>(numel) * item;
   const size_t present = bytes.size() - header_begin - header_len;
   if (present != expected) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": ", present < expected ? "truncated" : "trailing bytes",
-                                                   ": shape ", ShapeTuple(array.shape), " of ", descr, " needs ",
-                                                   expected, " data bytes but ", present, " follow the header"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": ", present < expected ? "truncated" : "trailing bytes", ": shape ", ShapeTuple(array.shape),
+        " of ", descr, " needs ", expected, " data bytes but ", present, " follow the header"));
   }
   const char* payload = bytes.data() + header_begin + header_len;
   array.data.resize(static_cast<size_t>(numel));

@@ -27,31 +27,34 @@ PrefetchLoader::PrefetchLoader(const ImageDataset& dataset, const EpochSampler& 
 
 PrefetchLoader::~PrefetchLoader() {
   {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
-  // The producer only ever blocks on RoomOrStopping, which stopping_ now satisfies, and
+  room_or_stop_.notify_all();
+  // The producer only ever blocks waiting for room or stopping_, which now holds, and
   // assembling a batch is bounded work, so the join cannot hang.
   producer_.join();
 }
 
 std::optional<Tensor> PrefetchLoader::Next() {
-  absl::MutexLock lock(&mu_);
-  if (!ReadyOrDone()) {
-    // The producer either queues a batch or marks the epoch done without waiting on the
-    // consumer here (the queue is empty, so it has room), so this wait always ends.
+  std::unique_lock<std::mutex> lock(mu_);
+  if (ready_.empty() && !done_) {
+    // The queue is empty, so the producer has room and never waits on us: it either
+    // queues a batch or marks the epoch done, and this wait always ends.
     const int64_t start = clock_.NowNanos();
-    mu_.Await(absl::Condition(this, &PrefetchLoader::ReadyOrDone));
+    ready_or_done_.wait(lock, [this] { return !ready_.empty() || done_; });
     wait_nanos_ += clock_.NowNanos() - start;
   }
   if (ready_.empty()) return std::nullopt;
   Tensor batch = std::move(ready_.front());
   ready_.pop_front();
+  lock.unlock();
+  room_or_stop_.notify_one();
   return batch;
 }
 
 double PrefetchLoader::wait_seconds() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   return static_cast<double>(wait_nanos_) * 1e-9;
 }
 
@@ -59,26 +62,34 @@ void PrefetchLoader::Produce() {
   const std::vector<int64_t> order = sampler_.Permutation(epoch_);
   for (int64_t step = first_step_; step < end_step_; ++step) {
     {
-      absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(this, &PrefetchLoader::RoomOrStopping));
+      std::unique_lock<std::mutex> lock(mu_);
+      room_or_stop_.wait(lock, [this] { return ready_.size() < kDepth || stopping_; });
       if (stopping_) return;
     }
     // Assembled outside the lock so Next() can hand out queued batches meanwhile.
     Tensor batch = Assemble(order, step);
-    absl::MutexLock lock(&mu_);
-    ready_.push_back(std::move(batch));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ready_.push_back(std::move(batch));
+    }
+    ready_or_done_.notify_one();
   }
-  absl::MutexLock lock(&mu_);
-  done_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = true;
+  }
+  ready_or_done_.notify_one();
 }
 
 Tensor PrefetchLoader::Assemble(const std::vector<int64_t>& order, int64_t step) const {
   const int64_t n = dataset_.sample_numel();
-  Tensor batch = Tensor::Zeros(Shape{rows_.end - rows_.begin, dataset_.channels, dataset_.height, dataset_.width});
+  Tensor batch =
+      Tensor::Zeros(Shape{rows_.end - rows_.begin, dataset_.channels, dataset_.height, dataset_.width});
   float* out = batch.data();
   for (int64_t r = rows_.begin; r < rows_.end; ++r) {
     const int64_t sample = order[static_cast<size_t>(step * batch_size_ + r)];
-    std::memcpy(out + (r - rows_.begin) * n, dataset_.pixels.data() + sample * n, static_cast<size_t>(n) * sizeof(float));
+    std::memcpy(out + (r - rows_.begin) * n, dataset_.pixels.data() + sample * n,
+                static_cast<size_t>(n) * sizeof(float));
   }
   return batch;
 }

@@ -2,14 +2,15 @@
 // while the current one trains.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "worker/data/batch_sampler.h"
 #include "worker/data/mnist_dataset.h"
@@ -24,8 +25,8 @@ struct RowRange {
 };
 
 struct PrefetchOptions {
-  std::optional<RowRange> rows;  // unset: the whole global batch
-  int64_t first_step = 0;        // resumes an epoch part way through (from a checkpoint)
+  std::optional<RowRange> rows;         // unset: the whole global batch
+  int64_t first_step = 0;               // resumes an epoch part way through (from a checkpoint)
   const Clock* clock = &Clock::Real();  // times wait_seconds()
 };
 
@@ -47,7 +48,8 @@ class PrefetchLoader {
   // Rows [row_begin, row_end) of each global batch, from the epoch's first step.
   PrefetchLoader(const ImageDataset& dataset, const EpochSampler& sampler, int64_t batch_size, int64_t epoch,
                  int64_t row_begin, int64_t row_end)
-      : PrefetchLoader(dataset, sampler, batch_size, epoch, PrefetchOptions{.rows = RowRange{row_begin, row_end}}) {}
+      : PrefetchLoader(dataset, sampler, batch_size, epoch,
+                       PrefetchOptions{.rows = RowRange{row_begin, row_end}}) {}
   ~PrefetchLoader();
   PrefetchLoader(const PrefetchLoader&) = delete;
   PrefetchLoader& operator=(const PrefetchLoader&) = delete;
@@ -64,8 +66,6 @@ class PrefetchLoader {
  private:
   void Produce();
   Tensor Assemble(const std::vector<int64_t>& order, int64_t step) const;
-  bool ReadyOrDone() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !ready_.empty() || done_; }
-  bool RoomOrStopping() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ready_.size() < kDepth || stopping_; }
 
   const ImageDataset& dataset_;
   const EpochSampler sampler_;
@@ -76,7 +76,11 @@ class PrefetchLoader {
   const int64_t end_step_;
   const Clock& clock_;
 
-  mutable absl::Mutex mu_;
+  // std::mutex rather than absl::Mutex: Debian's Abseil is not built for
+  // ThreadSanitizer, which then cannot see absl::Mutex's ordering and reports races.
+  mutable std::mutex mu_;
+  std::condition_variable ready_or_done_;  // signalled by the producer
+  std::condition_variable room_or_stop_;   // signalled by Next() and the destructor
   std::deque<Tensor> ready_ ABSL_GUARDED_BY(mu_);
   bool done_ ABSL_GUARDED_BY(mu_) = false;      // the producer has queued its last batch
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;  // the destructor asks the producer to quit

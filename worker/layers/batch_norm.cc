@@ -108,8 +108,8 @@ Tensor BatchNorm::BackwardTraining(const Context& ctx, const Dims& d, const Tens
   return dx;
 }
 
-Tensor BatchNorm::BackwardEval(const Context& ctx, const Dims& d, const Tensor& dy, const ActivationCache& cache,
-                               bool want_input_grad) {
+Tensor BatchNorm::BackwardEval(const Context& ctx, const Dims& d, const Tensor& dy,
+                               const ActivationCache& cache, bool want_input_grad) {
   Backend& b = *ctx.backend;
   const float* mean = cache.saved[kMean].data();
   const float* var = cache.saved[kVar].data();
@@ -120,7 +120,8 @@ Tensor BatchNorm::BackwardEval(const Context& ctx, const Dims& d, const Tensor& 
   Tensor dx;
   if (want_input_grad) {
     dx = Tensor::Zeros(dy.shape());
-    b.BatchNormApply(d.n, d.c, d.hw, dy.data(), zeros.data(), var, eps_, gamma_.data(), zeros.data(), dx.data());
+    b.BatchNormApply(d.n, d.c, d.hw, dy.data(), zeros.data(), var, eps_, gamma_.data(), zeros.data(),
+                     dx.data());
   }
   if (ctx.param_grads) {
     Tensor ones = Tensor::Zeros(Shape{channels_});

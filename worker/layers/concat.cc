@@ -37,7 +37,8 @@ Tensor ConcatChannels::Forward(const Context& ctx, const Tensor& a, const Tensor
 std::pair<Tensor, Tensor> ConcatChannels::Backward(const Context& ctx, const Tensor& dy,
                                                    int64_t channels_a) const {
   CHECK_GE(dy.rank(), 2) << "concat gradient " << dy.shape().ToString();
-  CHECK(0 <= channels_a && channels_a <= dy.dim(1)) << "split at " << channels_a << " of " << dy.shape().ToString();
+  CHECK(0 <= channels_a && channels_a <= dy.dim(1))
+      << "split at " << channels_a << " of " << dy.shape().ToString();
   const int64_t n = dy.dim(0);
   const int64_t sa = channels_a * ChannelSize(dy.shape());
   const int64_t sb = (dy.dim(1) - channels_a) * ChannelSize(dy.shape());

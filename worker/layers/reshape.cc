@@ -1,5 +1,7 @@
 #include "worker/layers/reshape.h"
 
+#include <utility>
+
 namespace gantry {
 namespace {
 

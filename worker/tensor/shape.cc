@@ -1,5 +1,6 @@
 #include "worker/tensor/shape.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace gantry {
@@ -10,6 +11,6 @@ int64_t Shape::numel() const {
   return n;
 }
 
-std::string Shape::ToString() const { return "[" + absl::StrJoin(dims_, ",") + "]"; }
+std::string Shape::ToString() const { return absl::StrCat("[", absl::StrJoin(dims_, ","), "]"); }
 
 }  // namespace gantry

@@ -73,8 +73,8 @@ bool EncodeGrayPng(const uint8_t* canvas, png_uint_32 width, png_uint_32 height,
     return false;
   }
   png_set_write_fn(png, sink, WriteToSink, FlushSink);
-  png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
-               PNG_FILTER_TYPE_DEFAULT);
+  png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_write_info(png, info);
   for (png_uint_32 y = 0; y < height; ++y) png_write_row(png, canvas + static_cast<size_t>(y) * width);
   png_write_end(png, nullptr);
@@ -87,8 +87,9 @@ bool EncodeGrayPng(const uint8_t* canvas, png_uint_32 width, png_uint_32 height,
 absl::Status WritePngGrid(const std::string& path, const float* images, int64_t count, int64_t height,
                           int64_t width, int64_t columns) {
   if (count <= 0 || height <= 0 || width <= 0 || columns <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot draw a grid of ", count, " images of ", height,
-                                                   "x", width, " in ", columns, " columns (all must be positive)"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot draw a grid of ", count, " images of ",
+                                                   height, "x", width, " in ", columns,
+                                                   " columns (all must be positive)"));
   }
   CHECK(images != nullptr);
   const int64_t grid_cols = std::min(columns, count);
@@ -113,7 +114,8 @@ absl::Status WritePngGrid(const std::string& path, const float* images, int64_t 
   }
 
   PngSink sink;
-  if (!EncodeGrayPng(canvas.data(), static_cast<png_uint_32>(canvas_w), static_cast<png_uint_32>(canvas_h), &sink)) {
+  if (!EncodeGrayPng(canvas.data(), static_cast<png_uint_32>(canvas_w), static_cast<png_uint_32>(canvas_h),
+                     &sink)) {
     return absl::InternalError(absl::StrCat(path, ": PNG encoding failed: ", sink.error));
   }
   return WriteFileAtomically(path, sink.bytes);

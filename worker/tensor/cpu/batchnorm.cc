@@ -43,21 +43,22 @@ std::vector<double> ChannelReduce(int64_t n, int64_t c, int64_t hw, Term term) {
   return out;
 }
 
-// y = x * scale[ch] + shift[ch].
-void ChannelAffine(int64_t n, int64_t c, int64_t hw, const float* x, const float* scale, const float* shift,
-                   float* y) {
+// y = (x - center[ch]) * scale[ch] + shift[ch]. Centring first keeps a large mean from
+// cancelling catastrophically against x * scale.
+void ChannelAffine(int64_t n, int64_t c, int64_t hw, const float* x, const float* center, const float* scale,
+                   const float* shift, float* y) {
   for (int64_t i = 0; i < n; ++i) {
     if (hw == 1) {
       const float* xi = x + i * c;
       float* yi = y + i * c;
-      for (int64_t ch = 0; ch < c; ++ch) yi[ch] = xi[ch] * scale[ch] + shift[ch];
+      for (int64_t ch = 0; ch < c; ++ch) yi[ch] = (xi[ch] - center[ch]) * scale[ch] + shift[ch];
       continue;
     }
     for (int64_t ch = 0; ch < c; ++ch) {
-      const float s = scale[ch], b = shift[ch];
+      const float m = center[ch], s = scale[ch], b = shift[ch];
       const float* xr = x + (i * c + ch) * hw;
       float* yr = y + (i * c + ch) * hw;
-      for (int64_t k = 0; k < hw; ++k) yr[k] = xr[k] * s + b;
+      for (int64_t k = 0; k < hw; ++k) yr[k] = (xr[k] - m) * s + b;
     }
   }
 }
@@ -68,7 +69,9 @@ void BatchNormInputGrad(int64_t n, int64_t c, int64_t hw, const float* x, const 
   for (int64_t i = 0; i < n; ++i) {
     if (hw == 1) {
       const int64_t o = i * c;
-      for (int64_t ch = 0; ch < c; ++ch) dx[o + ch] = a[ch] * dy[o + ch] - b[ch] * (x[o + ch] - mean[ch]) + d[ch];
+      for (int64_t ch = 0; ch < c; ++ch) {
+        dx[o + ch] = a[ch] * dy[o + ch] - b[ch] * (x[o + ch] - mean[ch]) + d[ch];
+      }
       continue;
     }
     for (int64_t ch = 0; ch < c; ++ch) {
@@ -81,7 +84,8 @@ void BatchNormInputGrad(int64_t n, int64_t c, int64_t hw, const float* x, const 
 
 }  // namespace
 
-void EigenCpuBackend::BatchNormStats(int64_t n, int64_t c, int64_t hw, const float* x, float* mean, float* var) {
+void EigenCpuBackend::BatchNormStats(int64_t n, int64_t c, int64_t hw, const float* x, float* mean,
+                                     float* var) {
   const double count = static_cast<double>(n * hw);
   CHECK_GT(count, 0.0);
   // Two passes, both in double: the variance never suffers E[x^2] - E[x]^2 cancellation.
@@ -101,24 +105,23 @@ void EigenCpuBackend::BatchNormStats(int64_t n, int64_t c, int64_t hw, const flo
 void EigenCpuBackend::BatchNormApply(int64_t n, int64_t c, int64_t hw, const float* x, const float* mean,
                                      const float* var, float eps, const float* gamma, const float* beta,
                                      float* y) {
-  // Fold normalisation and affine into one multiply-add per element.
-  std::vector<float> scale(static_cast<size_t>(c)), shift(static_cast<size_t>(c));
+  // gamma / sqrt(var + eps) once per channel, in double; then one subtract and one
+  // multiply-add per element.
+  std::vector<float> scale(static_cast<size_t>(c));
   for (int64_t ch = 0; ch < c; ++ch) {
-    const double s = double{gamma[ch]} / std::sqrt(double{var[ch]} + eps);
-    scale[ch] = static_cast<float>(s);
-    shift[ch] = static_cast<float>(double{beta[ch]} - double{mean[ch]} * s);
+    scale[ch] = static_cast<float>(double{gamma[ch]} / std::sqrt(double{var[ch]} + eps));
   }
-  ChannelAffine(n, c, hw, x, scale.data(), shift.data(), y);
+  ChannelAffine(n, c, hw, x, mean, scale.data(), beta, y);
 }
 
 void EigenCpuBackend::BatchNormBackward(int64_t n, int64_t c, int64_t hw, const float* x, const float* dy,
                                         const float* mean, const float* var, float eps, const float* gamma,
                                         float* dx, float* dgamma, float* dbeta) {
   const double count = static_cast<double>(n * hw);
-  const std::vector<double> sum_dy = ChannelReduce(n, c, hw, [&](int64_t j, int64_t) { return double{dy[j]}; });
-  const std::vector<double> sum_dy_dev = ChannelReduce(n, c, hw, [&](int64_t j, int64_t ch) {
-    return double{dy[j]} * (double{x[j]} - double{mean[ch]});
-  });
+  const std::vector<double> sum_dy =
+      ChannelReduce(n, c, hw, [&](int64_t j, int64_t) { return double{dy[j]}; });
+  const std::vector<double> sum_dy_dev = ChannelReduce(
+      n, c, hw, [&](int64_t j, int64_t ch) { return double{dy[j]} * (double{x[j]} - double{mean[ch]}); });
   std::vector<float> a(static_cast<size_t>(c)), b(static_cast<size_t>(c)), d(static_cast<size_t>(c));
   for (int64_t ch = 0; ch < c; ++ch) {
     const double invstd = 1.0 / std::sqrt(double{var[ch]} + eps);
