@@ -19,8 +19,9 @@ bool IsPermutation(std::vector<int64_t> order, int64_t n) {
 TEST(EpochSampler, GivesAPermutation) {
   for (int64_t n : {0, 1, 2, 7, 1000}) {
     const EpochSampler sampler(n, 123);
-    for (int64_t epoch : {0, 1, 5})
+    for (int64_t epoch : {0, 1, 5}) {
       EXPECT_TRUE(IsPermutation(sampler.Permutation(epoch), n)) << n << " " << epoch;
+    }
   }
 }
 

@@ -1,7 +1,9 @@
 #include "worker/data/prefetch_loader.h"
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <future>
 #include <memory>
 #include <thread>

@@ -77,8 +77,9 @@ size_t InflatedSizeHint(const std::vector<uint8_t>& in) {
 // one stream, as gunzip treats them.
 absl::StatusOr<std::vector<uint8_t>> Gunzip(const std::string& path, const std::vector<uint8_t>& in) {
   z_stream zs{};
-  if (inflateInit2(&zs, 15 + 16) != Z_OK)
+  if (inflateInit2(&zs, 15 + 16) != Z_OK) {
     return absl::InternalError(absl::StrCat(path, ": zlib inflateInit2 failed"));
+  }
   struct InflateEnd {
     z_stream* zs;
     ~InflateEnd() { inflateEnd(zs); }
@@ -115,8 +116,9 @@ absl::StatusOr<std::vector<uint8_t>> Gunzip(const std::string& path, const std::
     }
     if (ret == Z_DATA_ERROR) return CorruptGzip(path, zs.msg != nullptr ? zs.msg : "invalid deflate data");
     if (ret == Z_NEED_DICT) return CorruptGzip(path, "asks for a preset dictionary");
-    if (ret == Z_MEM_ERROR)
+    if (ret == Z_MEM_ERROR) {
       return absl::ResourceExhaustedError(absl::StrCat(path, ": out of memory inflating"));
+    }
     // Z_OK or Z_BUF_ERROR: inflate stopped because input or output ran out. Output room
     // left over with all input consumed means the stream ended early.
     if (zs.avail_out > 0 && in_pos == in.size()) {

@@ -76,8 +76,9 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& hea
   if (status.ok()) status = WriteAll(fd, tmp, data, nbytes);
   if (status.ok() && fsync(fd) != 0) status = ErrnoError(tmp, "fsync failed", errno);
   if (close(fd) != 0 && status.ok()) status = ErrnoError(tmp, "close failed", errno);
-  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0)
+  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
     status = ErrnoError(path, "rename failed", errno);
+  }
   if (!status.ok()) {
     unlink(tmp.c_str());
     return status;
@@ -125,12 +126,13 @@ class HeaderParser {
         *descr = *value;
         seen_descr = true;
       } else if (*key == "fortran_order") {
-        if (Word("True"))
+        if (Word("True")) {
           *fortran_order = true;
-        else if (Word("False"))
+        } else if (Word("False")) {
           *fortran_order = false;
-        else
+        } else {
           return Error("expected True or False after 'fortran_order'");
+        }
         seen_order = true;
       } else if (*key == "shape") {
         if (!Shape(shape)) return Error("expected a tuple of integers after 'shape'");
@@ -140,8 +142,9 @@ class HeaderParser {
       }
       if (!Eat(',') && !Peek('}')) return Error("expected ',' or '}'");
     }
-    if (!seen_descr || !seen_order || !seen_shape)
+    if (!seen_descr || !seen_order || !seen_shape) {
       return Error("missing 'descr', 'fortran_order' or 'shape'");
+    }
     return absl::OkStatus();
   }
 
@@ -246,8 +249,9 @@ absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {
   }
   const size_t len_width = major == 1 ? 2 : 4;
   const size_t header_begin = 8 + len_width;
-  if (bytes.size() < header_begin)
+  if (bytes.size() < header_begin) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": truncated .npy header"));
+  }
   const size_t header_len = LittleEndian(bytes, 8, static_cast<int>(len_width));
   if (bytes.size() < header_begin + header_len) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": truncated: the .npy header says ", header_len,
