@@ -19,7 +19,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-const char kRealMnist[] = "/work/shared/data/mnist";
+// The project's shared folder sits beside the checkout (../shared), in CI too.
+const std::string kRealMnist = std::string(GANTRY_SOURCE_DIR) + "/../shared/data/mnist";
 
 std::string Be32(uint32_t v) {
   return {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
@@ -214,7 +215,7 @@ TEST(DefaultDataDir, OnlyFashionMnistHasOne) {
 }
 
 TEST(RealMnist, TrainLabels) {
-  const std::string path = std::string(kRealMnist) + "/train-labels-idx1-ubyte.gz";
+  const std::string path = kRealMnist + "/train-labels-idx1-ubyte.gz";
   if (access(path.c_str(), R_OK) != 0) GTEST_SKIP() << path << " is not here";
   absl::StatusOr<std::vector<uint8_t>> labels = ReadIdxLabels(path);
   ASSERT_TRUE(labels.ok()) << labels.status();
@@ -226,7 +227,7 @@ TEST(RealMnist, TrainLabels) {
 // Also run on Fashion-MNIST where its Debian package is installed.
 TEST(RealMnist, LoadsWholeTrainingSets) {
   bool any = false;
-  for (const std::string& dir : {std::string(kRealMnist), DefaultDataDir("fashion-mnist")}) {
+  for (const std::string& dir : {kRealMnist, DefaultDataDir("fashion-mnist")}) {
     if (access((dir + "/train-images-idx3-ubyte.gz").c_str(), R_OK) != 0) continue;
     any = true;
     absl::StatusOr<ImageDataset> data = LoadMnistDir(dir);

@@ -63,12 +63,5 @@ TEST(RunFolder, SamplePathsPerSweep) {
   EXPECT_TRUE(std::filesystem::is_directory(std::filesystem::path(swept).parent_path()));
 }
 
-TEST(WriteFileAtomically, ReplacesWholeFile) {
-  const std::string path = ::testing::TempDir() + "/atomic.txt";
-  ASSERT_TRUE(WriteFileAtomically(path, "first version, longer").ok());
-  ASSERT_TRUE(WriteFileAtomically(path, "second").ok());
-  EXPECT_EQ(ReadAll(path), "second");
-}
-
 }  // namespace
 }  // namespace gantry

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/check.h"
+#include "common/file_io.h"
 #include "common/status_macros.h"
 
 namespace gantry {
@@ -24,10 +25,6 @@ static_assert(std::endian::native == std::endian::little, "npy I/O assumes a lit
 constexpr std::string_view kMagic = "\x93NUMPY";
 constexpr size_t kAlign = 64;
 
-absl::Status ErrnoError(const std::string& path, const char* what, int error) {
-  return absl::Status(absl::ErrnoToStatusCode(error),
-                      absl::StrCat(path, ": ", what, ": ", std::strerror(error)));
-}
 
 absl::StatusOr<int64_t> NumElements(const std::string& path, const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -44,52 +41,9 @@ std::string ShapeTuple(const std::vector<int64_t>& shape) {
   return absl::StrCat("(", absl::StrJoin(shape, ", "), shape.size() == 1 ? ",)" : ")");
 }
 
-absl::Status WriteAll(int fd, const std::string& path, const void* data, size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return ErrnoError(path, "write failed", errno);
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return absl::OkStatus();
-}
-
-// Makes the rename durable; best effort, since some filesystems refuse to fsync a folder.
-void SyncParentDir(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  fsync(fd);
-  close(fd);
-}
-
-absl::Status WriteFileAtomically(const std::string& path, const std::string& header, const void* data,
-                                 size_t nbytes) {
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = absl::StrCat(path, ".tmp.", getpid(), ".", counter.fetch_add(1));
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) return ErrnoError(tmp, "cannot create", errno);
-  absl::Status status = WriteAll(fd, tmp, header.data(), header.size());
-  if (status.ok()) status = WriteAll(fd, tmp, data, nbytes);
-  if (status.ok() && fsync(fd) != 0) status = ErrnoError(tmp, "fsync failed", errno);
-  if (close(fd) != 0 && status.ok()) status = ErrnoError(tmp, "close failed", errno);
-  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
-    status = ErrnoError(path, "rename failed", errno);
-  }
-  if (!status.ok()) {
-    unlink(tmp.c_str());
-    return status;
-  }
-  SyncParentDir(path);
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError(path, "cannot open", errno);
+  if (fd < 0) return FileError(path, "cannot open", errno);
   std::string bytes;
   char chunk[1 << 16];
   for (;;) {
@@ -98,7 +52,7 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
     if (n < 0) {
       const int error = errno;
       close(fd);
-      return ErrnoError(path, "read failed", error);
+      return FileError(path, "read failed", error);
     }
     if (n == 0) break;
     bytes.append(chunk, static_cast<size_t>(n));
@@ -232,7 +186,8 @@ absl::Status WriteNpy(const std::string& path, const float* data, const std::vec
   header.push_back(static_cast<char>(dict.size() & 0xff));
   header.push_back(static_cast<char>(dict.size() >> 8));
   header += dict;
-  return WriteFileAtomically(path, header, data, static_cast<size_t>(numel) * sizeof(float));
+  return WriteFileAtomically(path, {ByteSpan{header.data(), header.size()},
+                                    ByteSpan{data, static_cast<size_t>(numel) * sizeof(float)}});
 }
 
 absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {

@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
-#include "worker/train/run_folder.h"
+#include "common/file_io.h"
 
 namespace gantry {
 namespace {

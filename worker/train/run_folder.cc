@@ -10,45 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/file_io.h"
 
 namespace gantry {
 namespace fs = std::filesystem;
-namespace {
-
-absl::Status IoError(const std::string& path, const std::string& what, int err) {
-  std::string hint;
-  if (err == ENOSPC) hint = " (the disk is full: free space or choose another --out)";
-  if (err == EACCES || err == EROFS) hint = " (not writable: choose another --out)";
-  return absl::InternalError(absl::StrCat(path, ": ", what, ": ", std::strerror(err), hint));
-}
-
-// Writes all of `text` to fd, then fsyncs it.
-absl::Status WriteAllAndSync(int fd, const std::string& path, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return IoError(path, "write failed", errno);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) return IoError(path, "fsync failed", errno);
-  return absl::OkStatus();
-}
-
-}  // namespace
-
-absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError(tmp, "cannot create", errno);
-  absl::Status s = WriteAllAndSync(fd, tmp, text);
-  ::close(fd);
-  if (s.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) s = IoError(path, "rename failed", errno);
-  if (!s.ok()) std::remove(tmp.c_str());
-  return s;
-}
 
 absl::StatusOr<RunFolder> RunFolder::Create(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("--out: the run folder path is empty");
@@ -66,7 +31,7 @@ absl::StatusOr<RunFolder> RunFolder::Create(const std::string& path) {
   RunFolder folder(path);
   const std::string probe = folder.File(".write-probe");
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError(path, "run folder is not writable", errno);
+  if (fd < 0) return FileError(path, "run folder is not writable", errno);
   ::close(fd);
   std::remove(probe.c_str());
   return folder;
@@ -78,14 +43,9 @@ absl::Status RunFolder::WriteRunJson(const std::string& json_text) const {
 
 absl::Status RunFolder::AppendEpochRow(const EpochRow& row) const {
   const std::string path = File("epochs.csv");
-  const bool is_new = !fs::exists(path);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return IoError(path, "cannot open for append", errno);
-  std::string text = is_new ? EpochCsvHeader() + "\n" : "";
+  std::string text = fs::exists(path) ? "" : EpochCsvHeader() + "\n";
   absl::StrAppend(&text, EpochCsvLine(row), "\n");
-  absl::Status s = WriteAllAndSync(fd, path, text);
-  ::close(fd);
-  return s;
+  return AppendAndSync(path, text);
 }
 
 absl::StatusOr<std::string> RunFolder::SamplePath(int64_t batch_size, bool sweep, int64_t epoch,
@@ -95,7 +55,7 @@ absl::StatusOr<std::string> RunFolder::SamplePath(int64_t batch_size, bool sweep
     dir = absl::StrFormat("%s/b%04d", dir, batch_size);
     std::error_code ec;
     fs::create_directories(dir, ec);
-    if (ec) return IoError(dir, "cannot create", ec.value());
+    if (ec) return FileError(dir, "cannot create", ec.value());
   }
   return absl::StrFormat("%s/epoch_%03d.%s", dir, epoch, extension);
 }

@@ -39,7 +39,4 @@ class RunFolder {
   std::string path_;
 };
 
-// Writes `text` to `path` through a temporary file, fsync and rename.
-absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
-
 }  // namespace gantry

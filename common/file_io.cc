@@ -1,0 +1,80 @@
+#include "common/file_io.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace gantry {
+namespace {
+
+absl::Status WriteAll(int fd, const std::string& path, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return FileError(path, "write failed", errno);
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return absl::OkStatus();
+}
+
+// Makes a rename durable; best effort, since some filesystems refuse to fsync a folder.
+void SyncParentDir(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+absl::Status FileError(const std::string& path, const std::string& what, int error_number) {
+  std::string hint;
+  if (error_number == ENOSPC || error_number == EDQUOT) hint = " (the disk is full: free space or write elsewhere)";
+  if (error_number == EACCES || error_number == EROFS) hint = " (not writable: choose another location)";
+  return absl::Status(absl::ErrnoToStatusCode(error_number),
+                      absl::StrCat(path, ": ", what, ": ", std::strerror(error_number), hint));
+}
+
+absl::Status WriteFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces) {
+  static std::atomic<uint64_t> counter{0};
+  const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid(), ".", counter.fetch_add(1));
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return FileError(tmp, "cannot create", errno);
+  absl::Status status;
+  for (const ByteSpan& piece : pieces) {
+    if (status.ok()) status = WriteAll(fd, tmp, piece.data, piece.size);
+  }
+  if (status.ok() && ::fsync(fd) != 0) status = FileError(tmp, "fsync failed", errno);
+  if (::close(fd) != 0 && status.ok()) status = FileError(tmp, "close failed", errno);
+  if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) status = FileError(path, "rename failed", errno);
+  if (!status.ok()) {
+    ::unlink(tmp.c_str());
+    return status;
+  }
+  SyncParentDir(path);
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  return WriteFileAtomically(path, {ByteSpan{text.data(), text.size()}});
+}
+
+absl::Status AppendAndSync(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return FileError(path, "cannot open for append", errno);
+  absl::Status status = WriteAll(fd, path, text.data(), text.size());
+  if (status.ok() && ::fsync(fd) != 0) status = FileError(path, "fsync failed", errno);
+  if (::close(fd) != 0 && status.ok()) status = FileError(path, "close failed", errno);
+  return status;
+}
+
+}  // namespace gantry

@@ -1,0 +1,31 @@
+// Durable file writes shared by every part that saves results (run folders, .npy
+// samples, checkpoints): a reader never sees a half-written file, and errors name the
+// file and, for the common causes (disk full, read-only place), the fix.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace gantry {
+
+// An error for a failed system call on `path`, with errno's text and a hint.
+absl::Status FileError(const std::string& path, const std::string& what, int error_number);
+
+// One contiguous piece of a file's contents.
+struct ByteSpan {
+  const void* data;
+  size_t size;
+};
+
+// Writes the pieces, in order, to a unique temporary file next to `path`, fsyncs it,
+// renames it over `path` and fsyncs the folder (best effort). On failure the temporary
+// file is removed and `path` is left as it was.
+absl::Status WriteFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces);
+absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
+
+// Appends `text` to `path` (creating it) and fsyncs it.
+absl::Status AppendAndSync(const std::string& path, const std::string& text);
+
+}  // namespace gantry
