@@ -2,8 +2,13 @@
 //
 //   gantry-worker train --dataset mnist --data-dir DIR --epochs 3 --batch-size 64 --out RUN
 //   gantry-worker train --config run.yaml [--flag value ...]   (flags override the file)
+//   mpirun -np 2 gantry-worker train ...                        (synchronous data parallel)
 //
-// Exit codes: 0 trained; 2 bad flags, run file or configuration; 1 failed while running.
+// Under mpirun, rank 0's flags are the run's: rank 0 validates them and broadcasts them,
+// so no rank can run with a different setting. Rank 0 writes the run folder.
+//
+// Exit codes: 0 trained; 2 bad flags, run file, configuration or data; 1 failed while
+// running (under mpirun the whole job is aborted, so mpirun exits non-zero).
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -12,12 +17,17 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "common/clock.h"
+#include "common/file_io.h"
+#include "nlohmann/json.hpp"
 #include "spdlog/sinks/basic_file_sink.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
+#include "worker/comm/local_communicator.h"
+#include "worker/comm/mpi_communicator.h"
 #include "worker/data/mnist_dataset.h"
 #include "worker/train/run_folder.h"
 #include "worker/train/run_manifest.h"
+#include "worker/train/timing_report.h"
 #include "worker/train/train_config.h"
 #include "worker/train/trainer.h"
 
@@ -35,51 +45,139 @@ std::string DefaultRunFolder() {
                          tm.tm_min, tm.tm_sec);
 }
 
-void LogToConsoleAndFile(const std::string& log_path) {
+// Rank 0 logs to the console and log.txt; other ranks log warnings and errors to the
+// console only, tagged with their rank.
+void SetUpLogging(int rank, const std::string& log_path) {
   auto console = std::make_shared<spdlog::sinks::stdout_color_sink_mt>();
-  auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_path);
-  auto logger = std::make_shared<spdlog::logger>("gantry", spdlog::sinks_init_list{console, file});
-  logger->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%l] %v");
+  std::vector<spdlog::sink_ptr> sinks{console};
+  if (rank == 0) sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_path));
+  auto logger = std::make_shared<spdlog::logger>("gantry", sinks.begin(), sinks.end());
+  logger->set_pattern(rank == 0 ? "[%Y-%m-%d %H:%M:%S.%e] [%l] %v"
+                                : absl::StrFormat("[%%Y-%%m-%%d %%H:%%M:%%S.%%e] [rank %d] [%%l] %%v", rank));
+  logger->set_level(rank == 0 ? spdlog::level::info : spdlog::level::warn);
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
 }
 
 // Keeps only the first `count` images (--limit-images), for quick runs.
 void KeepFirstImages(ImageDataset& data, int64_t count) {
-  data.pixels.resize(static_cast<size_t>(count * data.channels * data.height * data.width));
+  data.pixels.resize(static_cast<size_t>(count * data.sample_numel()));
   data.labels.resize(static_cast<size_t>(count));
   data.count = count;
 }
 
-int Fail(int code, const absl::Status& status) {
-  spdlog::error("{}", std::string(status.message()));
-  return code;
+// The process's rank group: MPI under mpirun, else a group of one.
+struct Group {
+  std::unique_ptr<MpiCommunicator> mpi;
+  std::unique_ptr<Communicator> local;
+  Communicator& comm() { return mpi ? static_cast<Communicator&>(*mpi) : *local; }
+
+  // Ends the process with `code`; under MPI, ends every rank of the job.
+  [[noreturn]] void Exit(int code) {
+    spdlog::default_logger()->flush();
+    if (mpi && comm().size() > 1) mpi->Abort(code);
+    std::exit(code);
+  }
+};
+
+absl::StatusOr<Group> JoinGroup(int* argc, char*** argv) {
+  Group g;
+  if (MpiCommunicator::LaunchedUnderMpi()) {
+    absl::StatusOr<std::unique_ptr<MpiCommunicator>> mpi = MpiCommunicator::Create(argc, argv);
+    if (!mpi.ok()) return mpi.status();
+    g.mpi = std::move(*mpi);
+  } else {
+    g.local = LocalGroup(1).Rank(0);
+  }
+  return g;
 }
 
-// Trains with `config`; returns the process exit code.
-int Train(TrainConfig config) {
-  if (config.out.empty()) config.out = DefaultRunFolder();
-  absl::StatusOr<RunFolder> folder = RunFolder::Create(config.out);
-  if (!folder.ok()) return Fail(kExitUsage, folder.status());
-  LogToConsoleAndFile(folder->File("log.txt"));
+// Rank 0 sends its resolved settings (or its error) to every rank; returns the same
+// configuration on all ranks, or the error on all ranks.
+absl::StatusOr<TrainConfig> ShareConfig(Communicator& comm, const absl::StatusOr<RawSettings>& mine,
+                                        const CommOptions& opts) {
+  std::string payload;
+  if (comm.rank() == 0) {
+    nlohmann::json j;
+    if (mine.ok()) {
+      j["settings"] = *mine;
+    } else {
+      j["error"] = std::string(mine.status().message());
+    }
+    payload = j.dump();
+  }
+  int64_t size = static_cast<int64_t>(payload.size());
+  if (absl::Status s = comm.Broadcast(&size, sizeof(size), 0, opts); !s.ok()) return s;
+  payload.resize(static_cast<size_t>(size));
+  if (absl::Status s = comm.Broadcast(payload.data(), size, 0, opts); !s.ok()) return s;
+  const nlohmann::json j = nlohmann::json::parse(payload);
+  if (j.contains("error")) return absl::InvalidArgumentError(j["error"].get<std::string>());
+  return ResolveTrainConfig(j["settings"].get<RawSettings>());
+}
 
-  const std::string data_dir = EffectiveDataDir(config);
-  spdlog::info("loading {} from {}", config.dataset, data_dir);
+// True on every rank when every rank's `ok` is true.
+absl::StatusOr<bool> AllRanksOk(Communicator& comm, bool ok, const CommOptions& opts) {
+  float failures = ok ? 0.0f : 1.0f;
+  if (absl::Status s = comm.AllReduceSum(&failures, 1, opts); !s.ok()) return s;
+  return failures == 0.0f;
+}
+
+int Train(Group& group, const absl::StatusOr<RawSettings>& settings) {
+  Communicator& comm = group.comm();
+  const bool root = comm.rank() == 0;
+  CommOptions opts;
+  opts.timeout_seconds = 600;  // start-up: other ranks may still be loading data
+  absl::StatusOr<TrainConfig> config = ShareConfig(comm, settings, opts);
+  if (!config.ok()) {
+    if (root) std::fprintf(stderr, "error: %s\n", std::string(config.status().message()).c_str());
+    return kExitUsage;
+  }
+  if (config->out.empty()) config->out = DefaultRunFolder();
+
+  std::optional<RunFolder> folder;
+  absl::Status folder_status;
+  if (root) {
+    absl::StatusOr<RunFolder> created = RunFolder::Create(config->out);
+    if (created.ok()) folder.emplace(*created);
+    folder_status = created.status();
+  }
+  SetUpLogging(comm.rank(), folder ? folder->File("log.txt") : "");
+  if (!folder_status.ok()) spdlog::error("{}", std::string(folder_status.message()));
+  absl::StatusOr<bool> agreed = AllRanksOk(comm, folder_status.ok(), opts);
+  if (!agreed.ok() || !*agreed) return kExitUsage;
+
+  const std::string data_dir = EffectiveDataDir(*config);
+  if (root) spdlog::info("loading {} from {} on {} rank(s)", config->dataset, data_dir, comm.size());
   absl::StatusOr<ImageDataset> data = LoadMnistDir(data_dir, /*train=*/true);
-  if (!data.ok()) return Fail(kExitUsage, data.status());
-  if (config.limit_images > 0 && config.limit_images < data->count) KeepFirstImages(*data, config.limit_images);
+  if (!data.ok()) spdlog::error("{}", std::string(data.status().message()));
+  agreed = AllRanksOk(comm, data.ok(), opts);
+  if (!agreed.ok() || !*agreed) return kExitUsage;
+  if (config->limit_images > 0 && config->limit_images < data->count) KeepFirstImages(*data, config->limit_images);
 
   Backend& backend = CpuBackend();
-  if (absl::Status s = folder->WriteRunJson(RunManifestJson(config, data_dir, data->count, std::string(backend.name())));
-      !s.ok()) {
-    return Fail(kExitFailure, s);
+  if (root) {
+    const std::string manifest =
+        RunManifestJson(*config, data_dir, data->count, std::string(backend.name()), comm.size(), comm.backend_name());
+    if (absl::Status s = folder->WriteRunJson(manifest); !s.ok()) {
+      spdlog::error("{}", std::string(s.message()));
+      group.Exit(kExitFailure);
+    }
   }
-  Trainer trainer(config, *data, *folder, Clock::Real(), backend);
+  Trainer trainer(*config, *data, folder ? &*folder : nullptr, comm, Clock::Real(), backend);
   absl::StatusOr<std::vector<EpochRow>> rows = trainer.Run();
-  if (!rows.ok()) return Fail(kExitFailure, rows.status());
-  std::printf("\n%s\n", FormatEpochTable(*rows).c_str());
-  spdlog::info("run folder: {} (epochs.csv, samples/, run.json, log.txt)", folder->path());
-  spdlog::info("timing table: {}", folder->File("epochs.csv"));
+  if (!rows.ok()) {
+    spdlog::error("{}", std::string(rows.status().message()));
+    group.Exit(absl::IsInvalidArgument(rows.status()) ? kExitUsage : kExitFailure);
+  }
+  if (!root) return 0;
+  const std::string timing = TimingMarkdown(*rows, comm.size());
+  if (absl::Status s = WriteFileAtomically(folder->File("timing.md"), timing); !s.ok()) {
+    spdlog::error("{}", std::string(s.message()));
+    return kExitFailure;
+  }
+  std::printf("\n%s\n%s\n", FormatEpochTable(*rows).c_str(), timing.c_str());
+  spdlog::info("run folder: {} (epochs.csv, timing.md, samples/, run.json, log.txt)", folder->path());
+  spdlog::info("timing table: {}", folder->File("timing.md"));
   spdlog::info("samples: {}", folder->File("samples"));
   return 0;
 }
@@ -102,31 +200,32 @@ int main(int argc, char** argv) {
   for (const SettingInfo& s : TrainSettings()) {
     std::string help = s.help;
     if (!s.default_value.empty()) help += " [default: " + s.default_value + "]";
-    flags[s.name] = train->add_option("--" + s.name, flag_values[s.name], help);
+    flags[s.name] = s.is_flag ? train->add_flag("--" + s.name + "{true}", flag_values[s.name], help)
+                              : train->add_option("--" + s.name, flag_values[s.name], help);
   }
-
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
 
-  RawSettings settings;
-  if (!config_path.empty()) {
-    absl::StatusOr<RawSettings> from_file = ReadRunFile(config_path);
-    if (!from_file.ok()) {
-      std::fprintf(stderr, "error: %s\n", std::string(from_file.status().message()).c_str());
-      return 2;
+  // Every rank parses its own command line (so --help works anywhere), but only rank 0's
+  // result is used; ShareConfig hands it to the others.
+  absl::StatusOr<RawSettings> settings = RawSettings{};
+  if (!config_path.empty()) settings = ReadRunFile(config_path);
+  if (settings.ok()) {
+    for (const auto& [name, option] : flags) {
+      if (option->count() > 0) (*settings)[name] = flag_values[name];
     }
-    settings = *from_file;
+    if (absl::StatusOr<TrainConfig> checked = ResolveTrainConfig(*settings); !checked.ok()) {
+      settings = checked.status();
+    }
   }
-  for (const auto& [name, option] : flags) {
-    if (option->count() > 0) settings[name] = flag_values[name];
+
+  absl::StatusOr<Group> group = JoinGroup(&argc, &argv);
+  if (!group.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(group.status().message()).c_str());
+    return 1;
   }
-  absl::StatusOr<TrainConfig> config = ResolveTrainConfig(settings);
-  if (!config.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(config.status().message()).c_str());
-    return 2;
-  }
-  return Train(*config);
+  return Train(*group, settings);
 }

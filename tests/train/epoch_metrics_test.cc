@@ -9,9 +9,9 @@ TEST(EpochAccumulator, SteadyStateLeavesOutRamps) {
   EpochAccumulator acc(/*batch_size=*/100, /*epoch=*/2);
   for (int i = 0; i < 10; ++i) {
     const double step = (i == 0 || i == 9) ? 1.0 : 0.1;  // slow first and last step
-    acc.AddStep(step, 0.01, 1.0 + i, 2.0);
+    acc.AddStep(step, 0.01, step / 4, 1.0 + i, 2.0);
   }
-  const EpochRow row = acc.Finish(3.0);
+  const EpochRow row = acc.Finish(3.0, /*world_size=*/2, /*straggler_flags=*/3);
   EXPECT_EQ(row.steps, 10);
   EXPECT_EQ(row.epoch, 2);
   EXPECT_NEAR(row.steady_step_ms, 100.0, 1e-9);
@@ -21,6 +21,10 @@ TEST(EpochAccumulator, SteadyStateLeavesOutRamps) {
   EXPECT_NEAR(row.data_wait_ms, 10.0, 1e-9);
   EXPECT_NEAR(row.step_p50_ms, 100.0, 1e-9);
   EXPECT_GT(row.step_p99_ms, 900.0);
+  EXPECT_EQ(row.world_size, 2);
+  EXPECT_EQ(row.straggler_flags, 3);
+  EXPECT_NEAR(row.allreduce_share, 0.25, 1e-9);
+  EXPECT_NEAR(row.allreduce_ms, 250.0 * 2.8 / 10.0 * 1.0, 1e-9);  // (2 x 1 s + 8 x 0.1 s) / 4 / 10 steps
 }
 
 TEST(EpochCsv, LineHasAColumnPerHeaderField) {

@@ -12,17 +12,12 @@
 
 #include "absl/base/thread_annotations.h"
 #include "common/clock.h"
+#include "common/shard_plan.h"  // RowRange: one rank's rows [begin, end) of every global batch
 #include "worker/data/batch_sampler.h"
 #include "worker/data/mnist_dataset.h"
 #include "worker/tensor/tensor.h"
 
 namespace gantry {
-
-// Rows [begin, end) of every global batch: one rank's shard. 0 <= begin <= end <= batch.
-struct RowRange {
-  int64_t begin = 0;
-  int64_t end = 0;
-};
 
 struct PrefetchOptions {
   std::optional<RowRange> rows;         // unset: the whole global batch

@@ -1,13 +1,6 @@
 #include "worker/layers/batch_norm.h"
 
 namespace gantry {
-namespace {
-
-// Layout of the ActivationCache: the input, the statistics it was normalised with, and
-// whether those were batch statistics (so Backward follows Forward's mode, not its own ctx).
-enum CacheSlot { kInput = 0, kMean = 1, kVar = 2, kTrainingFlag = 3, kNumSlots = 4 };
-
-}  // namespace
 
 BatchNorm::BatchNorm(int64_t channels, float eps, float momentum)
     : channels_(channels), eps_(eps), momentum_(momentum) {
@@ -67,11 +60,17 @@ Tensor BatchNorm::Forward(const Context& ctx, const Tensor& x, ActivationCache* 
   CHECK(gamma_.defined() && running_mean_.defined()) << "batch_norm: parameters or buffers not bound";
   const Dims d = ViewDims(x.shape());
   Tensor mean, var;
+  int64_t global_count = 0;
   if (ctx.training) {
     mean = Tensor::Zeros(Shape{channels_});
     var = Tensor::Zeros(Shape{channels_});
-    ctx.backend->BatchNormStats(d.n, d.c, d.hw, x.data(), mean.data(), var.data());
-    UpdateRunningStats(ctx, mean, var, d.n * d.hw);
+    if (ctx.sync_bn != nullptr) {
+      global_count = SyncBatchStats(ctx, d, x, mean, var);
+      UpdateRunningStats(ctx, mean, var, global_count);
+    } else {
+      ctx.backend->BatchNormStats(d.n, d.c, d.hw, x.data(), mean.data(), var.data());
+      UpdateRunningStats(ctx, mean, var, d.n * d.hw);
+    }
   } else {
     // Copies, so a later update of the running statistics cannot change this Backward.
     mean = running_mean_.Clone();
@@ -80,7 +79,9 @@ Tensor BatchNorm::Forward(const Context& ctx, const Tensor& x, ActivationCache* 
   Tensor y = Tensor::Zeros(x.shape());
   ctx.backend->BatchNormApply(d.n, d.c, d.hw, x.data(), mean.data(), var.data(), eps_, gamma_.data(),
                               beta_.data(), y.data());
-  cache->saved = {x, mean, var, Tensor::FromVector(Shape{1}, {ctx.training ? 1.0f : 0.0f})};
+  // A float holds the count exactly up to 2^24 values per channel.
+  cache->saved = {x, mean, var, Tensor::FromVector(Shape{1}, {ctx.training ? 1.0f : 0.0f}),
+                  Tensor::FromVector(Shape{1}, {static_cast<float>(global_count)})};
   return y;
 }
 
@@ -92,6 +93,7 @@ Tensor BatchNorm::Backward(const Context& ctx, const Tensor& dy, const Activatio
   if (!want_input_grad && !ctx.param_grads) return Tensor();
   const Dims d = ViewDims(dy.shape());
   const bool trained = cache.saved[kTrainingFlag].at(0) != 0.0f;
+  if (cache.saved[kGlobalCount].at(0) > 0.0f) return BackwardSynced(ctx, d, dy, cache, want_input_grad);
   return trained ? BackwardTraining(ctx, d, dy, cache, want_input_grad)
                  : BackwardEval(ctx, d, dy, cache, want_input_grad);
 }

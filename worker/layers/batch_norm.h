@@ -9,6 +9,17 @@ namespace gantry {
 // statistics (Keras convention: running = momentum * running + (1 - momentum) * batch,
 // with the unbiased batch variance as PyTorch uses). Eval mode normalises with the
 // running statistics, which then are constants for Backward.
+//
+// Synchronised (ctx.training with ctx.sync_bn set): the batch is the global one whose rows
+// are spread over the data-parallel replicas. Forward normalises with the global mean and
+// biased variance (two Sum calls of C+1 and C floats) and folds them, with the global
+// unbiased variance, into running statistics that come out identical on every replica.
+// Backward gives dx of the global batch statistics (one Sum of 2C floats, made only when
+// the input gradient is wanted) and accumulates only this replica's rows' share of the
+// gamma/beta gradients, for the caller to sum over replicas with the other gradients.
+// Every Sum is a collective: all replicas must make the same sequence of synchronised
+// Forward and Backward calls (same layers, order and want_input_grad). A Backward follows
+// its Forward's mode, so after a synchronised Forward its ctx must carry sync_bn too.
 class BatchNorm : public Layer {
  public:
   explicit BatchNorm(int64_t channels, float eps = 1e-3f, float momentum = 0.99f);
@@ -30,11 +41,21 @@ class BatchNorm : public Layer {
   const Tensor& running_var() const { return running_var_; }
 
  private:
+  // Layout of the ActivationCache: the input, the statistics it was normalised with,
+  // whether those were batch statistics (so Backward follows Forward's mode, not its own
+  // ctx), and the global row count times hw when they were synchronised (else 0).
+  enum CacheSlot { kInput = 0, kMean = 1, kVar = 2, kTrainingFlag = 3, kGlobalCount = 4, kNumSlots = 5 };
   struct Dims {
     int64_t n, c, hw;  // x viewed as [n, c, hw]
   };
   Dims ViewDims(const Shape& shape) const;
   void UpdateRunningStats(const Context& ctx, const Tensor& mean, const Tensor& var, int64_t count);
+  // batch_norm_sync.cc. Writes the mean and biased variance per channel of the global batch
+  // (all replicas' x) into mean/var; returns the global number of values per channel.
+  int64_t SyncBatchStats(const Context& ctx, const Dims& d, const Tensor& x, const Tensor& mean,
+                         const Tensor& var);
+  Tensor BackwardSynced(const Context& ctx, const Dims& d, const Tensor& dy, const ActivationCache& cache,
+                        bool want_input_grad);
   Tensor BackwardTraining(const Context& ctx, const Dims& d, const Tensor& dy, const ActivationCache& cache,
                           bool want_input_grad);
   Tensor BackwardEval(const Context& ctx, const Dims& d, const Tensor& dy, const ActivationCache& cache,

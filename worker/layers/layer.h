@@ -19,12 +19,23 @@
 
 namespace gantry {
 
+// Sums small per-channel statistics across the data-parallel replicas (sync-BN).
+// Implementations adapt a Communicator; layers never see one. A failure (peer timeout)
+// is recorded by the implementation and surfaced by the caller after the step, so Sum
+// itself returns nothing and must leave `data` unchanged-or-summed, never garbage.
+class ReplicaReducer {
+ public:
+  virtual ~ReplicaReducer() = default;
+  virtual void Sum(float* data, int64_t count) = 0;  // in place, over all replicas, host memory
+};
+
 // Per-call execution settings.
 struct Context {
   Backend* backend = &CpuBackend();
   bool training = true;           // batch statistics and dropout on
   uint64_t dropout_seed = 0;      // fresh per forward pass, from the step's RNG
   bool param_grads = true;        // Backward accumulates parameter gradients
+  ReplicaReducer* sync_bn = nullptr;  // null: per-rank batch statistics
 };
 
 // Tensors a layer saved in Forward for its Backward (inputs, outputs, masks, stats).

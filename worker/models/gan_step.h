@@ -19,9 +19,14 @@ struct GanStepResult {
   Tensor fake_logits;  // [N,1]
 };
 
-// Zeroes both gradient buffers and fills them with this batch's gradients (means over
-// the local batch). ctx.dropout_seed seeds D's dropout: the real and fake passes use
-// distinct masks derived from it. No optimizer step is taken.
-GanStepResult ComputeGanGradients(const Context& ctx, Dcgan& model, const Tensor& real, const Tensor& z);
+// Zeroes both gradient buffers and fills them with the gradients of loss_weight times
+// this batch's mean losses. ctx.dropout_seed seeds D's dropout: the real and fake passes
+// use distinct masks derived from it. No optimizer step is taken.
+//
+// Data parallelism: a rank holding b of the global batch's B rows passes
+// loss_weight = b / B, so the ranks' gradients SUM to the whole batch's mean gradient
+// (and sync-BN sees gradients of the global loss). The returned losses are unweighted.
+GanStepResult ComputeGanGradients(const Context& ctx, Dcgan& model, const Tensor& real, const Tensor& z,
+                                  float loss_weight = 1.0f);
 
 }  // namespace gantry

@@ -55,6 +55,9 @@ class Backend {
   virtual void AddChannelBias(int64_t n, int64_t c, int64_t hw, const float* bias, float* y) = 0;
   // out[ch] += sum over i, hw of dy[i, ch, :]  (accumulates; a bias gradient)
   virtual void ChannelSum(int64_t n, int64_t c, int64_t hw, const float* dy, float* out) = 0;
+  // y[i, ch, :] = x[i, ch, :] * scale[ch] + shift[ch]; y may alias x.
+  virtual void ChannelAffine(int64_t n, int64_t c, int64_t hw, const float* x, const float* scale,
+                             const float* shift, float* y) = 0;
 
   // --- element-wise ----------------------------------------------------------------
   // y = f(x); slope is LeakyReLU's negative slope and ignored by the others.

@@ -10,18 +10,21 @@ namespace gantry {
 
 std::string EpochCsvHeader() {
   return "batch_size,epoch,seconds,steady_step_ms,samples_per_s,d_loss,g_loss,steps,step_p50_ms,step_p99_ms,"
-         "data_wait_ms";
+         "data_wait_ms,world_size,allreduce_ms,allreduce_share,straggler_flags";
 }
 
 std::string EpochCsvLine(const EpochRow& r) {
-  return absl::StrFormat("%d,%d,%.3f,%.3f,%.1f,%.5f,%.5f,%d,%.3f,%.3f,%.3f", r.batch_size, r.epoch, r.seconds,
-                         r.steady_step_ms, r.samples_per_s, r.d_loss, r.g_loss, r.steps, r.step_p50_ms,
-                         r.step_p99_ms, r.data_wait_ms);
+  return absl::StrFormat("%d,%d,%.3f,%.3f,%.1f,%.5f,%.5f,%d,%.3f,%.3f,%.3f,%d,%.3f,%.4f,%d", r.batch_size, r.epoch,
+                         r.seconds, r.steady_step_ms, r.samples_per_s, r.d_loss, r.g_loss, r.steps, r.step_p50_ms,
+                         r.step_p99_ms, r.data_wait_ms, r.world_size, r.allreduce_ms, r.allreduce_share,
+                         r.straggler_flags);
 }
 
-void EpochAccumulator::AddStep(double step_seconds, double data_wait_seconds, double d_loss, double g_loss) {
+void EpochAccumulator::AddStep(double step_seconds, double data_wait_seconds, double allreduce_seconds,
+                               double d_loss, double g_loss) {
   step_seconds_.push_back(step_seconds);
   data_wait_sum_ += data_wait_seconds;
+  allreduce_sum_ += allreduce_seconds;
   d_loss_sum_ += d_loss;
   g_loss_sum_ += g_loss;
 }
@@ -33,7 +36,7 @@ double EpochAccumulator::RecentSamplesPerSecond(size_t window) const {
   return secs > 0 ? static_cast<double>(n * batch_size_) / secs : 0.0;
 }
 
-EpochRow EpochAccumulator::Finish(double epoch_seconds) const {
+EpochRow EpochAccumulator::Finish(double epoch_seconds, int world_size, int64_t straggler_flags) const {
   EpochRow r;
   r.batch_size = batch_size_;
   r.epoch = epoch_;
@@ -46,7 +49,13 @@ EpochRow EpochAccumulator::Finish(double epoch_seconds) const {
   r.g_loss = mean_g_loss();
   r.step_p50_ms = Percentile(step_seconds_, 0.5) * 1e3;
   r.step_p99_ms = Percentile(step_seconds_, 0.99) * 1e3;
-  r.data_wait_ms = steps() ? data_wait_sum_ / static_cast<double>(steps()) * 1e3 : 0.0;
+  const double n = static_cast<double>(std::max<int64_t>(1, steps()));
+  r.data_wait_ms = data_wait_sum_ / n * 1e3;
+  r.world_size = world_size;
+  r.allreduce_ms = allreduce_sum_ / n * 1e3;
+  const double mean_step_ms = std::accumulate(step_seconds_.begin(), step_seconds_.end(), 0.0) / n * 1e3;
+  r.allreduce_share = mean_step_ms > 0 ? r.allreduce_ms / mean_step_ms : 0.0;
+  r.straggler_flags = straggler_flags;
   return r;
 }
 

@@ -20,6 +20,10 @@ struct EpochRow {
   double step_p50_ms = 0;
   double step_p99_ms = 0;
   double data_wait_ms = 0;     // mean time per step spent waiting for the loader
+  int world_size = 1;
+  double allreduce_ms = 0;     // mean time per step inside the gradient all-reduces (rank 0)
+  double allreduce_share = 0;  // allreduce_ms / mean step time
+  int64_t straggler_flags = 0; // straggler events raised during the epoch
 };
 
 // The CSV header line and a row, without trailing newline. Column order is a
@@ -31,20 +35,22 @@ class EpochAccumulator {
  public:
   EpochAccumulator(int64_t batch_size, int64_t epoch) : batch_size_(batch_size), epoch_(epoch) {}
 
-  void AddStep(double step_seconds, double data_wait_seconds, double d_loss, double g_loss);
+  void AddStep(double step_seconds, double data_wait_seconds, double allreduce_seconds, double d_loss,
+               double g_loss);
   int64_t steps() const { return static_cast<int64_t>(step_seconds_.size()); }
   double mean_d_loss() const { return steps() ? d_loss_sum_ / steps() : 0.0; }
   double mean_g_loss() const { return steps() ? g_loss_sum_ / steps() : 0.0; }
   // Samples per second over the most recent steps (up to `window`), for progress lines.
   double RecentSamplesPerSecond(size_t window = 20) const;
 
-  EpochRow Finish(double epoch_seconds) const;
+  EpochRow Finish(double epoch_seconds, int world_size = 1, int64_t straggler_flags = 0) const;
 
  private:
   int64_t batch_size_;
   int64_t epoch_;
   std::vector<double> step_seconds_;
   double data_wait_sum_ = 0;
+  double allreduce_sum_ = 0;
   double d_loss_sum_ = 0;
   double g_loss_sum_ = 0;
 };

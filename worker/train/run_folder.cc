@@ -48,6 +48,13 @@ absl::Status RunFolder::AppendEpochRow(const EpochRow& row) const {
   return AppendAndSync(path, text);
 }
 
+absl::Status RunFolder::AppendStragglerRow(const StragglerEvent& event, int64_t batch_size, int64_t epoch) const {
+  const std::string path = File("stragglers.csv");
+  std::string text = fs::exists(path) ? "" : StragglerCsvHeader() + "\n";
+  absl::StrAppend(&text, StragglerCsvLine(event, batch_size, epoch), "\n");
+  return AppendAndSync(path, text);
+}
+
 absl::StatusOr<std::string> RunFolder::SamplePath(int64_t batch_size, bool sweep, int64_t epoch,
                                                   const std::string& extension) const {
   std::string dir = File("samples");

@@ -4,12 +4,15 @@
 //   samples/epoch_NNN.png  8x8 grid of G(fixed noise) after epoch NNN
 //   samples/epoch_NNN.npy  the same 64 images, float32 [64,1,28,28] in [-1,1]
 //   log.txt                the run's log
+//   stragglers.csv         one row per straggler event (only when there was one)
+//   timing.md              per-batch-size timing summary, written at the end
 // A sweep over several batch sizes puts its samples under samples/bBBBB/ instead.
 #pragma once
 
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/straggler_tracker.h"
 #include "worker/train/epoch_metrics.h"
 
 namespace gantry {
@@ -29,6 +32,8 @@ class RunFolder {
   // Appends a row to epochs.csv (header first when the file is new) and syncs it to
   // disk, so a crash loses at most the epoch in flight.
   absl::Status AppendEpochRow(const EpochRow& row) const;
+  // Appends a row to stragglers.csv (header first when the file is new).
+  absl::Status AppendStragglerRow(const StragglerEvent& event, int64_t batch_size, int64_t epoch) const;
   // Path of a sample file ("png" or "npy") for `epoch`; `sweep` selects the per-batch
   // subfolder, creating it.
   absl::StatusOr<std::string> SamplePath(int64_t batch_size, bool sweep, int64_t epoch,

@@ -30,14 +30,15 @@ double Shortest(float f) { return std::stod(absl::StrCat(f)); }
 }  // namespace
 
 std::string RunManifestJson(const TrainConfig& c, const std::string& data_dir, int64_t train_images,
-                            const std::string& backend) {
+                            const std::string& backend, int world_size, const std::string& transport) {
   nlohmann::ordered_json j;
   j["gantry_version"] = GANTRY_VERSION;
   j["started_utc"] = UtcNow();
   j["host"] = Hostname();
   j["compiler"] = absl::StrFormat("g++ %d.%d.%d", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
   j["backend"] = backend;
-  j["world_size"] = 1;
+  j["world_size"] = world_size;
+  j["transport"] = transport;
   nlohmann::ordered_json cfg;
   cfg["model"] = c.model;
   cfg["dataset"] = c.dataset;
@@ -55,6 +56,13 @@ std::string RunManifestJson(const TrainConfig& c, const std::string& data_dir, i
   cfg["max_steps"] = c.max_steps;
   cfg["limit_images"] = c.limit_images;
   cfg["out"] = c.out;
+  cfg["sync_bn"] = c.sync_bn;
+  cfg["rebalance"] = c.rebalance;
+  cfg["straggler"] = {{"factor", c.straggler.factor}, {"window", c.straggler.window}};
+  cfg["comm_timeout_s"] = c.comm_timeout_seconds;
+  if (c.debug_slow_rank >= 0) {
+    cfg["debug_slow"] = {{"rank", c.debug_slow_rank}, {"ms", c.debug_slow_ms}, {"factor", c.debug_slow_factor}};
+  }
   j["config"] = cfg;
   return j.dump(2) + "\n";
 }

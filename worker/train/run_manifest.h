@@ -8,8 +8,9 @@
 
 namespace gantry {
 
-// `backend` names the kernel backend; `data_dir` is the resolved data folder.
+// `backend` names the kernel backend; `data_dir` is the resolved data folder;
+// `world_size` ranks joined over `transport` ("local" or "mpi").
 std::string RunManifestJson(const TrainConfig& config, const std::string& data_dir, int64_t train_images,
-                            const std::string& backend);
+                            const std::string& backend, int world_size, const std::string& transport);
 
 }  // namespace gantry

@@ -47,6 +47,12 @@ absl::StatusOr<std::vector<int64_t>> ParseBatchSizes(const std::string& name, co
   return sizes;
 }
 
+absl::StatusOr<bool> ParseBool(const std::string& name, const std::string& v) {
+  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
+  return Bad(name, v, "true or false");
+}
+
 absl::Status OneOf(const std::string& name, const std::string& v, const std::vector<std::string>& allowed) {
   for (const auto& a : allowed) {
     if (v == a) return absl::OkStatus();
@@ -109,6 +115,46 @@ const std::vector<Setting>& Settings() {
        }},
       {{"out", "run folder to create (default: runs/<date>-<time>)", ""},
        [](auto&, auto& v, TrainConfig& c) { c.out = v; return absl::OkStatus(); }},
+      {{"sync-bn", "sum BatchNorm statistics across ranks", "false", /*is_flag=*/true},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.sync_bn, ParseBool(n, v)); return absl::OkStatus(); }},
+      {{"rebalance", "re-split the global batch by measured rank speed at epoch ends", "false", /*is_flag=*/true},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.rebalance, ParseBool(n, v)); return absl::OkStatus(); }},
+      {{"straggler-factor", "flag a rank whose median compute time exceeds this times the group's", "1.3"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float f, ParseFloat(n, v, 1.0001f, 1000.0f));
+         c.straggler.factor = f;
+         return absl::OkStatus();
+       }},
+      {{"straggler-window", "steps per straggler median", "20"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(int64_t w, ParseInt(n, v, 1));
+         c.straggler.window = static_cast<int>(w);
+         return absl::OkStatus();
+       }},
+      {{"comm-timeout", "seconds any collective may wait for the other ranks", "120"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float t, ParseFloat(n, v, 0.01f, 86400.0f));
+         c.comm_timeout_seconds = t;
+         return absl::OkStatus();
+       }},
+      {{"debug-slow-rank", "make this rank slow on purpose, to show straggler handling (-1: none)", "-1"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(int64_t r, ParseInt(n, v, -1));
+         c.debug_slow_rank = static_cast<int>(r);
+         return absl::OkStatus();
+       }},
+      {{"debug-slow-ms", "extra sleep per step on the slow rank", "0"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float ms, ParseFloat(n, v, 0.0f, 600000.0f));
+         c.debug_slow_ms = ms;
+         return absl::OkStatus();
+       }},
+      {{"debug-slow-factor", "stretch the slow rank's compute time this many times (1: off)", "1"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float f, ParseFloat(n, v, 1.0f, 100.0f));
+         c.debug_slow_factor = f;
+         return absl::OkStatus();
+       }},
   };
   return *settings;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/straggler_tracker.h"
 #include "worker/models/dcgan.h"
 #include "worker/optim/flat_parameters.h"
 #include "worker/optim/optimizer.h"
@@ -32,6 +33,15 @@ struct TrainConfig {
   int64_t limit_images = 0;     // train on the first N images only; 0 = all
   double progress_seconds = 5;  // interval of progress lines
   std::string out;              // the run folder
+
+  // Data parallelism (when launched under mpirun).
+  bool sync_bn = false;              // BatchNorm statistics summed across ranks
+  bool rebalance = false;            // re-split the global batch by measured speed at epoch ends
+  StragglerConfig straggler;         // flagging threshold and window
+  double comm_timeout_seconds = 120; // bound on every collective
+  int debug_slow_rank = -1;          // make this rank slow on purpose (-1: none)
+  double debug_slow_ms = 0;          //   by sleeping this long per step
+  double debug_slow_factor = 1;      //   or by stretching its compute this many times
 };
 
 // Raw "name -> value" settings as they come from flags or a run file.
@@ -42,6 +52,7 @@ struct SettingInfo {
   std::string name;
   std::string help;
   std::string default_value;
+  bool is_flag = false;  // a switch: "--sync-bn" alone means true
 };
 const std::vector<SettingInfo>& TrainSettings();
 

@@ -2,15 +2,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/file_io.h"
+#include "common/shard_plan.h"
 #include "common/status_macros.h"
+#include "common/straggler_tracker.h"
 #include "spdlog/spdlog.h"
 #include "worker/data/batch_sampler.h"
 #include "worker/data/prefetch_loader.h"
-#include "worker/models/gan_step.h"
 #include "worker/tensor/random.h"
+#include "worker/train/data_parallel_step.h"
+#include "worker/train/progress_line.h"
 #include "worker/train/sample_writer.h"
 
 namespace gantry {
@@ -28,52 +34,63 @@ Tensor NormalNoise(Rng& rng, int64_t rows, int64_t dim) {
   return z;
 }
 
-std::string FormatDuration(double seconds) {
-  const int64_t s = static_cast<int64_t>(std::max(0.0, seconds));
-  if (s >= 3600) return absl::StrFormat("%dh%02dm", s / 3600, (s / 60) % 60);
-  if (s >= 60) return absl::StrFormat("%dm%02ds", s / 60, s % 60);
-  return absl::StrFormat("%ds", s);
-}
-
-// Rate-limited progress lines: epoch, step, throughput, ETA and losses.
-class ProgressLine {
- public:
-  ProgressLine(const Clock& clock, double interval_s) : clock_(clock), interval_s_(interval_s) {
-    last_ = clock_.NowSeconds();
-  }
-
-  void MaybePrint(int64_t batch, int64_t epoch, int64_t epochs, int64_t step, int64_t steps,
-                  const EpochAccumulator& acc) {
-    const double now = clock_.NowSeconds();
-    if (now - last_ < interval_s_ || acc.steps() == 0) return;
-    last_ = now;
-    const double rate = acc.RecentSamplesPerSecond();
-    const double eta = rate > 0 ? static_cast<double>((steps - step) * batch) / rate : 0.0;
-    spdlog::info("batch {} epoch {}/{} step {}/{} ({:.0f}%) {:.1f} samples/s ETA {} d_loss {:.4f} g_loss {:.4f}",
-                 batch, epoch, epochs, step, steps, 100.0 * static_cast<double>(step) / static_cast<double>(steps),
-                 rate, FormatDuration(eta), acc.mean_d_loss(), acc.mean_g_loss());
-  }
-
- private:
-  const Clock& clock_;
-  double interval_s_;
-  double last_;
+// What each rank reports to rank 0 after every step.
+struct RankStepReport {
+  double data_wait_s;
+  double compute_s;
+  double allreduce_s;
+  double d_loss;
+  double g_loss;
 };
+
+DebugSlowdown SlowdownFor(const TrainConfig& c, int rank) {
+  if (rank != c.debug_slow_rank) return {};
+  return DebugSlowdown{c.debug_slow_ms, c.debug_slow_factor};
+}
 
 }  // namespace
 
-Trainer::Trainer(const TrainConfig& config, const ImageDataset& data, const RunFolder& folder, const Clock& clock,
-                 Backend& backend)
-    : config_(config), data_(data), folder_(folder), clock_(clock), backend_(backend) {}
+// Everything one batch size's training needs, fresh for each batch size of a sweep.
+struct Trainer::BatchRun {
+  BatchRun(const TrainConfig& c, const ImageDataset& data, int64_t batch, int world, const Clock& clock)
+      : batch(batch),
+        model(c.dcgan),
+        sampler(data.count, c.seed),
+        noise_rng(Mix64(c.seed ^ kNoiseStream)),
+        shares(EvenShares(batch, world)),
+        tracker(world, c.straggler, clock) {}
+
+  int64_t batch;
+  Dcgan model;
+  std::unique_ptr<Optimizer> g_opt, d_opt;
+  std::unique_ptr<DataParallelStep> step;
+  EpochSampler sampler;
+  Rng noise_rng;
+  std::vector<int64_t> shares;  // rows of each global batch per rank; sums to batch
+  StragglerTracker tracker;     // meaningful on rank 0
+  int64_t global_step = 0;
+  int64_t steps_left = 0;
+};
+
+Trainer::Trainer(const TrainConfig& config, const ImageDataset& data, const RunFolder* folder, Communicator& comm,
+                 const Clock& clock, Backend& backend)
+    : config_(config), data_(data), folder_(folder), comm_(comm), clock_(clock), backend_(backend) {
+  comm_options_.timeout_seconds = config.comm_timeout_seconds;
+  CHECK(folder_ != nullptr || !is_root()) << "rank 0 needs the run folder";
+}
 
 absl::StatusOr<std::vector<EpochRow>> Trainer::Run() {
-  std::vector<EpochRow> all;
   for (int64_t batch : config_.batch_sizes) {
     if (batch > data_.count) {
       return absl::InvalidArgumentError(absl::StrCat("--batch-size ", batch, " exceeds the ", data_.count,
                                                      " training images; use a batch size <= ", data_.count));
     }
+    if (batch < comm_.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("--batch-size ", batch, " is smaller than the ", comm_.size(),
+                                                     " ranks; every rank needs at least one row"));
+    }
   }
+  std::vector<EpochRow> all;
   for (int64_t batch : config_.batch_sizes) {
     ASSIGN_OR_RETURN(std::vector<EpochRow> rows, TrainOneBatchSize(batch));
     all.insert(all.end(), rows.begin(), rows.end());
@@ -82,71 +99,117 @@ absl::StatusOr<std::vector<EpochRow>> Trainer::Run() {
 }
 
 absl::StatusOr<std::vector<EpochRow>> Trainer::TrainOneBatchSize(int64_t batch) {
-  const bool sweep = config_.batch_sizes.size() > 1;
-  Dcgan model(config_.dcgan);
-  model.Initialize(config_.init, config_.seed);
-  ASSIGN_OR_RETURN(auto g_opt, MakeOptimizer(config_.optimizer, model.g_params().num_params()));
-  ASSIGN_OR_RETURN(auto d_opt, MakeOptimizer(config_.optimizer, model.d_params().num_params()));
-
-  const EpochSampler sampler(data_.count, config_.seed);
-  Rng noise_rng(Mix64(config_.seed ^ kNoiseStream));
-  Rng sample_rng(Mix64(config_.seed ^ kSampleStream));
-  const Tensor fixed_noise = NormalNoise(sample_rng, kSampleCount, config_.dcgan.noise_dim);
+  BatchRun run(config_, data_, batch, comm_.size(), clock_);
+  run.model.Initialize(config_.init, config_.seed);
+  RETURN_IF_ERROR(BroadcastModel(comm_, run.model, comm_options_));
+  ASSIGN_OR_RETURN(run.g_opt, MakeOptimizer(config_.optimizer, run.model.g_params().num_params()));
+  ASSIGN_OR_RETURN(run.d_opt, MakeOptimizer(config_.optimizer, run.model.d_params().num_params()));
+  run.step = std::make_unique<DataParallelStep>(run.model, *run.g_opt, *run.d_opt, comm_, backend_, comm_options_,
+                                                config_.sync_bn, clock_, SlowdownFor(config_, comm_.rank()));
+  run.steps_left = config_.max_steps > 0 ? config_.max_steps : INT64_MAX;
   const int64_t steps_per_epoch = StepsPerEpoch(data_.count, batch);
-  int64_t steps_left = config_.max_steps > 0 ? config_.max_steps : INT64_MAX;
-  int64_t global_step = 0;
-
-  spdlog::info("training dcgan at global batch {}: {} steps/epoch x {} epochs ({} images, {} left over per epoch)",
-               batch, steps_per_epoch, config_.epochs, data_.count, data_.count - steps_per_epoch * batch);
+  if (is_root()) {
+    spdlog::info("training dcgan at global batch {} on {} rank(s): {} steps/epoch x {} epochs ({} images, {} left "
+                 "out per epoch)",
+                 batch, comm_.size(), steps_per_epoch, config_.epochs, data_.count,
+                 data_.count - steps_per_epoch * batch);
+  }
   std::vector<EpochRow> rows;
-  Context ctx;
-  ctx.backend = &backend_;
-  for (int64_t epoch = 1; epoch <= config_.epochs && steps_left > 0; ++epoch) {
-    const int64_t steps = std::min(steps_per_epoch, steps_left);
-    PrefetchLoader loader(data_, sampler, batch, epoch, 0, batch);
-    EpochAccumulator acc(batch, epoch);
-    ProgressLine progress(clock_, config_.progress_seconds);
-    const double epoch_start = clock_.NowSeconds();
-    for (int64_t step = 0; step < steps; ++step) {
-      const double t0 = clock_.NowSeconds();
-      std::optional<Tensor> real = loader.Next();
-      if (!real.has_value()) return absl::InternalError("data loader ended before the epoch's last step");
-      const double t1 = clock_.NowSeconds();
-      const Tensor z = NormalNoise(noise_rng, batch, config_.dcgan.noise_dim);
-      ctx.dropout_seed = Mix64(config_.seed ^ kDropoutStream ^ Mix64(static_cast<uint64_t>(global_step)));
-      const GanStepResult r = ComputeGanGradients(ctx, model, *real, z);
-      if (!std::isfinite(r.d_loss) || !std::isfinite(r.g_loss)) {
-        return absl::InternalError(absl::StrFormat(
-            "batch %d epoch %d step %d: loss is not finite (d_loss %g, g_loss %g); lower --lr", batch, epoch,
-            step + 1, r.d_loss, r.g_loss));
-      }
-      d_opt->Step(backend_, model.d_params().params(), model.d_params().grads());
-      g_opt->Step(backend_, model.g_params().params(), model.g_params().grads());
-      acc.AddStep(clock_.NowSeconds() - t0, t1 - t0, r.d_loss, r.g_loss);
-      ++global_step;
-      progress.MaybePrint(batch, epoch, config_.epochs, step + 1, steps, acc);
+  for (int64_t epoch = 1; epoch <= config_.epochs && run.steps_left > 0; ++epoch) {
+    RETURN_IF_ERROR(AgreeOnShares(run));
+    ASSIGN_OR_RETURN(EpochRow row, TrainOneEpoch(run, epoch));
+    if (is_root()) {
+      RETURN_IF_ERROR(FinishEpoch(run, row));
+      rows.push_back(row);
     }
-    steps_left -= steps;
-    const EpochRow row = acc.Finish(clock_.NowSeconds() - epoch_start);
-    RETURN_IF_ERROR(folder_.AppendEpochRow(row));
-    ASSIGN_OR_RETURN(const std::string png, folder_.SamplePath(batch, sweep, epoch, "png"));
-    ASSIGN_OR_RETURN(const std::string npy, folder_.SamplePath(batch, sweep, epoch, "npy"));
-    RETURN_IF_ERROR(WriteGeneratorSamples(backend_, model.generator(), fixed_noise, png, npy));
-    spdlog::info("batch {} epoch {} done: {:.1f} s, {} steps, steady {:.1f} ms/step, {:.1f} samples/s, "
-                 "d_loss {:.4f} g_loss {:.4f}; samples: {}",
-                 batch, epoch, row.seconds, row.steps, row.steady_step_ms, row.samples_per_s, row.d_loss,
-                 row.g_loss, png);
-    rows.push_back(row);
   }
   return rows;
 }
 
+absl::Status Trainer::AgreeOnShares(BatchRun& run) {
+  if (is_root() && config_.rebalance) {
+    if (auto better = PlanRebalance(run.tracker, run.shares, run.batch)) {
+      spdlog::info("rebalancing global batch {}: shares {} -> {} (by measured throughput)", run.batch,
+                   absl::StrJoin(run.shares, "/"), absl::StrJoin(*better, "/"));
+      run.shares = *better;
+      run.tracker.ResetWindow();
+    }
+  }
+  return comm_.Broadcast(run.shares.data(), static_cast<int64_t>(run.shares.size() * sizeof(int64_t)), 0,
+                         comm_options_);
+}
+
+absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run, int64_t epoch) {
+  const int64_t steps = std::min(StepsPerEpoch(data_.count, run.batch), run.steps_left);
+  const RowRange rows = ShareRanges(run.shares)[static_cast<size_t>(comm_.rank())];
+  PrefetchLoader loader(data_, run.sampler, run.batch, epoch, rows.begin, rows.end);
+  EpochAccumulator acc(run.batch, epoch);
+  ProgressLine progress(clock_, config_.progress_seconds);
+  const std::vector<double> weights = GradientWeights(run.shares);
+  std::vector<RankStepReport> reports(static_cast<size_t>(comm_.size()));
+  const int64_t flags_before = run.tracker.flag_count();
+  const double epoch_start = clock_.NowSeconds();
+  for (int64_t step = 0; step < steps; ++step) {
+    const double t0 = clock_.NowSeconds();
+    std::optional<Tensor> real = loader.Next();
+    if (!real.has_value()) return absl::InternalError("data loader ended before the epoch's last step");
+    const double data_wait = clock_.NowSeconds() - t0;
+    // Every rank draws the whole batch's noise and keeps its rows, so the global batch
+    // is the same whatever the number of ranks or their shares.
+    const Tensor z = NormalNoise(run.noise_rng, run.batch, config_.dcgan.noise_dim).Slice(rows.begin, rows.end);
+    const uint64_t dropout_seed = Mix64(config_.seed ^ kDropoutStream ^ Mix64(static_cast<uint64_t>(run.global_step)));
+    ASSIGN_OR_RETURN(const DataParallelStepResult r, run.step->Run(*real, z, run.batch, dropout_seed));
+    const RankStepReport mine{data_wait, r.compute_s, r.allreduce_s, r.d_loss, r.g_loss};
+    RETURN_IF_ERROR(comm_.Gather(&mine, sizeof(mine), reports.data(), 0, comm_options_));
+    ++run.global_step;
+    if (!is_root()) continue;
+
+    double d_loss = 0, g_loss = 0;
+    std::vector<StepTiming> timings;
+    for (size_t i = 0; i < reports.size(); ++i) {
+      d_loss += weights[i] * reports[i].d_loss;
+      g_loss += weights[i] * reports[i].g_loss;
+      timings.push_back({reports[i].data_wait_s, reports[i].compute_s, reports[i].allreduce_s});
+    }
+    if (!std::isfinite(d_loss) || !std::isfinite(g_loss)) {
+      return absl::InternalError(absl::StrFormat(
+          "batch %d epoch %d step %d: loss is not finite (d_loss %g, g_loss %g); lower --lr", run.batch, epoch,
+          step + 1, d_loss, g_loss));
+    }
+    run.tracker.AddStep(run.global_step, timings);
+    for (const StragglerEvent& e : run.tracker.TakeNewEvents()) {
+      spdlog::warn("{}", DescribeEvent(e));
+      RETURN_IF_ERROR(folder_->AppendStragglerRow(e, run.batch, epoch));
+    }
+    acc.AddStep(clock_.NowSeconds() - t0, data_wait, r.allreduce_s, d_loss, g_loss);
+    progress.MaybePrint(run.batch, epoch, config_.epochs, step + 1, steps, acc);
+  }
+  run.steps_left -= steps;
+  return acc.Finish(clock_.NowSeconds() - epoch_start, comm_.size(), run.tracker.flag_count() - flags_before);
+}
+
+absl::Status Trainer::FinishEpoch(BatchRun& run, const EpochRow& row) {
+  RETURN_IF_ERROR(folder_->AppendEpochRow(row));
+  const bool sweep = config_.batch_sizes.size() > 1;
+  ASSIGN_OR_RETURN(const std::string png, folder_->SamplePath(run.batch, sweep, row.epoch, "png"));
+  ASSIGN_OR_RETURN(const std::string npy, folder_->SamplePath(run.batch, sweep, row.epoch, "npy"));
+  Rng sample_rng(Mix64(config_.seed ^ kSampleStream));
+  const Tensor fixed_noise = NormalNoise(sample_rng, kSampleCount, config_.dcgan.noise_dim);
+  RETURN_IF_ERROR(WriteGeneratorSamples(backend_, run.model.generator(), fixed_noise, png, npy));
+  spdlog::info("batch {} epoch {} done: {:.1f} s, {} steps, steady {:.1f} ms/step, {:.1f} samples/s, all-reduce "
+               "{:.1f} ms/step ({:.0f}%), d_loss {:.4f} g_loss {:.4f}, shares {}; samples: {}",
+               run.batch, row.epoch, row.seconds, row.steps, row.steady_step_ms, row.samples_per_s, row.allreduce_ms,
+               100.0 * row.allreduce_share, row.d_loss, row.g_loss, absl::StrJoin(run.shares, "/"), png);
+  return absl::OkStatus();
+}
+
 std::string FormatEpochTable(const std::vector<EpochRow>& rows) {
-  std::string out = absl::StrFormat("%6s %5s %6s %9s %9s %11s %8s %8s\n", "batch", "epoch", "steps", "seconds",
-                                    "step_ms", "samples/s", "d_loss", "g_loss");
+  std::string out = absl::StrFormat("%6s %5s %5s %6s %9s %9s %11s %9s %8s %8s\n", "batch", "ranks", "epoch", "steps",
+                                    "seconds", "step_ms", "samples/s", "allred_ms", "d_loss", "g_loss");
   for (const EpochRow& r : rows) {
-    absl::StrAppendFormat(&out, "%6d %5d %6d %9.1f %9.2f %11.1f %8.4f %8.4f\n", r.batch_size, r.epoch, r.steps,
-                          r.seconds, r.steady_step_ms, r.samples_per_s, r.d_loss, r.g_loss);
+    absl::StrAppendFormat(&out, "%6d %5d %5d %6d %9.1f %9.2f %11.1f %9.2f %8.4f %8.4f\n", r.batch_size,
+                          r.world_size, r.epoch, r.steps, r.seconds, r.steady_step_ms, r.samples_per_s,
+                          r.allreduce_ms, r.d_loss, r.g_loss);
   }
   return out;
 }

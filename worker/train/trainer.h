@@ -1,12 +1,18 @@
-// The training run of one process: for each global batch size of the sweep, a fresh
-// model from the same seed trained for the configured epochs, writing one epochs.csv
-// row and one sample grid per epoch, with progress lines while it runs.
+// The training run of one rank: for each global batch size of the sweep, a fresh model
+// from the same seed trained for the configured epochs by all ranks in lockstep
+// (synchronous data-parallel SGD; one rank is the plain single-process case).
+//
+// Rank 0 owns the outputs: epochs.csv rows, stragglers.csv, samples, progress lines.
+// Every step it gathers each rank's timings (O(ranks) numbers) for the straggler
+// tracker, and at each epoch start it broadcasts the per-rank shares of the global
+// batch (even, or rebalanced by measured speed with --rebalance).
 #pragma once
 
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "worker/comm/communicator.h"
 #include "worker/data/mnist_dataset.h"
 #include "worker/tensor/backend.h"
 #include "worker/train/epoch_metrics.h"
@@ -17,21 +23,31 @@ namespace gantry {
 
 class Trainer {
  public:
-  // All references must outlive the Trainer.
-  Trainer(const TrainConfig& config, const ImageDataset& data, const RunFolder& folder, const Clock& clock,
-          Backend& backend);
+  // `folder` is used on rank 0 only and may be null elsewhere. All references must
+  // outlive the Trainer.
+  Trainer(const TrainConfig& config, const ImageDataset& data, const RunFolder* folder, Communicator& comm,
+          const Clock& clock, Backend& backend);
 
-  // Trains every batch size in turn; returns all epoch rows (also in epochs.csv).
+  // Trains every batch size in turn. On rank 0 returns all epoch rows (also written to
+  // epochs.csv); other ranks return an empty list.
   absl::StatusOr<std::vector<EpochRow>> Run();
 
  private:
-  absl::StatusOr<std::vector<EpochRow>> TrainOneBatchSize(int64_t batch_size);
+  struct BatchRun;
+  absl::StatusOr<std::vector<EpochRow>> TrainOneBatchSize(int64_t batch);
+  absl::StatusOr<EpochRow> TrainOneEpoch(BatchRun& run, int64_t epoch);
+  absl::Status AgreeOnShares(BatchRun& run);
+  absl::Status FinishEpoch(BatchRun& run, const EpochRow& row);
+
+  bool is_root() const { return comm_.rank() == 0; }
 
   const TrainConfig& config_;
   const ImageDataset& data_;
-  const RunFolder& folder_;
+  const RunFolder* folder_;
+  Communicator& comm_;
   const Clock& clock_;
   Backend& backend_;
+  CommOptions comm_options_;
 };
 
 // A fixed-width table of the rows (one line per epoch) for the terminal.

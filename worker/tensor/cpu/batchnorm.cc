@@ -45,8 +45,8 @@ std::vector<double> ChannelReduce(int64_t n, int64_t c, int64_t hw, Term term) {
 
 // y = (x - center[ch]) * scale[ch] + shift[ch]. Centring first keeps a large mean from
 // cancelling catastrophically against x * scale.
-void ChannelAffine(int64_t n, int64_t c, int64_t hw, const float* x, const float* center, const float* scale,
-                   const float* shift, float* y) {
+void CenteredChannelAffine(int64_t n, int64_t c, int64_t hw, const float* x, const float* center,
+                           const float* scale, const float* shift, float* y) {
   for (int64_t i = 0; i < n; ++i) {
     if (hw == 1) {
       const float* xi = x + i * c;
@@ -111,7 +111,7 @@ void EigenCpuBackend::BatchNormApply(int64_t n, int64_t c, int64_t hw, const flo
   for (int64_t ch = 0; ch < c; ++ch) {
     scale[ch] = static_cast<float>(double{gamma[ch]} / std::sqrt(double{var[ch]} + eps));
   }
-  ChannelAffine(n, c, hw, x, mean, scale.data(), beta, y);
+  CenteredChannelAffine(n, c, hw, x, mean, scale.data(), beta, y);
 }
 
 void EigenCpuBackend::BatchNormBackward(int64_t n, int64_t c, int64_t hw, const float* x, const float* dy,

@@ -1,7 +1,7 @@
 // The Eigen-based reference CPU backend. Its methods are defined in one file per
-// kind of op (gemm.cc, conv_lowering.cc, bias.cc, activation.cc, elementwise.cc,
-// dropout.cc, batchnorm.cc, loss.cc, optimizer_kernels.cc). Single-threaded: data
-// parallelism comes from ranks, not threads.
+// kind of op (gemm.cc, conv_lowering.cc, bias.cc, channel_affine.cc, activation.cc,
+// elementwise.cc, dropout.cc, batchnorm.cc, loss.cc, optimizer_kernels.cc). Single-threaded:
+// data parallelism comes from ranks, not threads.
 #pragma once
 
 #include "worker/tensor/backend.h"
@@ -20,6 +20,8 @@ class EigenCpuBackend final : public Backend {
 
   void AddChannelBias(int64_t n, int64_t c, int64_t hw, const float* bias, float* y) override;
   void ChannelSum(int64_t n, int64_t c, int64_t hw, const float* dy, float* out) override;
+  void ChannelAffine(int64_t n, int64_t c, int64_t hw, const float* x, const float* scale, const float* shift,
+                     float* y) override;
 
   void ActivationForward(Activation f, float slope, int64_t count, const float* x, float* y) override;
   void ActivationBackward(Activation f, float slope, int64_t count, const float* x, const float* y,

@@ -1,0 +1,55 @@
+// The seam between training and the transport that joins its ranks: a fixed group of
+// `size()` ranks that run the same sequence of collectives. Backends: LocalGroup (ranks
+// as threads of one process, for tests) and MpiCommunicator (one process per rank).
+//
+// Every rank must call the same collectives, with the same counts and roots, in the same
+// order; collectives are numbered #1, #2, ... in that order (all kinds share one counter)
+// and error messages use those numbers.
+//
+// Failures: no call waits forever. A collective that does not complete within
+// opts.timeout_seconds returns absl::DeadlineExceededError naming this rank, the
+// collective, its size, the timeout and, when known, the ranks that never arrived:
+//   "rank 0: all-reduce #17 of 2518337 floats timed out after 30 s; rank 1 did not
+//    arrive (dead or stuck?)"
+// InvalidArgument (a bad count, root, buffer or timeout) starts nothing and leaves the
+// communicator usable. After any other error it is unusable: later calls fail at once (a
+// timed-out collective may still own the caller's buffer), and the caller is expected to
+// log the error and end the process (MpiCommunicator::Abort in an MPI job).
+//
+// A communicator is used from one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace gantry {
+
+struct CommOptions {
+  // Bound on each collective; must be positive and finite.
+  double timeout_seconds = 120;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string backend_name() const = 0;  // "local" | "mpi"
+
+  // In-place element-wise sum over all ranks of `count` floats. Every rank receives the
+  // same bytes (see each backend for how the summation order is fixed).
+  virtual absl::Status AllReduceSum(float* data, int64_t count, const CommOptions& opts) = 0;
+  // Root's `bytes` bytes are copied to every other rank's `data`.
+  virtual absl::Status Broadcast(void* data, int64_t bytes, int root, const CommOptions& opts) = 0;
+  // Each rank contributes `bytes` bytes; on root, `recv` receives size()*bytes bytes in
+  // rank order (ignored elsewhere; may be null there).
+  virtual absl::Status Gather(const void* send, int64_t bytes, void* recv, int root,
+                              const CommOptions& opts) = 0;
+  // Returns once every rank has called Barrier.
+  virtual absl::Status Barrier(const CommOptions& opts) = 0;
+};
+
+}  // namespace gantry

@@ -1,0 +1,185 @@
+#include "worker/comm/mpi_communicator.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/check.h"
+#include "common/clock.h"
+#include "common/status_macros.h"
+#include "worker/comm/mpi_wait.h"
+
+namespace gantry {
+namespace {
+
+constexpr double kSettleSeconds = 10;
+constexpr double kRankZeroGraceSeconds = 1;
+
+int64_t DeadlineAfter(double seconds) {
+  // Clamped so that an absurd (but finite) timeout cannot overflow the nanosecond count.
+  return Clock::Real().NowNanos() + static_cast<int64_t>(std::min(seconds, 1e9) * 1e9);
+}
+
+absl::StatusOr<MPI_Comm> DuplicateWorld(const CommOptions& opts) {
+  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Request request = MPI_REQUEST_NULL;
+  RETURN_IF_ERROR(MpiStatus(MPI_Comm_idup(MPI_COMM_WORLD, &comm, &request), "MPI_Comm_idup"));
+  ASSIGN_OR_RETURN(const bool done, WaitUntil(&request, DeadlineAfter(opts.timeout_seconds)));
+  if (!done) {
+    return absl::DeadlineExceededError(absl::StrCat("duplicating MPI_COMM_WORLD timed out after ", opts.timeout_seconds,
+                                                    " s (did every rank start?)"));
+  }
+  return comm;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create(int* argc, char*** argv) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized || finalized) {
+    return absl::FailedPreconditionError("MPI was already initialized in this process; create one MpiCommunicator");
+  }
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    return absl::UnavailableError("MPI_Init_thread failed (start the job with mpirun)");
+  }
+  if (provided < MPI_THREAD_FUNNELED) {
+    MPI_Finalize();
+    return absl::FailedPreconditionError(
+        absl::StrCat("MPI offers thread level ", provided, ", below MPI_THREAD_FUNNELED"));
+  }
+  // Errors come back as codes (and then as Status) instead of aborting the job; the
+  // duplicates below inherit this handler.
+  RETURN_IF_ERROR(MpiStatus(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler"));
+  ASSIGN_OR_RETURN(MPI_Comm comm, DuplicateWorld(CommOptions{}));
+  ASSIGN_OR_RETURN(MPI_Comm arrival_comm, DuplicateWorld(CommOptions{}));
+  ASSIGN_OR_RETURN(std::unique_ptr<ArrivalBoard> arrivals, ArrivalBoard::Create(arrival_comm));
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(comm, arrival_comm, std::move(arrivals)));
+}
+
+bool MpiCommunicator::LaunchedUnderMpi() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
+}
+
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, MPI_Comm arrival_comm, std::unique_ptr<ArrivalBoard> arrivals)
+    : comm_(comm), arrival_comm_(arrival_comm), arrivals_(std::move(arrivals)) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  if (failed_.ok()) {
+    absl::Status status = Barrier(CommOptions{});
+    if (status.ok()) {
+      absl::StatusOr<bool> settled = arrivals_->Settle(next_seq_ - 1, DeadlineAfter(kSettleSeconds));
+      if (!settled.ok()) {
+        status = settled.status();
+      } else if (!*settled) {
+        status = absl::DeadlineExceededError(
+            absl::StrCat("rank ", rank_, ": arrival messages still in flight after ", kSettleSeconds, " s"));
+      }
+    }
+    failed_ = status;
+  }
+  if (!failed_.ok()) {
+    std::fprintf(stderr, "rank %d: leaving MPI unfinalized after a failure: %s\n", rank_,
+                 std::string(failed_.message()).c_str());
+    return;
+  }
+  arrivals_.reset();
+  MPI_Comm_free(&arrival_comm_);
+  MPI_Comm_free(&comm_);
+  MPI_Finalize();
+}
+
+template <typename Start>
+absl::Status MpiCommunicator::Run(CollectiveCall call, const CommOptions& opts, const char* what, Start start) {
+  CHECK(std::this_thread::get_id() == owner_) << "MpiCommunicator used off the thread that created it";
+  if (!failed_.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("rank ", rank_, ": ", Describe(call),
+                                                      " refused: the communicator failed earlier: ", failed_.message()));
+  }
+  ++next_seq_;
+  const int64_t deadline = DeadlineAfter(opts.timeout_seconds);
+  RETURN_IF_ERROR(Fail(arrivals_->Announce(call.seq)));
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (const int code = start(&request); code != MPI_SUCCESS) {
+    return Fail(MpiStatus(code, absl::StrCat("rank ", rank_, ": ", what, " for ", Describe(call))));
+  }
+  absl::StatusOr<bool> done = WaitUntil(&request, deadline);
+  if (done.ok() && !*done) done = GraceForRankZero(&request, call.seq, opts);
+  if (!done.ok()) {
+    return Fail(absl::Status(done.status().code(),
+                             absl::StrCat("rank ", rank_, ": ", Describe(call), ": ", done.status().message())));
+  }
+  RETURN_IF_ERROR(Fail(arrivals_->Poll()));
+  if (!*done) return Fail(TimeoutError(rank_, call, opts.timeout_seconds, Diagnose(call.seq)));
+  return absl::OkStatus();
+}
+
+absl::Status MpiCommunicator::AllReduceSum(float* data, int64_t count, const CommOptions& opts) {
+  const CollectiveCall call{CollectiveKind::kAllReduce, next_seq_, count, -1};
+  RETURN_IF_ERROR(ValidateCall(rank_, size_, call, data, nullptr, opts));
+  return Run(call, opts, "MPI_Iallreduce", [&](MPI_Request* request) {
+    return MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm_, request);
+  });
+}
+
+absl::Status MpiCommunicator::Broadcast(void* data, int64_t bytes, int root, const CommOptions& opts) {
+  const CollectiveCall call{CollectiveKind::kBroadcast, next_seq_, bytes, root};
+  RETURN_IF_ERROR(ValidateCall(rank_, size_, call, data, nullptr, opts));
+  return Run(call, opts, "MPI_Ibcast", [&](MPI_Request* request) {
+    return MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, root, comm_, request);
+  });
+}
+
+absl::Status MpiCommunicator::Gather(const void* send, int64_t bytes, void* recv, int root, const CommOptions& opts) {
+  const CollectiveCall call{CollectiveKind::kGather, next_seq_, bytes, root};
+  RETURN_IF_ERROR(ValidateCall(rank_, size_, call, send, recv, opts));
+  // MPI forbids a root's send buffer to overlap its receive buffer unless it says so.
+  const bool in_place = rank_ == root && bytes > 0 && send == static_cast<const char*>(recv) + root * bytes;
+  return Run(call, opts, "MPI_Igather", [&](MPI_Request* request) {
+    const int n = static_cast<int>(bytes);
+    return MPI_Igather(in_place ? MPI_IN_PLACE : send, n, MPI_BYTE, recv, n, MPI_BYTE, root, comm_, request);
+  });
+}
+
+absl::Status MpiCommunicator::Barrier(const CommOptions& opts) {
+  const CollectiveCall call{CollectiveKind::kBarrier, next_seq_, 0, -1};
+  RETURN_IF_ERROR(ValidateCall(rank_, size_, call, nullptr, nullptr, opts));
+  return Run(call, opts, "MPI_Ibarrier", [&](MPI_Request* request) { return MPI_Ibarrier(comm_, request); });
+}
+
+void MpiCommunicator::Abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::abort();  // MPI_Abort does not return; this keeps [[noreturn]] honest if it ever does.
+}
+
+absl::StatusOr<bool> MpiCommunicator::GraceForRankZero(MPI_Request* request, int64_t seq, const CommOptions& opts) {
+  RETURN_IF_ERROR(arrivals_->Poll());
+  if (rank_ == 0 || size_ <= 2 || !arrivals_->NotArrived(seq).empty()) return false;
+  // Rank 0 arrived, so it is waiting too and will time out at about the same moment, with
+  // an error that names the missing ranks (this rank can't). Waiting a little longer lets
+  // that error be the one that ends the job.
+  return WaitUntil(request, DeadlineAfter(std::min(kRankZeroGraceSeconds, opts.timeout_seconds / 4)));
+}
+
+std::string MpiCommunicator::Diagnose(int64_t seq) const {
+  const std::vector<int> missing = arrivals_->NotArrived(seq);
+  if (!missing.empty()) return DidNotArrive(missing);
+  if (rank_ == 0 || size_ <= 2) {
+    return "every rank arrived, yet it did not complete (mismatched collectives or a transport fault?)";
+  }
+  return "rank 0 arrived; rank 0's error names the ranks that did not";
+}
+
+absl::Status MpiCommunicator::Fail(absl::Status status) {
+  if (!status.ok() && failed_.ok()) failed_ = status;
+  return status;
+}
+
+}  // namespace gantry

@@ -1,0 +1,94 @@
+// The ranks of one MPI world (Open MPI), one process each: `mpirun -np N gantry-worker`.
+//
+// Collectives are MPI's non-blocking ones (MPI_Iallreduce, MPI_Ibcast, MPI_Igather,
+// MPI_Ibarrier) completed by polling against the deadline (see WaitUntil in mpi_wait.h),
+// on a private duplicate of MPI_COMM_WORLD. A timeout names the ranks that did not arrive
+// as far as this rank can tell (see ArrivalBoard): rank 0 names any rank; another rank
+// names rank 0 or says that rank 0 arrived. In the last case (only with more than 2
+// ranks) the rank waits min(1 s, timeout / 4) longer before it gives up, so that rank 0,
+// timing out at about the same moment, reports the missing ranks first; if the caller
+// aborts on error, rank 0's precise message is the one that ends the job.
+//
+// AllReduceSum is MPI_SUM over MPI_FLOAT. Every rank receives the same bytes: Open MPI
+// 4.1's allreduce algorithms compute each element's sum once (ring, reduce-scatter +
+// allgather) or combine the same operands in mirrored order (recursive doubling, which
+// float addition's commutativity makes bit-identical). tests/comm/mpi_collectives_main.cc
+// checks this at 2 ranks (ctest) for small and DCGAN-sized buffers by comparing
+// checksums. The order of the sum may differ from rank order, and from LocalGroup's.
+//
+// Threading: MPI is initialized with MPI_THREAD_FUNNELED, so every call, the destructor
+// included, must come from the thread that called Create (CHECKed).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "worker/comm/collective.h"
+#include "worker/comm/communicator.h"
+#include "worker/comm/mpi_arrivals.h"
+
+namespace gantry {
+
+class MpiCommunicator final : public Communicator {
+ public:
+  // Initializes MPI (MPI_Init_thread, at least MPI_THREAD_FUNNELED) and duplicates
+  // MPI_COMM_WORLD for the collectives and again for the arrival messages. MPI can be
+  // initialized once per process, so this succeeds at most once. Without mpirun, Open MPI
+  // starts a world of one rank.
+  static absl::StatusOr<std::unique_ptr<MpiCommunicator>> Create(int* argc, char*** argv);
+  // Whether this process was started by mpirun (Open MPI / PMIx environment variables).
+  static bool LaunchedUnderMpi();
+
+  // After a clean run: a final barrier (default timeout) so no rank finalizes while a
+  // peer still needs it, then MPI_Finalize. After a failure, or if that barrier fails,
+  // it prints why to stderr and leaves MPI unfinalized rather than risk hanging in
+  // MPI_Finalize; mpirun then reports the job as failed.
+  ~MpiCommunicator() override;
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string backend_name() const override { return "mpi"; }
+
+  absl::Status AllReduceSum(float* data, int64_t count, const CommOptions& opts) override;
+  absl::Status Broadcast(void* data, int64_t bytes, int root, const CommOptions& opts) override;
+  absl::Status Gather(const void* send, int64_t bytes, void* recv, int root, const CommOptions& opts) override;
+  absl::Status Barrier(const CommOptions& opts) override;
+
+  // Ends every rank of the job (MPI_Abort on MPI_COMM_WORLD) with exit code `code`, so
+  // mpirun exits non-zero. The way out after a collective failed.
+  [[noreturn]] void Abort(int code);
+
+ private:
+  MpiCommunicator(MPI_Comm comm, MPI_Comm arrival_comm, std::unique_ptr<ArrivalBoard> arrivals);
+
+  // Numbers `call`, announces it, posts it with `start` (an MPI_I* call named `what`)
+  // and waits for it until the deadline.
+  template <typename Start>
+  absl::Status Run(CollectiveCall call, const CommOptions& opts, const char* what, Start start);
+  // After this rank's deadline passed with collective `seq` incomplete: keeps waiting a
+  // while (see the file comment) when rank 0 can name the missing ranks and this rank can't.
+  absl::StatusOr<bool> GraceForRankZero(MPI_Request* request, int64_t seq, const CommOptions& opts);
+  // The "; ..." part of a timeout message: who did not arrive at collective `seq`.
+  std::string Diagnose(int64_t seq) const;
+  // Records the first failure, after which every call is refused.
+  absl::Status Fail(absl::Status status);
+
+  MPI_Comm comm_;
+  MPI_Comm arrival_comm_;
+  std::unique_ptr<ArrivalBoard> arrivals_;
+  int rank_ = 0;
+  int size_ = 1;
+  int64_t next_seq_ = 1;
+  absl::Status failed_;
+  const std::thread::id owner_ = std::this_thread::get_id();
+};
+
+}  // namespace gantry
