@@ -54,7 +54,7 @@ double TimeOnce(int variant, std::vector<float>& data, MpiCommunicator& comm) {
     MPI_Request request = MPI_REQUEST_NULL;
     Check(MPI_Iallreduce(MPI_IN_PLACE, data.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request) == MPI_SUCCESS,
           "MPI_Iallreduce", comm);
-    const absl::StatusOr<bool> done = WaitUntil(&request, Clock::Real().NowNanos() + 60'000'000'000);
+    const absl::StatusOr<bool> done = WaitUntil(&request, Clock::Real().NowNanos() + 60'000'000'000, OversubscribedByMpirun());
     Check(done.ok() && *done, "MPI_Iallreduce wait", comm);
   } else {
     Check(comm.AllReduceSum(data.data(), n, CommOptions{60}).ok(), "AllReduceSum", comm);

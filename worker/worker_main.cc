@@ -45,12 +45,12 @@ std::string DefaultRunFolder() {
                          tm.tm_min, tm.tm_sec);
 }
 
-// Rank 0 logs to the console and log.txt; other ranks log warnings and errors to the
-// console only, tagged with their rank.
+// Rank 0 logs to the console and log.txt (when it has a run folder); other ranks log
+// warnings and errors to the console only, tagged with their rank.
 void SetUpLogging(int rank, const std::string& log_path) {
   auto console = std::make_shared<spdlog::sinks::stdout_color_sink_mt>();
   std::vector<spdlog::sink_ptr> sinks{console};
-  if (rank == 0) sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_path));
+  if (rank == 0 && !log_path.empty()) sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_path));
   auto logger = std::make_shared<spdlog::logger>("gantry", sinks.begin(), sinks.end());
   logger->set_pattern(rank == 0 ? "[%Y-%m-%d %H:%M:%S.%e] [%l] %v"
                                 : absl::StrFormat("[%%Y-%%m-%%d %%H:%%M:%%S.%%e] [rank %d] [%%l] %%v", rank));

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "worker/comm/mpi_communicator.h"
 #include "worker/tensor/random.h"
 
@@ -82,9 +83,12 @@ bool CheckBitIdenticalSum(MpiCommunicator& comm, Checker& check, int64_t count) 
     }
   }
   for (int64_t i = 0; i < count; ++i) {
-    const double tolerance = comm.size() * 6e-8 * magnitude[i];
-    check.Expect(std::fabs(data[i] - rank_order[i]) <= tolerance,
-                 absl::StrCat("count ", count, ": sum[", i, "] = ", data[i], ", expected about ", rank_order[i]));
+    // Each of the two summation orders is within (size - 1) unit roundoffs of the sum of
+    // magnitudes from the exact sum.
+    const double tolerance = 2 * comm.size() * 0x1p-24 * magnitude[i];
+    check.Expect(std::fabs(static_cast<double>(data[i]) - rank_order[i]) <= tolerance,
+                 absl::StrFormat("count %d: sum[%d] = %.9g, expected %.9g within %.3g", count, i, data[i],
+                                 rank_order[i], tolerance));
   }
   const uint64_t mine = Fnv1a(data.data(), data.size() * sizeof(float));
   std::vector<uint64_t> all(comm.size());

@@ -77,7 +77,9 @@ class ThreadReducerGroup {
       for (int64_t j = 0; j < std::min<int64_t>(in.count, std::ssize(result_)); ++j) result_[j] += in.data[j];
     }
   }
-  void Timeout(int rank) { ADD_FAILURE() << "replica " << rank << " waited " << kTimeout.count() << " s in Sum"; }
+  void Timeout(int rank) {
+    ADD_FAILURE() << "replica " << rank << " waited " << kTimeout.count() << " s in Sum";
+  }
 
   std::vector<std::unique_ptr<Member>> members_;
   std::mutex mu_;
@@ -172,7 +174,9 @@ Tensor DriftingBatch(const Shape& shape, uint64_t seed) {
 void ExpectClose(const float* actual, const float* expected, int64_t n, double rel, const std::string& what) {
   double scale = 0.0;
   for (int64_t i = 0; i < n; ++i) scale = std::max(scale, std::abs(double{expected[i]}));
-  for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(actual[i], expected[i], rel * scale) << what << " [" << i << "]";
+  for (int64_t i = 0; i < n; ++i) {
+    EXPECT_NEAR(actual[i], expected[i], rel * scale) << what << " [" << i << "]";
+  }
 }
 
 struct Split {
@@ -235,7 +239,8 @@ TEST(SyncBatchNormTest, BackwardMatchesTheWholeBatchAndParamGradsSumToIt) {
 }
 
 TEST(SyncBatchNormTest, UnchangedSumsGivePerRankStatisticsAndReducerCallsAreAsDocumented) {
-  const Tensor x = DriftingBatch(Shape{5, kChannels, 2, 2}, 31), dy = RandomTensor(Shape{5, kChannels, 2, 2}, 32);
+  const Shape shape{5, kChannels, 2, 2};
+  const Tensor x = DriftingBatch(shape, 31), dy = RandomTensor(shape, 32);
   BoundBatchNorm local, synced;
   const Result expected = ForwardBackward(local, Context{}, x, dy);
   IdentityReducer reducer;
@@ -256,12 +261,27 @@ TEST(SyncBatchNormTest, UnchangedSumsGivePerRankStatisticsAndReducerCallsAreAsDo
   synced.params.ZeroGrads();
   EXPECT_FALSE(synced.layer.Backward(ctx, dy, cache, /*want_input_grad=*/false).defined());
   EXPECT_TRUE(reducer.counts.empty());
-  ExpectClose(synced.params.grads().data(), expected.grads.data(), expected.grads.numel(), 1e-5, "grads only");
+  const Tensor& grads = synced.params.grads();
+  ExpectClose(grads.data(), expected.grads.data(), grads.numel(), 1e-5, "grads only");
   ctx.param_grads = false;
   synced.params.ZeroGrads();
   const Tensor dx = synced.layer.Backward(ctx, dy, cache, true);
   ExpectClose(dx.data(), expected.dx.data(), dx.numel(), 1e-5, "dx without param grads");
   for (int64_t i = 0; i < synced.params.grads().numel(); ++i) EXPECT_EQ(synced.params.grads().at(i), 0.0f);
+}
+
+TEST(SyncBatchNormTest, AFailedSumOnOneRowNeitherAbortsNorTouchesTheRunningStats) {
+  // A replica with one row of a 1d BatchNorm whose Sums fail: one value per channel.
+  BoundBatchNorm bn;
+  const Tensor before = bn.params.buffers().Clone();
+  IdentityReducer failed;
+  Context ctx;
+  ctx.sync_bn = &failed;
+  const Tensor x = RandomTensor(Shape{1, kChannels}, 51), dy = RandomTensor(Shape{1, kChannels}, 52);
+  const Result got = ForwardBackward(bn, ctx, x, dy);
+  for (int64_t i = 0; i < got.y.numel(); ++i) EXPECT_TRUE(std::isfinite(got.y.at(i))) << "y " << i;
+  for (int64_t i = 0; i < got.dx.numel(); ++i) EXPECT_TRUE(std::isfinite(got.dx.at(i))) << "dx " << i;
+  for (int64_t i = 0; i < before.numel(); ++i) EXPECT_EQ(got.buffers.at(i), before.at(i)) << i;
 }
 
 TEST(SyncBatchNormDeathTest, BackwardOfASynchronisedForwardNeedsTheReducer) {

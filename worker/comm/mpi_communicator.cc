@@ -26,7 +26,7 @@ absl::StatusOr<MPI_Comm> DuplicateWorld(const CommOptions& opts) {
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Request request = MPI_REQUEST_NULL;
   RETURN_IF_ERROR(MpiStatus(MPI_Comm_idup(MPI_COMM_WORLD, &comm, &request), "MPI_Comm_idup"));
-  ASSIGN_OR_RETURN(const bool done, WaitUntil(&request, DeadlineAfter(opts.timeout_seconds)));
+  ASSIGN_OR_RETURN(const bool done, WaitUntil(&request, DeadlineAfter(opts.timeout_seconds), OversubscribedByMpirun()));
   if (!done) {
     return absl::DeadlineExceededError(absl::StrCat("duplicating MPI_COMM_WORLD timed out after ", opts.timeout_seconds,
                                                     " s (did every rank start?)"));
@@ -43,6 +43,12 @@ absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create(int* ar
   if (initialized || finalized) {
     return absl::FailedPreconditionError("MPI was already initialized in this process; create one MpiCommunicator");
   }
+  // Open MPI's non-blocking all-reduce (coll/libnbc) otherwise reduces to rank 0 and
+  // broadcasts back whenever the buffer is in place or there are fewer than 4 ranks: every
+  // byte crosses twice in sequence, about 7x slower than the ring on a 10 MB buffer at 2
+  // ranks. The ring matches the blocking MPI_Allreduce (see bench/allreduce_bench.cc). A
+  // value the user set (environment or mpirun --mca) wins.
+  setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", /*overwrite=*/0);
   int provided = 0;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     return absl::UnavailableError("MPI_Init_thread failed (start the job with mpirun)");
@@ -110,7 +116,7 @@ absl::Status MpiCommunicator::Run(CollectiveCall call, const CommOptions& opts, 
   if (const int code = start(&request); code != MPI_SUCCESS) {
     return Fail(MpiStatus(code, absl::StrCat("rank ", rank_, ": ", what, " for ", Describe(call))));
   }
-  absl::StatusOr<bool> done = WaitUntil(&request, deadline);
+  absl::StatusOr<bool> done = WaitUntil(&request, deadline, yield_);
   if (done.ok() && !*done) done = GraceForRankZero(&request, call.seq, opts);
   if (!done.ok()) {
     return Fail(absl::Status(done.status().code(),
@@ -165,7 +171,7 @@ absl::StatusOr<bool> MpiCommunicator::GraceForRankZero(MPI_Request* request, int
   // Rank 0 arrived, so it is waiting too and will time out at about the same moment, with
   // an error that names the missing ranks (this rank can't). Waiting a little longer lets
   // that error be the one that ends the job.
-  return WaitUntil(request, DeadlineAfter(std::min(kRankZeroGraceSeconds, opts.timeout_seconds / 4)));
+  return WaitUntil(request, DeadlineAfter(std::min(kRankZeroGraceSeconds, opts.timeout_seconds / 4)), yield_);
 }
 
 std::string MpiCommunicator::Diagnose(int64_t seq) const {

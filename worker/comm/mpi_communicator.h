@@ -32,6 +32,7 @@
 #include "worker/comm/collective.h"
 #include "worker/comm/communicator.h"
 #include "worker/comm/mpi_arrivals.h"
+#include "worker/comm/mpi_wait.h"
 
 namespace gantry {
 
@@ -88,6 +89,7 @@ class MpiCommunicator final : public Communicator {
   int size_ = 1;
   int64_t next_seq_ = 1;
   absl::Status failed_;
+  const bool yield_ = OversubscribedByMpirun();
   const std::thread::id owner_ = std::this_thread::get_id();
 };
 

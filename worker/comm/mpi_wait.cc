@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <string_view>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -11,7 +13,7 @@
 namespace gantry {
 namespace {
 
-constexpr int64_t kSpinNanos = 2'000'000;
+constexpr int64_t kSpinNanos = 20'000'000;
 constexpr int64_t kMinSleepNanos = 20'000;
 constexpr int64_t kMaxSleepNanos = 1'000'000;
 
@@ -26,7 +28,7 @@ absl::Status MpiStatus(int code, absl::string_view what) {
                                           " (MPI error ", code, ")"));
 }
 
-absl::StatusOr<bool> WaitUntil(MPI_Request* request, int64_t deadline_nanos) {
+absl::StatusOr<bool> WaitUntil(MPI_Request* request, int64_t deadline_nanos, bool yield) {
   const Clock& clock = Clock::Real();
   const int64_t start = clock.NowNanos();
   int64_t sleep = 0;
@@ -38,12 +40,17 @@ absl::StatusOr<bool> WaitUntil(MPI_Request* request, int64_t deadline_nanos) {
     if (now >= deadline_nanos) return false;
     const int64_t waited = now - start;
     if (waited < kSpinNanos) {
-      std::this_thread::yield();
+      if (yield) std::this_thread::yield();
       continue;
     }
     sleep = std::min({std::max(2 * sleep, kMinSleepNanos), kMaxSleepNanos, waited / 16, deadline_nanos - now});
     std::this_thread::sleep_for(std::chrono::nanoseconds(sleep));
   }
+}
+
+bool OversubscribedByMpirun() {
+  const char* value = std::getenv("OMPI_MCA_mpi_oversubscribe");
+  return value != nullptr && std::string_view(value) == "1";
 }
 
 }  // namespace gantry

@@ -20,12 +20,20 @@ absl::Status MpiStatus(int code, absl::string_view what);
 // Polls `request` with MPI_Test until it completes (true) or the monotonic clock
 // (Clock::Real) passes `deadline_nanos` (false; the request is still active).
 //
-// Open MPI advances non-blocking collectives only inside MPI calls, so each poll also
-// moves the collective on. The first 2 ms poll back to back with a yield in between, so
-// that a short collective returns within microseconds. After that, sleeps between
-// polls grow from 20 us to at most 1 ms and never exceed 1/16 of the time waited so far,
-// which bounds the delay added to a long collective to a few percent while a stuck one
+// Open MPI advances non-blocking collectives only inside MPI calls (each protocol step
+// of each message waits for a poll on the rank that must act), so a collective runs as
+// fast as the blocking call only while its ranks poll continuously. The first 20 ms
+// therefore poll back to back, which covers a 10 MB all-reduce with room to spare; with
+// `yield` a poll that finds the request incomplete first offers the core to other
+// threads. After that, sleeps between polls grow from 20 us to at most 1 ms (and at most
+// 1/16 of the time waited so far), so a rank waiting for a stuck or much slower peer
 // leaves the core to others.
-absl::StatusOr<bool> WaitUntil(MPI_Request* request, int64_t deadline_nanos);
+absl::StatusOr<bool> WaitUntil(MPI_Request* request, int64_t deadline_nanos, bool yield);
+
+// Whether to pass `yield` to WaitUntil: as Open MPI does for its own blocking calls, only
+// when mpirun placed more ranks on this node than it has slots. Yielding otherwise
+// invites the kernel to run some other busy process for a whole time slice (milliseconds)
+// in the middle of a collective.
+bool OversubscribedByMpirun();
 
 }  // namespace gantry

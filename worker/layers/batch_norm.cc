@@ -66,7 +66,9 @@ Tensor BatchNorm::Forward(const Context& ctx, const Tensor& x, ActivationCache* 
     var = Tensor::Zeros(Shape{channels_});
     if (ctx.sync_bn != nullptr) {
       global_count = SyncBatchStats(ctx, d, x, mean, var);
-      UpdateRunningStats(ctx, mean, var, global_count);
+      // A single value per channel can only follow a failed Sum (see SyncBatchStats): the
+      // step is lost, so keep the running statistics rather than fold in a meaningless one.
+      if (global_count > 1) UpdateRunningStats(ctx, mean, var, global_count);
     } else {
       ctx.backend->BatchNormStats(d.n, d.c, d.hw, x.data(), mean.data(), var.data());
       UpdateRunningStats(ctx, mean, var, d.n * d.hw);

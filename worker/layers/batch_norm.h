@@ -20,6 +20,9 @@ namespace gantry {
 // Every Sum is a collective: all replicas must make the same sequence of synchronised
 // Forward and Backward calls (same layers, order and want_input_grad). A Backward follows
 // its Forward's mode, so after a synchronised Forward its ctx must carry sync_bn too.
+// A Sum that fails (leaving this replica's own values) makes the step meaningless but
+// never aborts it or yields NaN; running statistics are then left alone if the values
+// are too few to update them.
 class BatchNorm : public Layer {
  public:
   explicit BatchNorm(int64_t channels, float eps = 1e-3f, float momentum = 0.99f);
@@ -51,7 +54,7 @@ class BatchNorm : public Layer {
   Dims ViewDims(const Shape& shape) const;
   void UpdateRunningStats(const Context& ctx, const Tensor& mean, const Tensor& var, int64_t count);
   // batch_norm_sync.cc. Writes the mean and biased variance per channel of the global batch
-  // (all replicas' x) into mean/var; returns the global number of values per channel.
+  // (all replicas' x) into mean/var; returns the global number of values per channel (>= 1).
   int64_t SyncBatchStats(const Context& ctx, const Dims& d, const Tensor& x, const Tensor& mean,
                          const Tensor& var);
   Tensor BackwardSynced(const Context& ctx, const Dims& d, const Tensor& dy, const ActivationCache& cache,

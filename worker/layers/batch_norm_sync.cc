@@ -22,8 +22,10 @@ int64_t BatchNorm::SyncBatchStats(const Context& ctx, const Dims& d, const Tenso
   for (int64_t ch = 0; ch < c; ++ch) sums[ch] = static_cast<float>(local_count * mu[ch]);
   sums[c] = static_cast<float>(local_count);
   ctx.sync_bn->Sum(sums.data(), c + 1);
-  const double count = sums[c];
-  CHECK_GT(count, 1.0) << "batch_norm needs more than one value per channel in training";
+  // Replicas that all hold rows (a shard plan's contract) make count >= 2 when the Sum
+  // works. Less means a failed Sum handed back this replica's own sums, a failure the
+  // caller reports after the step: normalise with them rather than abort or divide by 0.
+  const double count = std::max(double{sums[c]}, 1.0);
 
   // Round 2: sum of squared deviations from the global mean. Each replica's share follows
   // exactly from its two-pass statistics, m * (var + (mean - global mean)^2), a sum of
@@ -46,7 +48,8 @@ int64_t BatchNorm::SyncBatchStats(const Context& ctx, const Dims& d, const Tenso
 
 Tensor BatchNorm::BackwardSynced(const Context& ctx, const Dims& d, const Tensor& dy,
                                  const ActivationCache& cache, bool want_input_grad) {
-  CHECK(ctx.sync_bn != nullptr) << "batch_norm: Forward synchronised its statistics, so Backward needs sync_bn";
+  CHECK(ctx.sync_bn != nullptr) << "batch_norm: Forward synchronised its statistics, so Backward needs "
+                                    "sync_bn";
   Backend& b = *ctx.backend;
   const int64_t c = channels_;
   const float* x = cache.saved[kInput].data();
