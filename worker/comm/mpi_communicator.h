@@ -9,12 +9,16 @@
 // timing out at about the same moment, reports the missing ranks first; if the caller
 // aborts on error, rank 0's precise message is the one that ends the job.
 //
-// AllReduceSum is MPI_SUM over MPI_FLOAT. Every rank receives the same bytes: Open MPI
-// 4.1's allreduce algorithms compute each element's sum once (ring, reduce-scatter +
-// allgather) or combine the same operands in mirrored order (recursive doubling, which
-// float addition's commutativity makes bit-identical). tests/comm/mpi_collectives_main.cc
-// checks this at 2 ranks (ctest) for small and DCGAN-sized buffers by comparing
-// checksums. The order of the sum may differ from rank order, and from LocalGroup's.
+// AllReduceSum is MPI_SUM over MPI_FLOAT, in place. Create selects Open MPI's ring
+// algorithm for MPI_Iallreduce (coll_libnbc_iallreduce_algorithm=1, unless the user set
+// that parameter): the default reduces to rank 0 and broadcasts back at fewer than 4 ranks
+// or in place, several times slower on large buffers. Every rank receives the same bytes:
+// the ring computes each element's sum once and then copies it to every rank; Open MPI
+// 4.1's other libnbc algorithms (binomial, reduce-scatter + allgather, recursive doubling)
+// also gave bit-identical results. tests/comm/mpi_collectives_main.cc checks this by
+// comparing checksums across ranks, for 1 to 2518337 floats (ctest at 2 ranks; also run
+// by hand at 3 to 5 ranks and with each algorithm). The summation order is not rank order
+// beyond 2 ranks, so the bits may differ from LocalGroup's.
 //
 // Threading: MPI is initialized with MPI_THREAD_FUNNELED, so every call, the destructor
 // included, must come from the thread that called Create (CHECKed).
