@@ -3,7 +3,7 @@
 // wait (WaitUntil) that gantry uses, so that the difference between the last two is
 // the cost of gantry's own work: the arrival messages and the bookkeeping around them.
 //
-//   mpirun -np 2 gantry-bench-allreduce [--iters 21] [--warmup 3]
+//   mpirun -np 2 gantry-bench-allreduce [--iters 21] [--warmup 3] [--sizes 2518337,...]
 //   mpirun -np 2 --mca pml ob1 --mca btl self,tcp gantry-bench-allreduce
 //
 // Each iteration starts from a barrier and times one in-place all-reduce of float32 per
@@ -52,9 +52,11 @@ double TimeOnce(int variant, std::vector<float>& data, MpiCommunicator& comm) {
           "MPI_Allreduce", comm);
   } else if (variant == 1) {
     MPI_Request request = MPI_REQUEST_NULL;
-    Check(MPI_Iallreduce(MPI_IN_PLACE, data.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request) == MPI_SUCCESS,
+    Check(MPI_Iallreduce(MPI_IN_PLACE, data.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request) ==
+              MPI_SUCCESS,
           "MPI_Iallreduce", comm);
-    const absl::StatusOr<bool> done = WaitUntil(&request, Clock::Real().NowNanos() + 60'000'000'000, OversubscribedByMpirun());
+    const absl::StatusOr<bool> done =
+        WaitUntil(&request, Clock::Real().NowNanos() + 60'000'000'000, OversubscribedByMpirun());
     Check(done.ok() && *done, "MPI_Iallreduce wait", comm);
   } else {
     Check(comm.AllReduceSum(data.data(), n, CommOptions{60}).ok(), "AllReduceSum", comm);
@@ -69,7 +71,8 @@ double Median(std::vector<double> v) {
 
 Row Measure(int64_t floats, int warmup, int iters, MpiCommunicator& comm) {
   std::vector<float> source(static_cast<size_t>(floats));
-  for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<float>((i * 7 + comm.rank()) % 1000) * 1e-3f;
+  for (size_t i = 0; i < source.size(); ++i)
+    source[i] = static_cast<float>((i * 7 + comm.rank()) % 1000) * 1e-3f;
   std::vector<float> data(source.size());
   std::array<std::vector<double>, kVariants> samples;
   for (int it = 0; it < warmup + iters; ++it) {
@@ -95,15 +98,15 @@ void PrintTable(const std::vector<Row>& rows, int ranks, int iters) {
               static_cast<int>(std::strcspn(version, "\n,")), version);
   std::printf("%10s %8s | %10s %8s | %10s | %10s %8s %8s | %9s %9s\n", "floats", "MB", "MPI_Allred", "busbw",
               "Iallred+wt", "gantry", "algbw", "busbw", "vs MPI_Al", "arrivals");
-  std::printf("%10s %8s | %10s %8s | %10s | %10s %8s %8s | %9s %9s\n", "", "", "ms", "GB/s", "ms", "ms", "GB/s",
-              "GB/s", "%", "%");
+  std::printf("%10s %8s | %10s %8s | %10s | %10s %8s %8s | %9s %9s\n", "", "", "us", "GB/s", "us", "us",
+              "GB/s", "GB/s", "%", "%");
   const double bus = 2.0 * (ranks - 1) / ranks;
   for (const Row& r : rows) {
     const double bytes = static_cast<double>(r.floats) * sizeof(float);
     const auto& [blocking, bare, gantry] = r.seconds;
-    std::printf("%10lld %8.3f | %10.3f %8.2f | %10.3f | %10.3f %8.2f %8.2f | %+9.1f %+9.1f\n",
-                static_cast<long long>(r.floats), bytes / 1e6, blocking * 1e3, bytes / blocking / 1e9 * bus,
-                bare * 1e3, gantry * 1e3, bytes / gantry / 1e9, bytes / gantry / 1e9 * bus,
+    std::printf("%10lld %8.3f | %10.1f %8.2f | %10.1f | %10.1f %8.2f %8.2f | %+9.1f %+9.1f\n",
+                static_cast<long long>(r.floats), bytes / 1e6, blocking * 1e6, bytes / blocking / 1e9 * bus,
+                bare * 1e6, gantry * 1e6, bytes / gantry / 1e9, bytes / gantry / 1e9 * bus,
                 100 * (gantry / blocking - 1), 100 * (gantry / bare - 1));
   }
 }
@@ -119,16 +122,22 @@ int Main(int argc, char** argv) {
   int64_t max_floats = int64_t{1} << 24;
   app.add_option("--iters", iters, "timed iterations per size")->check(CLI::PositiveNumber);
   app.add_option("--warmup", warmup, "untimed iterations per size first")->check(CLI::NonNegativeNumber);
-  app.add_option("--max-floats", max_floats, "largest size (sizes run 1K, 4K, ... up to it)")->check(CLI::PositiveNumber);
+  std::vector<int64_t> sizes;
+  app.add_option("--max-floats", max_floats, "largest size (sizes run 1K, 4K, ... up to it)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--sizes", sizes, "exact sizes in floats instead (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, int64_t{2147483647}));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return (*comm)->rank() == 0 ? app.exit(e) : e.get_exit_code();  // every rank parses the same arguments
   }
-  std::vector<int64_t> sizes;
-  for (int64_t n = 1024; n <= max_floats; n *= 4) sizes.push_back(n);
-  if (kDcganGradients <= max_floats) sizes.push_back(kDcganGradients);
-  std::sort(sizes.begin(), sizes.end());
+  if (sizes.empty()) {
+    for (int64_t n = 1024; n <= max_floats; n *= 4) sizes.push_back(n);
+    if (kDcganGradients <= max_floats) sizes.push_back(kDcganGradients);
+    std::sort(sizes.begin(), sizes.end());
+  }
   std::vector<Row> rows;
   for (int64_t n : sizes) rows.push_back(Measure(n, warmup, iters, **comm));
   if ((*comm)->rank() == 0) PrintTable(rows, (*comm)->size(), iters);

@@ -45,7 +45,8 @@ class Checker {
 std::vector<float> RankInput(int rank, int64_t count) {
   std::vector<float> v(static_cast<size_t>(count));
   Rng rng(1000 + rank);
-  for (float& x : v) x = static_cast<float>((rng.Uniform() - 0.5) * std::ldexp(1.0, static_cast<int>(rng.Below(40)) - 20));
+  for (float& x : v)
+    x = static_cast<float>((rng.Uniform() - 0.5) * std::ldexp(1.0, static_cast<int>(rng.Below(40)) - 20));
   return v;
 }
 
@@ -95,7 +96,8 @@ bool CheckBitIdenticalSum(MpiCommunicator& comm, Checker& check, int64_t count) 
   check.Ok(comm.Gather(&mine, sizeof(mine), all.data(), 0, {}));
   if (comm.rank() == 0) {
     for (int r = 1; r < comm.size(); ++r) {
-      check.Expect(all[r] == all[0], absl::StrCat("count ", count, ": rank ", r, "'s all-reduce result differs from rank 0's"));
+      check.Expect(all[r] == all[0],
+                   absl::StrCat("count ", count, ": rank ", r, "'s all-reduce result differs from rank 0's"));
     }
   }
   return std::memcmp(data.data(), rank_order.data(), data.size() * sizeof(float)) == 0;
@@ -103,10 +105,12 @@ bool CheckBitIdenticalSum(MpiCommunicator& comm, Checker& check, int64_t count) 
 
 void CheckBroadcast(MpiCommunicator& comm, Checker& check, int root) {
   std::vector<uint32_t> data(1 << 18);
-  for (size_t i = 0; i < data.size(); ++i) data[i] = comm.rank() == root ? static_cast<uint32_t>(i * 2654435761u) : 0;
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = comm.rank() == root ? static_cast<uint32_t>(i * 2654435761u) : 0;
   check.Ok(comm.Broadcast(data.data(), static_cast<int64_t>(data.size() * 4), root, {}));
   for (size_t i = 0; i < data.size(); ++i) {
-    check.Expect(data[i] == static_cast<uint32_t>(i * 2654435761u), absl::StrCat("broadcast from ", root, ": word ", i));
+    check.Expect(data[i] == static_cast<uint32_t>(i * 2654435761u),
+                 absl::StrCat("broadcast from ", root, ": word ", i));
   }
 }
 
@@ -121,7 +125,8 @@ void CheckGather(MpiCommunicator& comm, Checker& check, int root) {
   if (comm.rank() != root) return;
   for (int r = 0; r < comm.size(); ++r) {
     for (const auto& v : {all, in_place}) {
-      check.Expect(v[2 * r] == r && v[2 * r + 1] == 100 * r + root, absl::StrCat("gather to ", root, ": rank ", r));
+      check.Expect(v[2 * r] == r && v[2 * r + 1] == 100 * r + root,
+                   absl::StrCat("gather to ", root, ": rank ", r));
     }
   }
 }
@@ -141,15 +146,16 @@ int RunChecks(MpiCommunicator& comm) {
   CheckGather(comm, check, comm.size() - 1);
   check.Ok(comm.Barrier({}));
   if (comm.rank() == 0) {
-    std::printf("mpi_collectives_check: all-reduce results bit-identical on all ranks; equal to the rank-order sum "
-                "(count:yes/no):%s\n",
-                order.c_str());
+    std::printf(
+        "mpi_collectives_check: all-reduce results bit-identical on all ranks; equal to the rank-order sum "
+        "(count:yes/no):%s\n",
+        order.c_str());
     std::printf("mpi_collectives_check: all checks passed on %d ranks\n", comm.size());
   }
   return 0;
 }
 
-int RunStuckRank(MpiCommunicator& comm, int stuck) {
+[[noreturn]] void RunStuckRank(MpiCommunicator& comm, int stuck) {
   Checker check(comm);
   check.Ok(comm.Barrier({}));
   std::vector<float> data(kDcganGradients, 1.0f);
@@ -168,12 +174,13 @@ int RunStuckRank(MpiCommunicator& comm, int stuck) {
 }  // namespace gantry
 
 int main(int argc, char** argv) {
-  absl::StatusOr<std::unique_ptr<gantry::MpiCommunicator>> comm = gantry::MpiCommunicator::Create(&argc, &argv);
+  absl::StatusOr<std::unique_ptr<gantry::MpiCommunicator>> comm =
+      gantry::MpiCommunicator::Create(&argc, &argv);
   if (!comm.ok()) {
     std::fprintf(stderr, "mpi_collectives_check: %s\n", comm.status().ToString().c_str());
     return 2;
   }
-  if (argc == 3 && std::string(argv[1]) == "--stuck-rank") return gantry::RunStuckRank(**comm, std::atoi(argv[2]));
+  if (argc == 3 && std::string(argv[1]) == "--stuck-rank") gantry::RunStuckRank(**comm, std::atoi(argv[2]));
   if (argc != 1) {
     std::fprintf(stderr, "usage: mpi_collectives_check [--stuck-rank R]\n");
     (*comm)->Abort(2);

@@ -28,8 +28,8 @@ absl::Status ValidateCall(int rank, int size, const CollectiveCall& call, const 
     return absl::InvalidArgumentError(absl::StrCat("rank ", rank, ": ", Describe(call), ": ", why));
   };
   if (!std::isfinite(opts.timeout_seconds) || opts.timeout_seconds <= 0) {
-    return invalid(absl::StrFormat("timeout_seconds is %g; it must be positive and finite",
-                                   opts.timeout_seconds));
+    return invalid(
+        absl::StrFormat("timeout_seconds is %g; it must be positive and finite", opts.timeout_seconds));
   }
   if (call.count < 0 || call.count > kMaxCollectiveCount) {
     return invalid(absl::StrCat("count must be in [0, ", kMaxCollectiveCount, "]; split larger buffers"));

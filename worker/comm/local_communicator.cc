@@ -146,13 +146,15 @@ class LocalCommunicator final : public Communicator {
     return absl::OkStatus();
   }
 
-  absl::Status Gather(const void* send, int64_t bytes, void* recv, int root, const CommOptions& opts) override {
+  absl::Status Gather(const void* send, int64_t bytes, void* recv, int root,
+                      const CommOptions& opts) override {
     const CollectiveCall call{CollectiveKind::kGather, next_seq_, bytes, root};
     RETURN_IF_ERROR(ValidateCall(rank_, size(), call, send, recv, opts));
     ASSIGN_OR_RETURN(auto done, Arrive(call, CopyIn(send, bytes), opts));
     if (rank_ != root || bytes == 0) return absl::OkStatus();
     for (int r = 0; r < size(); ++r) {
-      std::memcpy(static_cast<std::byte*>(recv) + r * bytes, done->inputs[r].data(), static_cast<size_t>(bytes));
+      std::memcpy(static_cast<std::byte*>(recv) + r * bytes, done->inputs[r].data(),
+                  static_cast<size_t>(bytes));
     }
     return absl::OkStatus();
   }
@@ -165,8 +167,9 @@ class LocalCommunicator final : public Communicator {
 
  private:
   // Numbers the call only once it passed validation, so a rejected call takes no number.
-  absl::StatusOr<std::shared_ptr<const LocalRendezvous::Pending>> Arrive(const CollectiveCall& call, Bytes input,
-                                                        const CommOptions& opts) {
+  absl::StatusOr<std::shared_ptr<const LocalRendezvous::Pending>> Arrive(const CollectiveCall& call,
+                                                                         Bytes input,
+                                                                         const CommOptions& opts) {
     ++next_seq_;
     return rendezvous_->Arrive(rank_, call, std::move(input), opts);
   }

@@ -53,8 +53,9 @@ ArrivalBoard::~ArrivalBoard() {
 }
 
 absl::Status ArrivalBoard::PostReceive(size_t i) {
-  return MpiStatus(MPI_Irecv(&receive_buffers_[i], 1, MPI_INT64_T, peers_[i], kArrivalTag, comm_, &receives_[i]),
-                   "MPI_Irecv (arrival)");
+  return MpiStatus(
+      MPI_Irecv(&receive_buffers_[i], 1, MPI_INT64_T, peers_[i], kArrivalTag, comm_, &receives_[i]),
+      "MPI_Irecv (arrival)");
 }
 
 absl::Status ArrivalBoard::Announce(int64_t seq) {
@@ -63,8 +64,9 @@ absl::Status ArrivalBoard::Announce(int64_t seq) {
   send.seq = seq;
   send.requests.assign(peers_.size(), MPI_REQUEST_NULL);
   for (size_t i = 0; i < peers_.size(); ++i) {
-    RETURN_IF_ERROR(MpiStatus(MPI_Isend(&send.seq, 1, MPI_INT64_T, peers_[i], kArrivalTag, comm_, &send.requests[i]),
-                              "MPI_Isend (arrival)"));
+    RETURN_IF_ERROR(
+        MpiStatus(MPI_Isend(&send.seq, 1, MPI_INT64_T, peers_[i], kArrivalTag, comm_, &send.requests[i]),
+                  "MPI_Isend (arrival)"));
   }
   return absl::OkStatus();
 }
@@ -78,8 +80,9 @@ absl::Status ArrivalBoard::Poll() {
       const int peer = peers_[i];
       // MPI keeps messages between two ranks in order, so announcements come 1, 2, 3, ...
       if (receive_buffers_[i] != heard_[peer] + 1) {
-        return absl::InternalError(absl::StrCat("rank ", rank_, ": arrival message from rank ", peer, " says #",
-                                                receive_buffers_[i], ", expected #", heard_[peer] + 1));
+        return absl::InternalError(absl::StrCat("rank ", rank_, ": arrival message from rank ", peer,
+                                                " says #", receive_buffers_[i], ", expected #",
+                                                heard_[peer] + 1));
       }
       heard_[peer] = receive_buffers_[i];
       RETURN_IF_ERROR(PostReceive(i));
@@ -88,8 +91,8 @@ absl::Status ArrivalBoard::Poll() {
   while (!sends_.empty()) {
     Send& oldest = sends_.front();
     int done = 0;
-    RETURN_IF_ERROR(MpiStatus(MPI_Testall(static_cast<int>(oldest.requests.size()), oldest.requests.data(), &done,
-                                          MPI_STATUSES_IGNORE),
+    RETURN_IF_ERROR(MpiStatus(MPI_Testall(static_cast<int>(oldest.requests.size()), oldest.requests.data(),
+                                          &done, MPI_STATUSES_IGNORE),
                               "MPI_Testall (arrival)"));
     if (!done) break;
     sends_.pop_front();

@@ -24,8 +24,8 @@ absl::Status MpiStatus(int code, absl::string_view what) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
-  return absl::InternalError(absl::StrCat(what, " failed: ", absl::string_view(text, length),
-                                          " (MPI error ", code, ")"));
+  return absl::InternalError(
+      absl::StrCat(what, " failed: ", absl::string_view(text, length), " (MPI error ", code, ")"));
 }
 
 absl::StatusOr<bool> WaitUntil(MPI_Request* request, int64_t deadline_nanos, bool yield) {
@@ -43,7 +43,8 @@ absl::StatusOr<bool> WaitUntil(MPI_Request* request, int64_t deadline_nanos, boo
       if (yield) std::this_thread::yield();
       continue;
     }
-    sleep = std::min({std::max(2 * sleep, kMinSleepNanos), kMaxSleepNanos, waited / 16, deadline_nanos - now});
+    sleep =
+        std::min({std::max(2 * sleep, kMinSleepNanos), kMaxSleepNanos, waited / 16, deadline_nanos - now});
     std::this_thread::sleep_for(std::chrono::nanoseconds(sleep));
   }
 }
