@@ -1,6 +1,7 @@
 #include "common/file_io.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -66,6 +67,32 @@ absl::Status WriteFileAtomically(const std::string& path, std::initializer_list<
 
 absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
   return WriteFileAtomically(path, {ByteSpan{text.data(), text.size()}});
+}
+
+absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return FileError(path, "cannot open", errno);
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, expected a file"));
+  }
+  std::vector<uint8_t> bytes;
+  bytes.reserve(st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0);
+  uint8_t chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      return FileError(path, "read failed", error);
+    }
+    if (n == 0) break;
+    bytes.insert(bytes.end(), chunk, chunk + n);
+  }
+  ::close(fd);
+  return bytes;
 }
 
 absl::Status AppendAndSync(const std::string& path, const std::string& text) {

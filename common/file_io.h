@@ -4,9 +4,12 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace gantry {
 
@@ -24,6 +27,9 @@ struct ByteSpan {
 // file is removed and `path` is left as it was.
 absl::Status WriteFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces);
 absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
+
+// The whole contents of `path`; errors name the path (missing, unreadable, a folder).
+absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path);
 
 // Appends `text` to `path` (creating it) and fsyncs it.
 absl::Status AppendAndSync(const std::string& path, const std::string& text);

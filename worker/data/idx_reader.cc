@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_io.h"
 #include "common/status_macros.h"
 
 namespace gantry {
@@ -23,37 +24,6 @@ constexpr uint32_t kImagesMagic = 0x00000803;  // unsigned bytes, 3 dimensions
 constexpr size_t kMaxInflatedBytes = size_t{4} << 30;
 // zlib counts in uInt; feeding it bounded chunks keeps every count in range.
 constexpr size_t kZlibChunk = size_t{1} << 30;
-
-absl::Status ErrnoError(const std::string& path, const char* what, int error) {
-  return absl::Status(absl::ErrnoToStatusCode(error),
-                      absl::StrCat(path, ": ", what, ": ", std::strerror(error)));
-}
-
-absl::StatusOr<std::vector<uint8_t>> ReadWholeFile(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError(path, "cannot open", errno);
-  struct stat st {};
-  if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-    close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, expected an IDX file"));
-  }
-  std::vector<uint8_t> bytes;
-  bytes.reserve(st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0);
-  uint8_t chunk[1 << 16];
-  for (;;) {
-    const ssize_t n = read(fd, chunk, sizeof(chunk));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      close(fd);
-      return ErrnoError(path, "read failed", error);
-    }
-    if (n == 0) break;
-    bytes.insert(bytes.end(), chunk, chunk + n);
-  }
-  close(fd);
-  return bytes;
-}
 
 absl::Status CorruptGzip(const std::string& path, const std::string& why) {
   return absl::DataLossError(absl::StrCat(path, ": corrupt gzip stream (", why,
@@ -134,7 +104,7 @@ absl::StatusOr<std::vector<uint8_t>> Gunzip(const std::string& path, const std::
 }
 
 absl::StatusOr<std::vector<uint8_t>> ReadMaybeGzipped(const std::string& path) {
-  ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadWholeFile(path));
+  ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadFileBytes(path));
   if (bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b) return Gunzip(path, bytes);
   return bytes;
 }

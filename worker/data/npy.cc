@@ -41,26 +41,6 @@ std::string ShapeTuple(const std::vector<int64_t>& shape) {
   return absl::StrCat("(", absl::StrJoin(shape, ", "), shape.size() == 1 ? ",)" : ")");
 }
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return FileError(path, "cannot open", errno);
-  std::string bytes;
-  char chunk[1 << 16];
-  for (;;) {
-    const ssize_t n = read(fd, chunk, sizeof(chunk));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      close(fd);
-      return FileError(path, "read failed", error);
-    }
-    if (n == 0) break;
-    bytes.append(chunk, static_cast<size_t>(n));
-  }
-  close(fd);
-  return bytes;
-}
-
 // A parser for the Python dict literal numpy writes as the header, e.g.
 // {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
 class HeaderParser {
@@ -191,7 +171,8 @@ absl::Status WriteNpy(const std::string& path, const float* data, const std::vec
 }
 
 absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {
-  ASSIGN_OR_RETURN(const std::string bytes, ReadWholeFile(path));
+  ASSIGN_OR_RETURN(const std::vector<uint8_t> raw, ReadFileBytes(path));
+  const std::string bytes(raw.begin(), raw.end());
   if (bytes.size() < 10 || std::string_view(bytes).substr(0, kMagic.size()) != kMagic) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not a .npy file (it does not start with \\x93NUMPY)"));

@@ -40,21 +40,11 @@ Shape Conv2d::OutputShape(const Shape& input) const {
 
 std::vector<ParamSpec> Conv2d::ParamSpecs() const {
   const int64_t area = kernel_ * kernel_;
-  std::vector<ParamSpec> specs = {
-      {"weight", Shape{out_, in_, kernel_, kernel_}, Init::kGlorotUniform, in_ * area, out_ * area}};
-  if (has_bias_) specs.push_back({"bias", Shape{out_}, Init::kZeros});
-  return specs;
+  return WeightBiasSpecs(Shape{out_, in_, kernel_, kernel_}, in_ * area, out_ * area, has_bias_, out_);
 }
 
 void Conv2d::BindParams(std::span<const Tensor> params, std::span<const Tensor> grads) {
-  const size_t expected = has_bias_ ? 2 : 1;
-  CHECK(params.size() == expected && grads.size() == expected) << "conv2d binds " << expected << " params";
-  weight_ = params[0];
-  weight_grad_ = grads[0];
-  if (has_bias_) {
-    bias_ = params[1];
-    bias_grad_ = grads[1];
-  }
+  p_.Bind(name(), has_bias_, params, grads);
 }
 
 float* Conv2d::Scratch(int64_t numel) {
@@ -63,7 +53,7 @@ float* Conv2d::Scratch(int64_t numel) {
 }
 
 Tensor Conv2d::Forward(const Context& ctx, const Tensor& x, ActivationCache* cache) {
-  CHECK(weight_.defined()) << "conv2d: parameters not bound";
+  CHECK(p_.weight.defined()) << "conv2d: parameters not bound";
   const ConvGeometry g = Geometry(x.shape());
   const int64_t n = x.dim(0), rows = g.col_rows(), pixels = g.col_cols();
   const int64_t in_size = in_ * g.height * g.width, out_size = out_ * pixels;
@@ -73,10 +63,10 @@ Tensor Conv2d::Forward(const Context& ctx, const Tensor& x, ActivationCache* cac
   for (int64_t i = 0; i < n; ++i) {
     // y_i [out, pixels] = W [out, rows] * cols [rows, pixels]
     be.Im2Col(g, x.data() + i * in_size, cols);
-    be.Gemm(false, false, out_, pixels, rows, 1.0f, weight_.data(), rows, cols, pixels, 0.0f,
+    be.Gemm(false, false, out_, pixels, rows, 1.0f, p_.weight.data(), rows, cols, pixels, 0.0f,
             y.data() + i * out_size, pixels);
   }
-  if (has_bias_) be.AddChannelBias(n, out_, pixels, bias_.data(), y.data());
+  if (has_bias_) be.AddChannelBias(n, out_, pixels, p_.bias.data(), y.data());
   cache->saved = {x};
   return y;
 }
@@ -90,7 +80,7 @@ Tensor Conv2d::Backward(const Context& ctx, const Tensor& dy, const ActivationCa
   const int64_t n = x.dim(0), rows = g.col_rows(), pixels = g.col_cols();
   const int64_t in_size = in_ * g.height * g.width, out_size = out_ * pixels;
   Backend& be = *ctx.backend;
-  if (ctx.param_grads && has_bias_) be.ChannelSum(n, out_, pixels, dy.data(), bias_grad_.data());
+  if (ctx.param_grads && has_bias_) be.ChannelSum(n, out_, pixels, dy.data(), p_.bias_grad.data());
   if (!ctx.param_grads && !want_input_grad) return Tensor();
 
   Tensor dx = want_input_grad ? Tensor::Zeros(x.shape()) : Tensor();
@@ -100,12 +90,12 @@ Tensor Conv2d::Backward(const Context& ctx, const Tensor& dy, const ActivationCa
     if (ctx.param_grads) {
       // dW [out, rows] += dy_i [out, pixels] * cols^T
       be.Im2Col(g, x.data() + i * in_size, cols);
-      be.Gemm(false, true, out_, rows, pixels, 1.0f, dy_i, pixels, cols, pixels, 1.0f, weight_grad_.data(),
+      be.Gemm(false, true, out_, rows, pixels, 1.0f, dy_i, pixels, cols, pixels, 1.0f, p_.weight_grad.data(),
               rows);
     }
     if (want_input_grad) {
       // dcols [rows, pixels] = W^T dy_i, scattered back onto the (zeroed) input image.
-      be.Gemm(true, false, rows, pixels, out_, 1.0f, weight_.data(), rows, dy_i, pixels, 0.0f, cols, pixels);
+      be.Gemm(true, false, rows, pixels, out_, 1.0f, p_.weight.data(), rows, dy_i, pixels, 0.0f, cols, pixels);
       be.Col2Im(g, cols, dx.data() + i * in_size);
     }
   }

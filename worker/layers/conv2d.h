@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "worker/layers/layer.h"
+#include "worker/layers/weight_bias.h"
 
 namespace gantry {
 
@@ -35,8 +36,7 @@ class Conv2d final : public Layer {
 
   int64_t in_, out_, kernel_, stride_, padding_;
   bool has_bias_;
-  Tensor weight_, bias_;
-  Tensor weight_grad_, bias_grad_;
+  WeightBias p_;
   Tensor cols_;  // per-sample column matrix, reused across calls
 };
 

@@ -47,22 +47,11 @@ Shape ConvTranspose2d::OutputShape(const Shape& input) const {
 
 std::vector<ParamSpec> ConvTranspose2d::ParamSpecs() const {
   const int64_t area = kernel_ * kernel_;
-  std::vector<ParamSpec> specs = {
-      {"weight", Shape{in_, out_, kernel_, kernel_}, Init::kGlorotUniform, out_ * area, in_ * area}};
-  if (has_bias_) specs.push_back({"bias", Shape{out_}, Init::kZeros});
-  return specs;
+  return WeightBiasSpecs(Shape{in_, out_, kernel_, kernel_}, out_ * area, in_ * area, has_bias_, out_);
 }
 
 void ConvTranspose2d::BindParams(std::span<const Tensor> params, std::span<const Tensor> grads) {
-  const size_t expected = has_bias_ ? 2 : 1;
-  CHECK(params.size() == expected && grads.size() == expected)
-      << "conv_transpose2d binds " << expected << " params";
-  weight_ = params[0];
-  weight_grad_ = grads[0];
-  if (has_bias_) {
-    bias_ = params[1];
-    bias_grad_ = grads[1];
-  }
+  p_.Bind(name(), has_bias_, params, grads);
 }
 
 float* ConvTranspose2d::Scratch(int64_t numel) {
@@ -71,7 +60,7 @@ float* ConvTranspose2d::Scratch(int64_t numel) {
 }
 
 Tensor ConvTranspose2d::Forward(const Context& ctx, const Tensor& x, ActivationCache* cache) {
-  CHECK(weight_.defined()) << "conv_transpose2d: parameters not bound";
+  CHECK(p_.weight.defined()) << "conv_transpose2d: parameters not bound";
   const ConvGeometry g = Geometry(x.shape());
   const int64_t n = x.dim(0), rows = g.col_rows(), pixels = g.col_cols();
   const int64_t in_size = in_ * pixels, out_pixels = g.height * g.width, out_size = out_ * out_pixels;
@@ -80,11 +69,11 @@ Tensor ConvTranspose2d::Forward(const Context& ctx, const Tensor& x, ActivationC
   float* cols = Scratch(rows * pixels);
   for (int64_t i = 0; i < n; ++i) {
     // cols [rows, pixels] = W^T (W viewed [in, rows]) * x_i [in, pixels], scattered onto y_i.
-    be.Gemm(true, false, rows, pixels, in_, 1.0f, weight_.data(), rows, x.data() + i * in_size, pixels, 0.0f,
+    be.Gemm(true, false, rows, pixels, in_, 1.0f, p_.weight.data(), rows, x.data() + i * in_size, pixels, 0.0f,
             cols, pixels);
     be.Col2Im(g, cols, y.data() + i * out_size);
   }
-  if (has_bias_) be.AddChannelBias(n, out_, out_pixels, bias_.data(), y.data());
+  if (has_bias_) be.AddChannelBias(n, out_, out_pixels, p_.bias.data(), y.data());
   cache->saved = {x};
   return y;
 }
@@ -98,7 +87,7 @@ Tensor ConvTranspose2d::Backward(const Context& ctx, const Tensor& dy, const Act
   const int64_t n = x.dim(0), rows = g.col_rows(), pixels = g.col_cols();
   const int64_t in_size = in_ * pixels, out_pixels = g.height * g.width, out_size = out_ * out_pixels;
   Backend& be = *ctx.backend;
-  if (ctx.param_grads && has_bias_) be.ChannelSum(n, out_, out_pixels, dy.data(), bias_grad_.data());
+  if (ctx.param_grads && has_bias_) be.ChannelSum(n, out_, out_pixels, dy.data(), p_.bias_grad.data());
   if (!ctx.param_grads && !want_input_grad) return Tensor();
 
   Tensor dx = want_input_grad ? Tensor::Zeros(x.shape()) : Tensor();
@@ -109,11 +98,11 @@ Tensor ConvTranspose2d::Backward(const Context& ctx, const Tensor& dy, const Act
     if (ctx.param_grads) {
       // dW [in, rows] += x_i [in, pixels] * dcols^T
       be.Gemm(false, true, in_, rows, pixels, 1.0f, x.data() + i * in_size, pixels, cols, pixels, 1.0f,
-              weight_grad_.data(), rows);
+              p_.weight_grad.data(), rows);
     }
     if (want_input_grad) {
       // dx_i [in, pixels] = W [in, rows] * dcols
-      be.Gemm(false, false, in_, pixels, rows, 1.0f, weight_.data(), rows, cols, pixels, 0.0f,
+      be.Gemm(false, false, in_, pixels, rows, 1.0f, p_.weight.data(), rows, cols, pixels, 0.0f,
               dx.data() + i * in_size, pixels);
     }
   }

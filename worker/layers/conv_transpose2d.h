@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "worker/layers/layer.h"
+#include "worker/layers/weight_bias.h"
 
 namespace gantry {
 
@@ -37,8 +38,7 @@ class ConvTranspose2d final : public Layer {
 
   int64_t in_, out_, kernel_, stride_, padding_, output_padding_;
   bool has_bias_;
-  Tensor weight_, bias_;
-  Tensor weight_grad_, bias_grad_;
+  WeightBias p_;
   Tensor cols_;  // per-sample column matrix, reused across calls
 };
 

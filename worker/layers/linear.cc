@@ -15,30 +15,21 @@ Shape Linear::OutputShape(const Shape& input) const {
 }
 
 std::vector<ParamSpec> Linear::ParamSpecs() const {
-  std::vector<ParamSpec> specs = {{"weight", Shape{out_, in_}, Init::kGlorotUniform, in_, out_}};
-  if (has_bias_) specs.push_back({"bias", Shape{out_}, Init::kZeros});
-  return specs;
+  return WeightBiasSpecs(Shape{out_, in_}, in_, out_, has_bias_, out_);
 }
 
 void Linear::BindParams(std::span<const Tensor> params, std::span<const Tensor> grads) {
-  const size_t expected = has_bias_ ? 2 : 1;
-  CHECK(params.size() == expected && grads.size() == expected) << "linear binds " << expected << " params";
-  weight_ = params[0];
-  weight_grad_ = grads[0];
-  if (has_bias_) {
-    bias_ = params[1];
-    bias_grad_ = grads[1];
-  }
+  p_.Bind(name(), has_bias_, params, grads);
 }
 
 Tensor Linear::Forward(const Context& ctx, const Tensor& x, ActivationCache* cache) {
-  CHECK(weight_.defined()) << "linear: parameters not bound";
+  CHECK(p_.weight.defined()) << "linear: parameters not bound";
   const Shape out_shape = OutputShape(x.shape());
   const int64_t n = x.dim(0);
   Tensor y = Tensor::Zeros(out_shape);
-  ctx.backend->Gemm(false, true, n, out_, in_, 1.0f, x.data(), in_, weight_.data(), in_, 0.0f, y.data(),
+  ctx.backend->Gemm(false, true, n, out_, in_, 1.0f, x.data(), in_, p_.weight.data(), in_, 0.0f, y.data(),
                     out_);
-  if (has_bias_) ctx.backend->AddChannelBias(n, out_, 1, bias_.data(), y.data());
+  if (has_bias_) ctx.backend->AddChannelBias(n, out_, 1, p_.bias.data(), y.data());
   cache->saved = {x};
   return y;
 }
@@ -52,12 +43,12 @@ Tensor Linear::Backward(const Context& ctx, const Tensor& dy, const ActivationCa
   Backend& be = *ctx.backend;
   if (ctx.param_grads) {
     // dW[out, in] += dy^T x;  db += column sums of dy.
-    be.Gemm(true, false, out_, in_, n, 1.0f, dy.data(), out_, x.data(), in_, 1.0f, weight_grad_.data(), in_);
-    if (has_bias_) be.ChannelSum(n, out_, 1, dy.data(), bias_grad_.data());
+    be.Gemm(true, false, out_, in_, n, 1.0f, dy.data(), out_, x.data(), in_, 1.0f, p_.weight_grad.data(), in_);
+    if (has_bias_) be.ChannelSum(n, out_, 1, dy.data(), p_.bias_grad.data());
   }
   if (!want_input_grad) return Tensor();
   Tensor dx = Tensor::Zeros(x.shape());
-  be.Gemm(false, false, n, in_, out_, 1.0f, dy.data(), out_, weight_.data(), in_, 0.0f, dx.data(), in_);
+  be.Gemm(false, false, n, in_, out_, 1.0f, dy.data(), out_, p_.weight.data(), in_, 0.0f, dx.data(), in_);
   return dx;
 }
 

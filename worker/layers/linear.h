@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "worker/layers/layer.h"
+#include "worker/layers/weight_bias.h"
 
 namespace gantry {
 
@@ -30,8 +31,7 @@ class Linear final : public Layer {
   int64_t in_;
   int64_t out_;
   bool has_bias_;
-  Tensor weight_, bias_;
-  Tensor weight_grad_, bias_grad_;
+  WeightBias p_;
 };
 
 }  // namespace gantry
