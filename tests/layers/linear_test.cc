@@ -4,6 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/testing/gradient_check.h"
+#include "tests/testing/layer_contract.h"
 #include "worker/optim/flat_parameters.h"
 #include "worker/tensor/random.h"
 
@@ -80,40 +81,18 @@ TEST(LinearTest, NoParamGradsLeavesGradsUntouched) {
   Linear layer(4, 3, /*bias=*/true);
   Layer* layers[] = {&layer};
   FlatParameters params(layers);
-  Rng rng(6);
+  Rng rng(4);
   params.Initialize(InitScheme::kGlorotUniform, rng);
-  params.grads().Fill(0.25f);
-  const Tensor x = RandomTensor(Shape{2, 4}, 7), dy = RandomTensor(Shape{2, 3}, 8);
-  ActivationCache cache;
-  layer.Forward(Context{}, x, &cache);
-  Context frozen;
-  frozen.param_grads = false;
-  const Tensor dx_frozen = layer.Backward(frozen, dy, cache, /*want_input_grad=*/true);
-  for (int64_t i = 0; i < params.grads().numel(); ++i) ASSERT_EQ(params.grads().at(i), 0.25f) << i;
-  const Tensor dx = layer.Backward(Context{}, dy, cache, /*want_input_grad=*/true);
-  EXPECT_TRUE(SameValues(dx_frozen, dx));
-  EXPECT_FALSE(layer.Backward(frozen, dy, cache, /*want_input_grad=*/false).defined());
+  testing::CheckParamGradsFlagHonoured(layer, params, Shape{2, 4});
 }
 
 TEST(LinearTest, ParamGradsAccumulate) {
   Linear layer(4, 3, /*bias=*/true);
   Layer* layers[] = {&layer};
   FlatParameters params(layers);
-  Rng rng(9);
+  Rng rng(4);
   params.Initialize(InitScheme::kGlorotUniform, rng);
-  const Tensor x = RandomTensor(Shape{2, 4}, 10), dy = RandomTensor(Shape{2, 3}, 11);
-  ActivationCache cache;
-  layer.Forward(Context{}, x, &cache);
-  params.ZeroGrads();
-  EXPECT_FALSE(layer.Backward(Context{}, dy, cache, /*want_input_grad=*/false).defined());
-  const Tensor once = params.grads().Clone();
-  layer.Backward(Context{}, dy, cache, /*want_input_grad=*/false);
-  bool any_nonzero = false;
-  for (int64_t i = 0; i < once.numel(); ++i) {
-    any_nonzero |= once.at(i) != 0.0f;
-    EXPECT_FLOAT_EQ(params.grads().at(i), 2.0f * once.at(i)) << i;
-  }
-  EXPECT_TRUE(any_nonzero);
+  testing::CheckParamGradsAccumulate(layer, params, Shape{2, 4});
 }
 
 }  // namespace
