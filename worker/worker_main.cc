@@ -193,8 +193,9 @@ int main(int argc, char** argv) {
 
   CLI::App* train = app.add_subcommand("train", "train a model and write its run folder");
   std::string config_path;
-  train->add_option("--config", config_path, "YAML or JSON run file of setting: value pairs")
-      ->check(CLI::ExistingFile);
+  // Not checked for existence here: only rank 0 reads it (other hosts may lack it), and
+  // ReadRunFile reports a missing file by name.
+  train->add_option("--config", config_path, "YAML or JSON run file of setting: value pairs");
   std::map<std::string, std::string> flag_values;
   std::map<std::string, CLI::Option*> flags;
   for (const SettingInfo& s : TrainSettings()) {

@@ -135,6 +135,10 @@ TEST(WorkerCli, BadInputExitsWithTwoAndSaysWhy) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("already holds a run"));
 
+  r = RunWorker("train --config /nonexistent/run.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("/nonexistent/run.yaml: cannot open run file"));
+
   r = RunWorker("train --no-such-flag 1");
   EXPECT_NE(r.exit_code, 0);
   r = RunWorker("train --help");
