@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/golden.h"
 #include "tests/testing/gradient_check.h"
 #include "tests/testing/layer_contract.h"
 #include "worker/optim/flat_parameters.h"
@@ -12,6 +13,7 @@ namespace gantry {
 namespace {
 
 using ::gantry::testing::CheckLayerGradients;
+using ::gantry::testing::ExpectAllClose;
 using ::gantry::testing::RandomTensor;
 
 Tensor ParamView(const FlatParameters& p, size_t i) {
@@ -152,6 +154,56 @@ TEST(Conv2dTest, ForwardCanRunTwiceBeforeBackward) {
   double expected = 0.0;
   for (int64_t i = 0; i < 16; ++i) expected += static_cast<double>(dy.at(i)) * x1.at(i);
   EXPECT_NEAR(params.grads().at(4), expected, 1e-5);
+}
+
+// One Forward + Backward (input and parameter gradients) from zeroed gradients.
+struct Pass {
+  Tensor y, dx, grads;
+};
+
+Pass RunPass(Layer& layer, FlatParameters& params, const Tensor& x, const Tensor& dy) {
+  params.ZeroGrads();
+  ActivationCache cache;
+  Pass pass;
+  pass.y = layer.Forward(Context{}, x, &cache);
+  pass.dx = layer.Backward(Context{}, dy, cache, /*want_input_grad=*/true);
+  pass.grads = params.grads().Clone();
+  return pass;
+}
+
+// Batches of 5 split into chunks of 1, 2 (2+2+1), 3 (3+2) and 4 (4+1) samples must give
+// what one chunk gives: each chunk's samples land in their own output rows and every
+// chunk adds to the weight gradient.
+TEST(Conv2dTest, ChunkedBatchMatchesOneChunk) {
+  Conv2d layer(3, 2, 5, 2, 2, /*bias=*/true);
+  Layer* layers[] = {&layer};
+  FlatParameters params(layers);
+  params.params().CopyFrom(RandomTensor(params.params().shape(), 21));
+  const Tensor x = RandomTensor(Shape{5, 3, 8, 7}, 22);
+  const Tensor dy = RandomTensor(layer.OutputShape(x.shape()), 23);
+  const Pass whole = RunPass(layer, params, x, dy);
+  const int64_t per_sample = 3 * 25 * 4 * 4;  // column floats of one sample
+  for (int64_t chunk : {1, 2, 3, 4}) {
+    SCOPED_TRACE(::testing::Message() << "chunk=" << chunk);
+    layer.set_max_column_floats(chunk * per_sample + per_sample - 1);
+    const Pass chunked = RunPass(layer, params, x, dy);
+    ExpectAllClose(chunked.y, whole.y, 1e-5, 1e-5, "y");
+    ExpectAllClose(chunked.dx, whole.dx, 1e-5, 1e-5, "dx");
+    ExpectAllClose(chunked.grads, whole.grads, 1e-5, 1e-5, "grads");
+  }
+  // A cap below one sample's columns still makes progress, one sample at a time.
+  layer.set_max_column_floats(1);
+  ExpectAllClose(RunPass(layer, params, x, dy).grads, whole.grads, 1e-5, 1e-5, "grads");
+}
+
+TEST(Conv2dTest, ChunkedGradientsMatchFiniteDifferences) {
+  Conv2d layer(3, 2, 5, 2, 2, /*bias=*/true);
+  layer.set_max_column_floats(2 * 3 * 25 * 4 * 4);  // batch 3: chunks of 2 and 1
+  Layer* layers[] = {&layer};
+  FlatParameters params(layers);
+  Rng rng(24);
+  params.Initialize(InitScheme::kGlorotUniform, rng);
+  CheckLayerGradients(layer, &params, Shape{3, 3, 8, 7}, Context{});
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -113,6 +114,50 @@ TEST(ConvLoweringTest, Col2ImMatchesScatterAndAccumulates) {
     std::vector<float> image = start;
     CpuBackend().Col2Im(g, c.data(), image.data());
     for (size_t i = 0; i < image.size(); ++i) ASSERT_NEAR(image[i], expected[i], 1e-5) << "at " << i;
+  }
+}
+
+// A block of `pad` extra columns on each side of every row: the strided layout a
+// batched lowering writes one sample's columns into.
+constexpr int64_t kPad = 3;
+
+TEST(ConvLoweringTest, StridedIm2ColFillsOnlyItsBlock) {
+  for (ConvGeometry g : Geometries()) {
+    SCOPED_TRACE(Describe(g));
+    const std::vector<float> image = Random(g.channels * g.height * g.width, 41);
+    const std::vector<float> dense = NaiveIm2Col(g, image);
+    const int64_t pixels = g.col_cols();
+    g.cols_stride = pixels + 2 * kPad;
+    std::vector<float> wide(static_cast<size_t>(g.col_rows() * g.cols_stride), 123.0f);
+    CpuBackend().Im2Col(g, image.data(), wide.data() + kPad);
+    for (int64_t r = 0; r < g.col_rows(); ++r) {
+      for (int64_t j = 0; j < g.cols_stride; ++j) {
+        const float got = wide[static_cast<size_t>(r * g.cols_stride + j)];
+        const bool inside = j >= kPad && j < kPad + pixels;
+        const float want = inside ? dense[static_cast<size_t>(r * pixels + j - kPad)] : 123.0f;
+        ASSERT_EQ(got, want) << "row " << r << " column " << j;
+      }
+    }
+  }
+}
+
+TEST(ConvLoweringTest, StridedCol2ImReadsOnlyItsBlock) {
+  for (ConvGeometry g : Geometries()) {
+    SCOPED_TRACE(Describe(g));
+    const int64_t image_size = g.channels * g.height * g.width, pixels = g.col_cols();
+    const std::vector<float> dense = Random(g.col_rows() * pixels, 51);
+    const std::vector<float> start = Random(image_size, 52);
+    std::vector<float> expected = start;
+    CpuBackend().Col2Im(g, dense.data(), expected.data());
+    // The same columns inside NaN padding: reading any padding element poisons the image.
+    g.cols_stride = pixels + 2 * kPad;
+    std::vector<float> wide(static_cast<size_t>(g.col_rows() * g.cols_stride), std::nanf(""));
+    for (int64_t r = 0; r < g.col_rows(); ++r) {
+      std::copy_n(dense.begin() + r * pixels, pixels, wide.begin() + r * g.cols_stride + kPad);
+    }
+    std::vector<float> image = start;
+    CpuBackend().Col2Im(g, wide.data() + kPad, image.data());
+    for (size_t i = 0; i < image.size(); ++i) ASSERT_EQ(image[i], expected[i]) << "at " << i;
   }
 }
 

@@ -16,6 +16,9 @@ namespace gantry {
 // kernel positions: image pixel (out_y*stride - padding + ky, out_x*stride - padding + kx).
 // For Conv2d the image is the input; for ConvTranspose2d it is the output (so output
 // padding just makes the image larger than the column side covers).
+// cols_stride lets the column matrix be one sample's block of columns inside a wider
+// matrix (a batch lowered side by side for one GEMM): row r of the block starts at
+// cols + r * cols_stride. Columns outside the block are never read or written.
 struct ConvGeometry {
   int64_t channels = 0;
   int64_t height = 0;
@@ -25,9 +28,11 @@ struct ConvGeometry {
   int64_t padding = 0;
   int64_t out_height = 0;
   int64_t out_width = 0;
+  int64_t cols_stride = 0;  // row stride of the column matrix; 0: dense (col_cols())
 
   int64_t col_rows() const { return channels * kernel * kernel; }
   int64_t col_cols() const { return out_height * out_width; }
+  int64_t col_stride() const { return cols_stride != 0 ? cols_stride : col_cols(); }
 };
 
 enum class Activation { kLeakyRelu, kRelu, kTanh, kSigmoid };
@@ -49,6 +54,12 @@ class Backend {
   virtual void Im2Col(const ConvGeometry& g, const float* image, float* cols) = 0;
   // image += col2im(cols) (accumulates): the adjoint of Im2Col.
   virtual void Col2Im(const ConvGeometry& g, const float* cols, float* image) = 0;
+
+  // --- layout -------------------------------------------------------------------------
+  // y[j][i][:] = x[i][j][:] for x viewed as [a, b, inner] (so y is [b, a, inner]); moves
+  // a batch between sample-major NCHW and the channel-major [C, N, HW] that a batched
+  // convolution GEMM reads and writes. y must not overlap x.
+  virtual void SwapLeadingDims(int64_t a, int64_t b, int64_t inner, const float* x, float* y) = 0;
 
   // --- per-channel bias (x viewed as [n, c, hw]) ----------------------------------
   // y[i, ch, :] += bias[ch]

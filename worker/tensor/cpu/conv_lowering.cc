@@ -30,11 +30,14 @@ void CheckGeometry(const ConvGeometry& g) {
       << "bad conv geometry: c=" << g.channels << " h=" << g.height << " w=" << g.width << " k=" << g.kernel
       << " s=" << g.stride << " p=" << g.padding;
   CHECK(g.out_height > 0 && g.out_width > 0) << "out " << g.out_height << "x" << g.out_width;
+  CHECK(g.cols_stride == 0 || g.cols_stride >= g.col_cols())
+      << "cols_stride " << g.cols_stride << " < " << g.col_cols() << " columns";
 }
 
 // Calls visit(col_row_ptr, image_ptr, count) for every in-image run of one column row
 // segment: col_row_ptr[j] pairs with image_ptr[j * stride] for j in [0, count).
 // Column elements outside every run are passed to skip(ptr, count) (Im2Col zeroes them).
+// Column rows are g.col_stride() apart; only their first col_cols() elements are visited.
 template <typename Col, typename Img, typename Visit, typename Skip>
 void ForEachRun(const ConvGeometry& g, Col* cols, Img* image, Visit visit, Skip skip) {
   const int64_t k = g.kernel, s = g.stride, p = g.padding;
@@ -45,7 +48,7 @@ void ForEachRun(const ConvGeometry& g, Col* cols, Img* image, Visit visit, Skip 
       const Span ys = ValidSpan(ho, g.height, s, p, ky);
       for (int64_t kx = 0; kx < k; ++kx) {
         const Span xs = ValidSpan(wo, g.width, s, p, kx);
-        Col* row = cols + ((c * k + ky) * k + kx) * ho * wo;
+        Col* row = cols + ((c * k + ky) * k + kx) * g.col_stride();
         skip(row, ys.lo * wo);
         skip(row + ys.hi * wo, (ho - ys.hi) * wo);
         for (int64_t oy = ys.lo; oy < ys.hi; ++oy) {

@@ -1,7 +1,7 @@
 // The Eigen-based reference CPU backend. Its methods are defined in one file per
-// kind of op (gemm.cc, conv_lowering.cc, bias.cc, channel_affine.cc, activation.cc,
-// elementwise.cc, dropout.cc, batchnorm.cc, loss.cc, optimizer_kernels.cc). Single-threaded:
-// data parallelism comes from ranks, not threads.
+// kind of op (gemm.cc, conv_lowering.cc, swap_leading_dims.cc, bias.cc, channel_affine.cc,
+// activation.cc, elementwise.cc, dropout.cc, batchnorm.cc, loss.cc, optimizer_kernels.cc).
+// Single-threaded: data parallelism comes from ranks, not threads.
 #pragma once
 
 #include "worker/tensor/backend.h"
@@ -17,6 +17,7 @@ class EigenCpuBackend final : public Backend {
 
   void Im2Col(const ConvGeometry& g, const float* image, float* cols) override;
   void Col2Im(const ConvGeometry& g, const float* cols, float* image) override;
+  void SwapLeadingDims(int64_t a, int64_t b, int64_t inner, const float* x, float* y) override;
 
   void AddChannelBias(int64_t n, int64_t c, int64_t hw, const float* bias, float* y) override;
   void ChannelSum(int64_t n, int64_t c, int64_t hw, const float* dy, float* out) override;
