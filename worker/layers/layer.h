@@ -36,6 +36,7 @@ struct Context {
   uint64_t dropout_seed = 0;      // fresh per forward pass, from the step's RNG
   bool param_grads = true;        // Backward accumulates parameter gradients
   ReplicaReducer* sync_bn = nullptr;  // null: per-rank batch statistics
+  MathPrecision precision = MathPrecision::kFp32;  // operands of GEMMs and convolutions
 };
 
 // Tensors a layer saved in Forward for its Backward (inputs, outputs, masks, stats).

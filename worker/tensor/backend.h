@@ -37,6 +37,13 @@ struct ConvGeometry {
 
 enum class Activation { kLeakyRelu, kRelu, kTanh, kSigmoid };
 
+// The number format of the operands of the matrix products (GEMM, convolutions) of a
+// training run. kFp32 is plain fp32. kBf16 and kFp16 are mixed precision: the operands
+// (weights, activations, incoming gradients) are rounded to the 16-bit format before the
+// product, products accumulate in fp32 and results are fp32. Element-wise work,
+// BatchNorm, losses and optimizers stay fp32; master weights are always fp32.
+enum class MathPrecision { kFp32, kBf16, kFp16 };
+
 class Backend {
  public:
   virtual ~Backend() = default;
