@@ -1,6 +1,7 @@
 # ctest wrapper (cmake -P): runs mpi_collectives_check with a stuck rank under mpirun and
 # passes when the job fails fast with a message that names the stuck rank (and only it).
 #   -DMPIEXEC=... -DPROGRAM=... -DNP=2 -DSTUCK_RANK=1 -DEXPECT="rank 1 did not arrive" [-DMAX_SECONDS=20]
+#   [-DDTYPE=bf16]   (the stuck collective is then a bf16 all-reduce)
 foreach(var MPIEXEC PROGRAM NP STUCK_RANK EXPECT)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "expect_stuck_rank.cmake: -D${var}=... is required")
@@ -12,7 +13,7 @@ endif()
 
 string(TIMESTAMP start "%s" UTC)
 execute_process(
-  COMMAND ${MPIEXEC} --allow-run-as-root --oversubscribe -np ${NP} ${PROGRAM} --stuck-rank ${STUCK_RANK}
+  COMMAND ${MPIEXEC} --allow-run-as-root --oversubscribe -np ${NP} ${PROGRAM} --stuck-rank ${STUCK_RANK} ${DTYPE}
   RESULT_VARIABLE rc
   OUTPUT_VARIABLE out
   ERROR_VARIABLE out

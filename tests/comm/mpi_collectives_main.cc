@@ -2,9 +2,11 @@
 // rank runs it. Exits 0 after printing "all checks passed" on rank 0; any failed check
 // prints what failed and aborts the whole job (so mpirun exits non-zero).
 //
-//   mpi_collectives_check                      sums, bit-identity, broadcast, gather, barrier
-//   mpi_collectives_check --stuck-rank R       rank R sleeps past a 1 s all-reduce timeout:
-//                                              the others print the DeadlineExceeded and abort
+//   mpi_collectives_check                      sums (fp32, bf16), bit-identity, broadcast,
+//                                              gather, barrier
+//   mpi_collectives_check --stuck-rank R [bf16]  rank R sleeps past a 1 s all-reduce (of
+//                                              bf16 values with "bf16") timeout: the others
+//                                              print the DeadlineExceeded and abort
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -17,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "worker/comm/bf16_wire.h"
 #include "worker/comm/mpi_communicator.h"
 #include "worker/tensor/random.h"
 
@@ -103,6 +106,46 @@ bool CheckBitIdenticalSum(MpiCommunicator& comm, Checker& check, int64_t count) 
   return std::memcmp(data.data(), rank_order.data(), data.size() * sizeof(float)) == 0;
 }
 
+// The bf16 all-reduce: the same bytes on every rank; at 2 ranks exactly the pair sum
+// (one fp32 addition, one rounding), the bits LocalGroup gives. Returns whether the
+// result equals the rank-order pair sum (always at 2 ranks; for the report beyond).
+bool CheckBf16Sum(MpiCommunicator& comm, Checker& check, int64_t count) {
+  auto wire = [count](int rank) {
+    const std::vector<float> v = RankInput(rank, count);
+    std::vector<uint16_t> w(v.size());
+    ToWireBf16(v.data(), w.data(), count);
+    return w;
+  };
+  std::vector<uint16_t> data = wire(comm.rank());
+  check.Ok(comm.AllReduceSumBf16(data.data(), count, {}));
+  std::vector<uint16_t> rank_order = wire(0);
+  for (int r = 1; r < comm.size(); ++r) SumBf16Into(wire(r).data(), rank_order.data(), count);
+  const bool same_as_rank_order = data == rank_order;
+  if (comm.size() == 2) {
+    check.Expect(same_as_rank_order, absl::StrCat("count ", count, ": bf16 sum is not the pair sum"));
+  }
+  const uint64_t mine = Fnv1a(data.data(), data.size() * sizeof(uint16_t));
+  std::vector<uint64_t> all(comm.size());
+  check.Ok(comm.Gather(&mine, sizeof(mine), all.data(), 0, {}));
+  for (int r = 1; comm.rank() == 0 && r < comm.size(); ++r) {
+    check.Expect(all[r] == all[0], absl::StrCat("count ", count, ": rank ", r, "'s bf16 all-reduce differs"));
+  }
+  return same_as_rank_order;
+}
+
+void CheckBf16ExactAndInfinite(MpiCommunicator& comm, Checker& check) {
+  std::vector<uint16_t> data(100);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = WireBf16(static_cast<float>(i % 50 + comm.rank()));
+  if (comm.rank() == comm.size() - 1) data[99] = WireBf16(INFINITY);  // one rank's overflow reaches all
+  check.Ok(comm.AllReduceSumBf16(data.data(), 100, {}));
+  const int p = comm.size();
+  for (size_t i = 0; i < 99; ++i) {
+    const float want = static_cast<float>(p * (i % 50) + p * (p - 1) / 2);
+    check.Expect(Bf16ToFloat(data[i]) == want, absl::StrCat("bf16 sum[", i, "] = ", Bf16ToFloat(data[i])));
+  }
+  check.Expect(data[99] == 0x7f80, "an infinity on one rank did not reach every rank");
+}
+
 void CheckBroadcast(MpiCommunicator& comm, Checker& check, int root) {
   std::vector<uint32_t> data(1 << 18);
   for (size_t i = 0; i < data.size(); ++i)
@@ -140,6 +183,11 @@ int RunChecks(MpiCommunicator& comm) {
   for (const int64_t count : {int64_t{1}, int64_t{7}, int64_t{1000}, int64_t{65539}, kDcganGradients}) {
     order += absl::StrCat(" ", count, ":", CheckBitIdenticalSum(comm, check, count) ? "yes" : "no");
   }
+  std::string bf16_order;
+  for (const int64_t count : {int64_t{1}, int64_t{7}, int64_t{65539}, kDcganGradients}) {
+    bf16_order += absl::StrCat(" ", count, ":", CheckBf16Sum(comm, check, count) ? "yes" : "no");
+  }
+  CheckBf16ExactAndInfinite(comm, check);
   CheckBroadcast(comm, check, 0);
   CheckBroadcast(comm, check, comm.size() - 1);
   CheckGather(comm, check, 0);
@@ -150,17 +198,23 @@ int RunChecks(MpiCommunicator& comm) {
         "mpi_collectives_check: all-reduce results bit-identical on all ranks; equal to the rank-order sum "
         "(count:yes/no):%s\n",
         order.c_str());
+    std::printf(
+        "mpi_collectives_check: bf16 all-reduce results bit-identical on all ranks; equal to the rank-order pair "
+        "sum (count:yes/no):%s\n",
+        bf16_order.c_str());
     std::printf("mpi_collectives_check: all checks passed on %d ranks\n", comm.size());
   }
   return 0;
 }
 
-[[noreturn]] void RunStuckRank(MpiCommunicator& comm, int stuck) {
+[[noreturn]] void RunStuckRank(MpiCommunicator& comm, int stuck, bool bf16) {
   Checker check(comm);
   check.Ok(comm.Barrier({}));
   std::vector<float> data(kDcganGradients, 1.0f);
+  std::vector<uint16_t> wire(kDcganGradients, 0x3f80);
   if (comm.rank() == stuck) std::this_thread::sleep_for(std::chrono::seconds(30));
-  const absl::Status status = comm.AllReduceSum(data.data(), kDcganGradients, CommOptions{1});
+  const absl::Status status = bf16 ? comm.AllReduceSumBf16(wire.data(), kDcganGradients, CommOptions{1})
+                                   : comm.AllReduceSum(data.data(), kDcganGradients, CommOptions{1});
   if (status.ok()) {
     std::fprintf(stderr, "rank %d: all-reduce completed although rank %d was stuck\n", comm.rank(), stuck);
   } else {
@@ -180,9 +234,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mpi_collectives_check: %s\n", comm.status().ToString().c_str());
     return 2;
   }
-  if (argc == 3 && std::string(argv[1]) == "--stuck-rank") gantry::RunStuckRank(**comm, std::atoi(argv[2]));
+  if ((argc == 3 || argc == 4) && std::string(argv[1]) == "--stuck-rank") {
+    gantry::RunStuckRank(**comm, std::atoi(argv[2]), argc == 4 && std::string(argv[3]) == "bf16");
+  }
   if (argc != 1) {
-    std::fprintf(stderr, "usage: mpi_collectives_check [--stuck-rank R]\n");
+    std::fprintf(stderr, "usage: mpi_collectives_check [--stuck-rank R [bf16]]\n");
     (*comm)->Abort(2);
   }
   return gantry::RunChecks(**comm);

@@ -12,6 +12,8 @@ std::string Describe(const CollectiveCall& call) {
   switch (call.kind) {
     case CollectiveKind::kAllReduce:
       return absl::StrCat("all-reduce #", call.seq, " of ", call.count, " floats");
+    case CollectiveKind::kAllReduceBf16:
+      return absl::StrCat("all-reduce #", call.seq, " of ", call.count, " bf16 values");
     case CollectiveKind::kBroadcast:
       return absl::StrCat("broadcast #", call.seq, " of ", call.count, " bytes from rank ", call.root);
     case CollectiveKind::kGather:

@@ -11,12 +11,12 @@
 
 namespace gantry {
 
-enum class CollectiveKind { kAllReduce, kBroadcast, kGather, kBarrier };
+enum class CollectiveKind { kAllReduce, kAllReduceBf16, kBroadcast, kGather, kBarrier };
 
 struct CollectiveCall {
   CollectiveKind kind = CollectiveKind::kBarrier;
   int64_t seq = 0;    // 1-based position in this rank's sequence of collectives
-  int64_t count = 0;  // floats for all-reduce, bytes per rank for broadcast and gather
+  int64_t count = 0;  // floats (bf16 values) for all-reduce, bytes per rank for broadcast and gather
   int root = -1;      // broadcast and gather only
 
   bool SameShape(const CollectiveCall& other) const {
@@ -24,11 +24,12 @@ struct CollectiveCall {
   }
 };
 
-// "all-reduce #17 of 2518337 floats", "broadcast #3 of 64 bytes from rank 0",
+// "all-reduce #17 of 2518337 floats", "all-reduce #18 of 2518337 bf16 values",
+// "broadcast #3 of 64 bytes from rank 0",
 // "gather #4 of 8 bytes per rank to rank 1", "barrier #5".
 std::string Describe(const CollectiveCall& call);
 
-// The largest count (floats or bytes) one collective takes, on every backend alike: MPI
+// The largest count (values or bytes) one collective takes, on every backend alike: MPI
 // counts are ints.
 inline constexpr int64_t kMaxCollectiveCount = 2147483647;
 

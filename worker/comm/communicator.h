@@ -42,6 +42,12 @@ class Communicator {
   // In-place element-wise sum over all ranks of `count` floats. Every rank receives the
   // same bytes (see each backend for how the summation order is fixed).
   virtual absl::Status AllReduceSum(float* data, int64_t count, const CommOptions& opts) = 0;
+  // In-place element-wise sum over all ranks of `count` bfloat16 values (raw bits, see
+  // worker/comm/bf16_wire.h): half the bytes of AllReduceSum on the wire. Each addition
+  // of two partial sums is done in fp32 and rounded once to bf16 (SumBf16Into), so a sum
+  // over n ranks is rounded n - 1 times. Every rank receives the same bytes, as with
+  // AllReduceSum; the same timeout and failure rules apply.
+  virtual absl::Status AllReduceSumBf16(uint16_t* data, int64_t count, const CommOptions& opts) = 0;
   // Root's `bytes` bytes are copied to every other rank's `data`.
   virtual absl::Status Broadcast(void* data, int64_t bytes, int root, const CommOptions& opts) = 0;
   // Each rank contributes `bytes` bytes; on root, `recv` receives size()*bytes bytes in

@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "common/check.h"
 #include "common/status_macros.h"
+#include "worker/comm/bf16_wire.h"
 #include "worker/comm/collective.h"
 
 namespace gantry {
@@ -121,6 +122,15 @@ void SumInRankOrder(const std::vector<Bytes>& inputs, float* out, int64_t count)
   }
 }
 
+// The bf16 version: each step adds one rank's values in fp32 and rounds once, as the
+// MPI reduction does for each pair it combines.
+void SumBf16InRankOrder(const std::vector<Bytes>& inputs, uint16_t* out, int64_t count) {
+  std::memcpy(out, inputs[0].data(), static_cast<size_t>(count) * sizeof(uint16_t));
+  for (size_t r = 1; r < inputs.size(); ++r) {
+    SumBf16Into(reinterpret_cast<const uint16_t*>(inputs[r].data()), out, count);
+  }
+}
+
 class LocalCommunicator final : public Communicator {
  public:
   LocalCommunicator(std::shared_ptr<LocalRendezvous> rendezvous, int rank)
@@ -135,6 +145,14 @@ class LocalCommunicator final : public Communicator {
     RETURN_IF_ERROR(ValidateCall(rank_, size(), call, data, nullptr, opts));
     ASSIGN_OR_RETURN(auto done, Arrive(call, CopyIn(data, count * int64_t{sizeof(float)}), opts));
     if (count > 0) SumInRankOrder(done->inputs, data, count);
+    return absl::OkStatus();
+  }
+
+  absl::Status AllReduceSumBf16(uint16_t* data, int64_t count, const CommOptions& opts) override {
+    const CollectiveCall call{CollectiveKind::kAllReduceBf16, next_seq_, count, -1};
+    RETURN_IF_ERROR(ValidateCall(rank_, size(), call, data, nullptr, opts));
+    ASSIGN_OR_RETURN(auto done, Arrive(call, CopyIn(data, count * int64_t{sizeof(uint16_t)}), opts));
+    if (count > 0) SumBf16InRankOrder(done->inputs, data, count);
     return absl::OkStatus();
   }
 

@@ -7,7 +7,9 @@
 // nothing behind that points at its buffers.
 //
 // AllReduceSum adds in rank order, ((x0 + x1) + x2) + ..., on every rank: the result is
-// deterministic and bit-identical on all ranks.
+// deterministic and bit-identical on all ranks. AllReduceSumBf16 does the same with the
+// bf16 pair sum (SumBf16Into: fp32 addition, one rounding per pair), so at 2 ranks it
+// gives exactly the bits of the MPI version.
 //
 // Failures: a timeout names the ranks that had not arrived. Ranks that call different
 // collectives under the same number ("rank 1 called broadcast #3 ... but rank 0 called

@@ -9,6 +9,7 @@
 #include "common/check.h"
 #include "common/clock.h"
 #include "common/status_macros.h"
+#include "worker/comm/mpi_bf16_sum.h"
 #include "worker/comm/mpi_wait.h"
 
 namespace gantry {
@@ -67,15 +68,17 @@ absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create(int* ar
   ASSIGN_OR_RETURN(MPI_Comm comm, DuplicateWorld(CommOptions{}));
   ASSIGN_OR_RETURN(MPI_Comm arrival_comm, DuplicateWorld(CommOptions{}));
   ASSIGN_OR_RETURN(std::unique_ptr<ArrivalBoard> arrivals, ArrivalBoard::Create(arrival_comm));
-  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(comm, arrival_comm, std::move(arrivals)));
+  ASSIGN_OR_RETURN(MPI_Op bf16_sum, CreateBf16SumOp());
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(comm, arrival_comm, std::move(arrivals), bf16_sum));
 }
 
 bool MpiCommunicator::LaunchedUnderMpi() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
 }
 
-MpiCommunicator::MpiCommunicator(MPI_Comm comm, MPI_Comm arrival_comm, std::unique_ptr<ArrivalBoard> arrivals)
-    : comm_(comm), arrival_comm_(arrival_comm), arrivals_(std::move(arrivals)) {
+MpiCommunicator::MpiCommunicator(MPI_Comm comm, MPI_Comm arrival_comm, std::unique_ptr<ArrivalBoard> arrivals,
+                                 MPI_Op bf16_sum)
+    : comm_(comm), arrival_comm_(arrival_comm), arrivals_(std::move(arrivals)), bf16_sum_(bf16_sum) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
 }
@@ -100,6 +103,7 @@ MpiCommunicator::~MpiCommunicator() {
     return;
   }
   arrivals_.reset();
+  MPI_Op_free(&bf16_sum_);
   MPI_Comm_free(&arrival_comm_);
   MPI_Comm_free(&comm_);
   MPI_Finalize();
@@ -137,6 +141,15 @@ absl::Status MpiCommunicator::AllReduceSum(float* data, int64_t count, const Com
   RETURN_IF_ERROR(ValidateCall(rank_, size_, call, data, nullptr, opts));
   return Run(call, opts, "MPI_Iallreduce", [&](MPI_Request* request) {
     return MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm_, request);
+  });
+}
+
+absl::Status MpiCommunicator::AllReduceSumBf16(uint16_t* data, int64_t count, const CommOptions& opts) {
+  const CollectiveCall call{CollectiveKind::kAllReduceBf16, next_seq_, count, -1};
+  RETURN_IF_ERROR(ValidateCall(rank_, size_, call, data, nullptr, opts));
+  return Run(call, opts, "MPI_Iallreduce", [&](MPI_Request* request) {
+    return MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), Bf16WireDatatype(), bf16_sum_, comm_,
+                          request);
   });
 }
 

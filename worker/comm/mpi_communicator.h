@@ -20,6 +20,11 @@
 // by hand at 3 to 5 ranks and with each algorithm). The summation order is not rank order
 // beyond 2 ranks, so the bits may differ from LocalGroup's.
 //
+// AllReduceSumBf16 is the same ring MPI_Iallreduce over MPI_UINT16_T with a commutative
+// user MPI_Op that adds pairs in fp32 and rounds once (mpi_bf16_sum.h). The ring reduces
+// each element once and then copies it, so every rank again receives the same bytes
+// (checked by the same test, at 2 ranks also against LocalGroup's bits).
+//
 // Threading: MPI is initialized with MPI_THREAD_FUNNELED, so every call, the destructor
 // included, must come from the thread that called Create (CHECKed).
 #pragma once
@@ -63,6 +68,7 @@ class MpiCommunicator final : public Communicator {
   std::string backend_name() const override { return "mpi"; }
 
   absl::Status AllReduceSum(float* data, int64_t count, const CommOptions& opts) override;
+  absl::Status AllReduceSumBf16(uint16_t* data, int64_t count, const CommOptions& opts) override;
   absl::Status Broadcast(void* data, int64_t bytes, int root, const CommOptions& opts) override;
   absl::Status Gather(const void* send, int64_t bytes, void* recv, int root,
                       const CommOptions& opts) override;
@@ -73,7 +79,7 @@ class MpiCommunicator final : public Communicator {
   [[noreturn]] void Abort(int code);
 
  private:
-  MpiCommunicator(MPI_Comm comm, MPI_Comm arrival_comm, std::unique_ptr<ArrivalBoard> arrivals);
+  MpiCommunicator(MPI_Comm comm, MPI_Comm arrival_comm, std::unique_ptr<ArrivalBoard> arrivals, MPI_Op bf16_sum);
 
   // Numbers `call`, announces it, posts it with `start` (an MPI_I* call named `what`)
   // and waits for it until the deadline.
@@ -90,6 +96,7 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm_;
   MPI_Comm arrival_comm_;
   std::unique_ptr<ArrivalBoard> arrivals_;
+  MPI_Op bf16_sum_;
   int rank_ = 0;
   int size_ = 1;
   int64_t next_seq_ = 1;
