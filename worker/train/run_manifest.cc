@@ -27,6 +27,18 @@ std::string UtcNow() {
 // The float as a user would write it (1e-4, not 9.99999974738e-05).
 double Shortest(float f) { return std::stod(absl::StrCat(f)); }
 
+nlohmann::ordered_json LossScaleJson(const LossScaleConfig& ls) {
+  nlohmann::ordered_json j;
+  j["mode"] = LossScaleModeName(ls.mode);
+  if (ls.mode == LossScaleMode::kStatic) j["scale"] = Shortest(ls.init_scale);
+  if (ls.mode != LossScaleMode::kDynamic) return j;
+  j["init"] = Shortest(ls.init_scale);
+  j["growth_interval"] = ls.growth_interval;
+  j["growth_factor"] = Shortest(ls.growth_factor);
+  j["backoff_factor"] = Shortest(ls.backoff_factor);
+  return j;
+}
+
 }  // namespace
 
 std::string RunManifestJson(const TrainConfig& c, const std::string& data_dir, int64_t train_images,
@@ -60,6 +72,15 @@ std::string RunManifestJson(const TrainConfig& c, const std::string& data_dir, i
   cfg["rebalance"] = c.rebalance;
   cfg["straggler"] = {{"factor", c.straggler.factor}, {"window", c.straggler.window}};
   cfg["comm_timeout_s"] = c.comm_timeout_seconds;
+  cfg["precision"] = PrecisionName(c.mixed.precision);
+  cfg["loss_scale"] = LossScaleJson(c.mixed.loss_scale);
+  cfg["allreduce_dtype"] = WireDtypeName(c.mixed.allreduce_dtype);
+  if (c.mixed.inject_inf.active()) {
+    const InjectInf& inject = c.mixed.inject_inf;
+    cfg["debug_inject_inf"] = {{"step", inject.step},
+                               {"rank", inject.rank},
+                               {"network", inject.g && inject.d ? "both" : inject.g ? "g" : "d"}};
+  }
   if (c.debug_slow_rank >= 0) {
     cfg["debug_slow"] = {{"rank", c.debug_slow_rank}, {"ms", c.debug_slow_ms}, {"factor", c.debug_slow_factor}};
   }

@@ -11,28 +11,11 @@
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
 #include "worker/data/mnist_dataset.h"
+#include "worker/train/precision_settings.h"
 #include "yaml-cpp/yaml.h"
 
 namespace gantry {
 namespace {
-
-absl::Status Bad(const std::string& name, const std::string& value, const std::string& expected) {
-  return absl::InvalidArgumentError(absl::StrCat("--", name, ": bad value '", value, "' (", expected, ")"));
-}
-
-absl::StatusOr<int64_t> ParseInt(const std::string& name, const std::string& v, int64_t min) {
-  int64_t out = 0;
-  if (!absl::SimpleAtoi(v, &out) || out < min) return Bad(name, v, absl::StrCat("an integer >= ", min));
-  return out;
-}
-
-absl::StatusOr<float> ParseFloat(const std::string& name, const std::string& v, float lo, float hi) {
-  float out = 0;
-  if (!absl::SimpleAtof(v, &out) || !std::isfinite(out) || out < lo || out > hi) {
-    return Bad(name, v, absl::StrCat("a number in [", lo, ", ", hi, "]"));
-  }
-  return out;
-}
 
 absl::StatusOr<std::vector<int64_t>> ParseBatchSizes(const std::string& name, const std::string& v) {
   std::vector<int64_t> sizes;
@@ -47,27 +30,9 @@ absl::StatusOr<std::vector<int64_t>> ParseBatchSizes(const std::string& name, co
   return sizes;
 }
 
-absl::StatusOr<bool> ParseBool(const std::string& name, const std::string& v) {
-  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
-  return Bad(name, v, "true or false");
-}
-
-absl::Status OneOf(const std::string& name, const std::string& v, const std::vector<std::string>& allowed) {
-  for (const auto& a : allowed) {
-    if (v == a) return absl::OkStatus();
-  }
-  return Bad(name, v, absl::StrCat("one of ", absl::StrJoin(allowed, ", ")));
-}
-
-using Setter = std::function<absl::Status(const std::string& name, const std::string& value, TrainConfig&)>;
-
-struct Setting {
-  SettingInfo info;
-  Setter apply;
-};
-
-const std::vector<Setting>& Settings() {
+// The settings of the run itself; the mixed-precision ones come from
+// precision_settings.cc. Settings() joins them in display order.
+const std::vector<Setting>& CoreSettings() {
   static const auto* settings = new std::vector<Setting>{
       {{"model", "network to train: dcgan", "dcgan"},
        [](auto& n, auto& v, TrainConfig& c) { c.model = v; return OneOf(n, v, {"dcgan"}); }},
@@ -159,6 +124,21 @@ const std::vector<Setting>& Settings() {
   return *settings;
 }
 
+const std::vector<Setting>& Settings() {
+  static const auto* settings = [] {
+    auto* all = new std::vector<Setting>;
+    const std::vector<Setting>& core = CoreSettings();
+    // Precision after the model's own settings (up to --out), debug switches last.
+    const auto data_parallel = std::find_if(core.begin(), core.end(), [](const Setting& s) { return s.info.name == "sync-bn"; });
+    all->insert(all->end(), core.begin(), data_parallel);
+    all->insert(all->end(), PrecisionSettings().begin(), PrecisionSettings().end());
+    all->insert(all->end(), data_parallel, core.end());
+    all->insert(all->end(), InjectInfSettings().begin(), InjectInfSettings().end());
+    return all;
+  }();
+  return *settings;
+}
+
 const Setting* FindSetting(const std::string& name) {
   for (const Setting& s : Settings()) {
     if (s.info.name == name) return &s;
@@ -221,6 +201,7 @@ absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings) {
     if (s == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown setting '", name, "'"));
     RETURN_IF_ERROR(s->apply(name, value, config));
   }
+  RETURN_IF_ERROR(FinishPrecisionSettings(settings, config.mixed));
   return config;
 }
 

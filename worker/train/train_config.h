@@ -16,6 +16,8 @@
 #include "worker/models/dcgan.h"
 #include "worker/optim/flat_parameters.h"
 #include "worker/optim/optimizer.h"
+#include "worker/train/mixed_precision.h"
+#include "worker/train/setting_table.h"
 
 namespace gantry {
 
@@ -34,6 +36,11 @@ struct TrainConfig {
   double progress_seconds = 5;  // interval of progress lines
   std::string out;              // the run folder
 
+  // Mixed precision: operand format, loss scaling, gradient wire format (see
+  // mixed_precision.h). Loss scaling defaults to dynamic and the wire to bf16 when the
+  // precision is bf16 or fp16; fp32 runs default to neither.
+  MixedPrecision mixed;
+
   // Data parallelism (when launched under mpirun).
   bool sync_bn = false;              // BatchNorm statistics summed across ranks
   bool rebalance = false;            // re-split the global batch by measured speed at epoch ends
@@ -48,20 +55,15 @@ struct TrainConfig {
 using RawSettings = std::map<std::string, std::string>;
 
 // The settings' names with their help text and default, in display order.
-struct SettingInfo {
-  std::string name;
-  std::string help;
-  std::string default_value;
-  bool is_flag = false;  // a switch: "--sync-bn" alone means true
-};
 const std::vector<SettingInfo>& TrainSettings();
 
 // Reads a YAML (or JSON) run file of "name: value" pairs. Lists (batch-size) may be
 // YAML sequences or comma-separated strings. Unknown keys are an error naming the key.
 absl::StatusOr<RawSettings> ReadRunFile(const std::string& path);
 
-// Applies `settings` over the defaults, then checks every value. Errors name the
-// setting, the bad value and what is accepted.
+// Applies `settings` over the defaults, then checks every value and the combinations
+// (e.g. a dynamic-only loss-scale setting with a static scale). Errors name the setting,
+// the bad value and what is accepted.
 absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings);
 
 // The data folder the run reads: data_dir, or the dataset's default location.
