@@ -23,7 +23,23 @@ Tensor FixedBatch(uint64_t seed, const Shape& shape, bool normal) {
 
 std::vector<float> Copy(const Tensor& t) { return std::vector<float>(t.data(), t.data() + t.numel()); }
 
+NetworkAfterStep Observe(const FlatParameters& p, const Optimizer& opt, const LossScaler& scaler, bool stepped) {
+  NetworkAfterStep n;
+  n.stepped = stepped;
+  n.scale = scaler.scale();
+  n.skipped = scaler.skipped_steps();
+  n.optimizer_steps = opt.steps_taken();
+  n.fingerprint = Fingerprint(p.params().data(), p.params().nbytes());
+  for (const Tensor& t : opt.state()) n.fingerprint = Fingerprint(t.data(), t.nbytes(), n.fingerprint);
+  return n;
+}
+
 }  // namespace
+
+uint64_t Fingerprint(const void* data, size_t bytes, uint64_t h) {
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
+  return h;
+}
 
 absl::StatusOr<TrainedParams> TrainFewSteps(Communicator& comm, const EquivalenceSetup& setup) {
   DcganConfig config;
@@ -38,7 +54,11 @@ absl::StatusOr<TrainedParams> TrainFewSteps(Communicator& comm, const Equivalenc
   oc.lr = setup.optimizer == "sgd" ? 0.01f : 1e-4f;
   ASSIGN_OR_RETURN(auto g_opt, MakeOptimizer(oc, model.g_params().num_params()));
   ASSIGN_OR_RETURN(auto d_opt, MakeOptimizer(oc, model.d_params().num_params()));
-  DataParallelStep step(model, *g_opt, *d_opt, comm, CpuBackend(), opts, setup.sync_bn, Clock::Real());
+  DataParallelStep step(model, *g_opt, *d_opt, comm, CpuBackend(), opts, setup.sync_bn, Clock::Real(), {},
+                        setup.mixed);
+  TrainedParams out;
+  out.initial_g = Copy(model.g_params().params());
+  out.initial_d = Copy(model.d_params().params());
 
   // The shares describe the multi-rank run; a single rank always holds the whole batch.
   const bool use_given = static_cast<int>(setup.shares.size()) == comm.size();
@@ -49,10 +69,13 @@ absl::StatusOr<TrainedParams> TrainFewSteps(Communicator& comm, const Equivalenc
     const Tensor z = FixedBatch(200 + s, Shape{setup.global_batch, 100}, true);
     ASSIGN_OR_RETURN(auto result, step.Run(real.Slice(rows.begin, rows.end), z.Slice(rows.begin, rows.end),
                                            setup.global_batch, /*dropout_seed=*/s));
-    (void)result;
+    out.g_steps.push_back(Observe(model.g_params(), *g_opt, step.g_scaler(), result.g_stepped));
+    out.d_steps.push_back(Observe(model.d_params(), *d_opt, step.d_scaler(), result.d_stepped));
   }
-  return TrainedParams{Copy(model.g_params().params()), Copy(model.d_params().params()),
-                       Copy(model.g_params().buffers())};
+  out.g = Copy(model.g_params().params());
+  out.d = Copy(model.d_params().params());
+  out.g_buffers = Copy(model.g_params().buffers());
+  return out;
 }
 
 double MaxScaledDifference(const std::vector<float>& a, const std::vector<float>& b) {
@@ -65,6 +88,10 @@ double MaxScaledDifference(const std::vector<float>& a, const std::vector<float>
     worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]) / denom);
   }
   return worst;
+}
+
+double DifferenceInUpdates(const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& start) {
+  return MaxAbsDifference(a, b) / MaxAbsDifference(b, start);
 }
 
 double MaxAbsDifference(const std::vector<float>& a, const std::vector<float>& b) {

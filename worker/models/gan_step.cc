@@ -16,7 +16,7 @@ LossResult WeightedBce(const Context& ctx, const Tensor& logits, float target, f
 }  // namespace
 
 GanStepResult ComputeGanGradients(const Context& ctx, Dcgan& model, const Tensor& real, const Tensor& z,
-                                  float loss_weight) {
+                                  const GanLossWeights& weights) {
   CHECK_EQ(real.dim(0), z.dim(0)) << "real and noise batches differ";
   Sequential& g = model.generator();
   Sequential& d = model.discriminator();
@@ -34,13 +34,13 @@ GanStepResult ComputeGanGradients(const Context& ctx, Dcgan& model, const Tensor
   r.fake_logits = d.Forward(fake_ctx, r.fake, &d_fake_cache);
 
   // Discriminator tape: both passes accumulate into D's gradient buffer.
-  const LossResult d_real = WeightedBce(ctx, r.real_logits, 1.0f, loss_weight);
-  const LossResult d_fake = WeightedBce(ctx, r.fake_logits, 0.0f, loss_weight);
+  const LossResult d_real = WeightedBce(ctx, r.real_logits, 1.0f, weights.d);
+  const LossResult d_fake = WeightedBce(ctx, r.fake_logits, 0.0f, weights.d);
   d.Backward(real_ctx, d_real.grad, d_real_cache, /*want_input_grad=*/false);
   d.Backward(fake_ctx, d_fake.grad, d_fake_cache, /*want_input_grad=*/false);
 
   // Generator tape: through D (input gradient only), then into G.
-  const LossResult g_fool = WeightedBce(ctx, r.fake_logits, 1.0f, loss_weight);
+  const LossResult g_fool = WeightedBce(ctx, r.fake_logits, 1.0f, weights.g);
   Context no_param_grads = fake_ctx;
   no_param_grads.param_grads = false;
   const Tensor d_fake_image = d.Backward(no_param_grads, g_fool.grad, d_fake_cache, /*want_input_grad=*/true);

@@ -19,14 +19,29 @@ struct GanStepResult {
   Tensor fake_logits;  // [N,1]
 };
 
-// Zeroes both gradient buffers and fills them with the gradients of loss_weight times
-// this batch's mean losses. ctx.dropout_seed seeds D's dropout: the real and fake passes
-// use distinct masks derived from it. No optimizer step is taken.
+// The factors the two mean losses are multiplied by before they are differentiated.
+struct GanLossWeights {
+  float d = 1.0f;  // D's loss -> D's gradient buffer
+  float g = 1.0f;  // G's loss -> G's gradient buffer
+};
+
+// Zeroes both gradient buffers and fills D's with the gradients of weights.d times this
+// batch's mean D loss, and G's with those of weights.g times its mean G loss.
+// ctx.dropout_seed seeds D's dropout: the real and fake passes use distinct masks
+// derived from it. No optimizer step is taken.
 //
-// Data parallelism: a rank holding b of the global batch's B rows passes
-// loss_weight = b / B, so the ranks' gradients SUM to the whole batch's mean gradient
-// (and sync-BN sees gradients of the global loss). The returned losses are unweighted.
+// Data parallelism: a rank holding b of the global batch's B rows passes weights of
+// b / B, so the ranks' gradients SUM to the whole batch's mean gradient (and sync-BN
+// sees gradients of the global loss). Loss scaling multiplies each network's weight by
+// that network's scale (a power of two in dynamic mode, so (b / B) * scale rounds
+// exactly as b / B does). The returned losses are unweighted.
 GanStepResult ComputeGanGradients(const Context& ctx, Dcgan& model, const Tensor& real, const Tensor& z,
-                                  float loss_weight = 1.0f);
+                                  const GanLossWeights& weights);
+
+// The same weight for both networks.
+inline GanStepResult ComputeGanGradients(const Context& ctx, Dcgan& model, const Tensor& real, const Tensor& z,
+                                         float loss_weight = 1.0f) {
+  return ComputeGanGradients(ctx, model, real, z, GanLossWeights{loss_weight, loss_weight});
+}
 
 }  // namespace gantry

@@ -5,7 +5,29 @@
 // network's flat gradient buffer yields the gradient of the whole batch's mean loss —
 // the update single-process SGD would make, for even and uneven shares alike. Every
 // rank then applies the same update, so replicas never drift.
+//
+// Mixed precision (see mixed_precision.h): the matrix products run at
+// MixedPrecision::precision. With loss scaling each network's loss weight is further
+// multiplied by its own LossScaler's scale; after the all-reduce each network's gradient
+// is multiplied by 1/scale and checked for inf/NaN in one pass, and a network whose
+// gradient is not finite skips its optimizer step (weights and optimizer state stay as
+// they were) while its scaler backs off. G and D decide independently.
+//
+// The skip decision needs no extra collective. Contract: the check reads the ALL-REDUCED
+// buffer, whose bytes are identical on every rank (both AllReduceSum and
+// AllReduceSumBf16 promise that), and multiplies by 1/scale, where every rank's scaler
+// holds the same scale because it started from the same configuration and has been fed
+// the same decisions. So every rank makes the same decision at every step, skips the
+// same steps, and the replicas stay bit-identical. (At world size 1 the check reads the
+// local gradient.)
+//
+// With a bf16 wire each network's fp32 gradient is rounded to bf16 (WireBf16) into a
+// wire buffer, all-reduced with AllReduceSumBf16, and converted back to fp32 fused with
+// the unscale and the check.
 #pragma once
+
+#include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
@@ -13,6 +35,8 @@
 #include "worker/models/dcgan.h"
 #include "worker/models/gan_step.h"
 #include "worker/optim/optimizer.h"
+#include "worker/train/loss_scaler.h"
+#include "worker/train/mixed_precision.h"
 #include "worker/train/replica_reducer.h"
 
 namespace gantry {
@@ -20,8 +44,11 @@ namespace gantry {
 struct DataParallelStepResult {
   double d_loss = 0;           // this rank's (unweighted) mean losses
   double g_loss = 0;
-  double compute_s = 0;        // forward + backward + optimizer, this rank
-  double allreduce_s = 0;      // time inside the gradient all-reduces (includes waiting for peers)
+  double compute_s = 0;        // forward + backward + unscale + optimizer, this rank
+  double allreduce_s = 0;      // gradient exchange: the all-reduces (including waiting for peers) and,
+                               // with a bf16 wire, the conversions to and from bf16
+  bool d_stepped = true;       // false: D's step was skipped (non-finite gradient)
+  bool g_stepped = true;
 };
 
 // Makes one rank slow on purpose (--debug-slow-rank), so straggler flagging and
@@ -37,17 +64,26 @@ struct DebugSlowdown {
 class DataParallelStep {
  public:
   // sync_bn: BatchNorm statistics are summed across ranks (else per-rank statistics).
+  // `mixed` must be valid (ValidateLossScaleConfig); its inject_inf counts the steps of
+  // this object, from 1.
   DataParallelStep(Dcgan& model, Optimizer& g_opt, Optimizer& d_opt, Communicator& comm, Backend& backend,
                    const CommOptions& comm_options, bool sync_bn, const Clock& clock,
-                   DebugSlowdown slowdown = {});
+                   DebugSlowdown slowdown = {}, const MixedPrecision& mixed = {});
 
   // real: this rank's rows [b,1,28,28]; z: the matching noise rows [b,noise_dim];
   // global_batch: B. dropout_seed must be the same on every rank.
   absl::StatusOr<DataParallelStepResult> Run(const Tensor& real, const Tensor& z, int64_t global_batch,
                                              uint64_t dropout_seed);
 
+  const LossScaler& g_scaler() const { return g_scaler_; }
+  const LossScaler& d_scaler() const { return d_scaler_; }
+
  private:
-  absl::Status AllReduceGradients(FlatParameters& params, double* seconds);
+  // All-reduces `params`' gradient in the wire format, then unscales it and checks it.
+  // Returns whether the optimizer may step (always true when `scaler` checks nothing).
+  absl::StatusOr<bool> ExchangeGradients(FlatParameters& params, const LossScaler& scaler, double* seconds);
+  // --debug-inject-inf-step: poisons this rank's local gradients at the chosen step.
+  void MaybeInjectInf();
 
   Dcgan& model_;
   Optimizer& g_opt_;
@@ -59,6 +95,11 @@ class DataParallelStep {
   bool sync_bn_;
   const Clock& clock_;
   DebugSlowdown slowdown_;
+  MixedPrecision mixed_;
+  LossScaler g_scaler_;
+  LossScaler d_scaler_;
+  std::vector<uint16_t> wire_;  // bf16 all-reduce buffer, sized for the larger network
+  int64_t steps_run_ = 0;
 };
 
 // Makes every rank's weights and BatchNorm buffers equal to rank 0's.
