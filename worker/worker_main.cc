@@ -170,7 +170,7 @@ int Train(Group& group, const absl::StatusOr<RawSettings>& settings) {
     group.Exit(absl::IsInvalidArgument(rows.status()) ? kExitUsage : kExitFailure);
   }
   if (!root) return 0;
-  const std::string timing = TimingMarkdown(*rows, comm.size());
+  const std::string timing = TimingMarkdown(*rows, comm.size(), DescribePrecision(config->mixed, comm.size()));
   if (absl::Status s = WriteFileAtomically(folder->File("timing.md"), timing); !s.ok()) {
     spdlog::error("{}", std::string(s.message()));
     return kExitFailure;

@@ -118,7 +118,8 @@ TEST(SumBf16, EveryKernelMatchesTheScalarSumAndCommutes) {
   for (int i = 0; i < 200000; ++i) {
     a.push_back(static_cast<uint16_t>(rng.Below(0x10000)));
     // Nearby magnitudes too, where cancellation and carries happen.
-    b.push_back(i % 2 ? static_cast<uint16_t>(rng.Below(0x10000)) : static_cast<uint16_t>(a.back() ^ rng.Below(0x80ff)));
+    const uint64_t other = i % 2 ? rng.Below(0x10000) : a.back() ^ rng.Below(0x80ff);
+    b.push_back(static_cast<uint16_t>(other));
   }
   const int64_t n = static_cast<int64_t>(a.size());
   for (const Bf16WireKernels& k : AvailableKernels()) {

@@ -21,7 +21,9 @@ using ::testing::HasSubstr;
 std::vector<uint16_t> RankInput(int rank, int64_t count) {
   std::vector<float> v(static_cast<size_t>(count));
   Rng rng(500 + rank);
-  for (float& x : v) x = static_cast<float>((rng.Uniform() - 0.5) * std::ldexp(1.0, static_cast<int>(rng.Below(30)) - 20));
+  for (float& x : v) {
+    x = static_cast<float>((rng.Uniform() - 0.5) * std::ldexp(1.0, static_cast<int>(rng.Below(30)) - 20));
+  }
   std::vector<uint16_t> wire(v.size());
   ToWireBf16(v.data(), wire.data(), count);
   return wire;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end gantry-worker runs under `mpirun -np 2` on a slice of Fashion-MNIST (the
 # Debian package scripts/install_deps.sh installs). Usage:
-#   mpi_worker_e2e.sh MPIEXEC WORKER SCENARIO      SCENARIO: sweep | straggler | stuck
+#   mpi_worker_e2e.sh MPIEXEC WORKER SCENARIO      SCENARIO: sweep | straggler | stuck | overflow
 # Exit 0: pass; 77: skipped (no dataset); anything else: fail, with the reason.
 set -uo pipefail
 mpiexec=$1 worker=$2 scenario=$3
@@ -10,16 +10,23 @@ data=/usr/share/datasets/fashion-mnist
 out=$(mktemp -d)/run
 log=$(mktemp)
 fail() { echo "FAIL ($scenario): $*"; echo "--- output:"; cat "$log"; exit 1; }
+# The value of column NAME in row ROW (1 = first data row) of epochs.csv.
+column() { awk -F, -v name="$1" -v row="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i }
+                                            NR == row + 1 { print $c }' "$out/epochs.csv"; }
 run() { "$mpiexec" --allow-run-as-root --oversubscribe -np 2 "$worker" train --data-dir "$data" --out "$out" \
           --progress-seconds 1 "$@" >"$log" 2>&1; }
 
 case $scenario in
   sweep)
     run --limit-images 512 --batch-size 32,64 --epochs 2 --sync-bn || fail "exit code $?"
-    grep -q "(2 ranks)" "$out/timing.md" || fail "timing.md does not say 2 ranks"
+    grep -q "(2 ranks, fp32)" "$out/timing.md" || fail "timing.md does not say 2 ranks, fp32"
     grep -q "^| 64 | 2 |" "$out/timing.md" || fail "timing.md lacks the batch 64 summary"
-    [[ $(grep -cE ",2,[0-9.]+,[0-9.]+,[0-9]+$" "$out/epochs.csv") == 4 ]] \
-      || fail "epochs.csv should have 4 rows with world_size 2"
+    [[ $(tail -n +2 "$out/epochs.csv" | wc -l) == 4 ]] || fail "epochs.csv should have 4 rows"
+    for row in 1 2 3 4; do
+      [[ $(column world_size $row) == 2 ]] || fail "epochs.csv row $row: world_size is not 2"
+      [[ $(column loss_scale_g $row) == 1 && $(column skipped_steps_d $row) == 0 ]] \
+        || fail "epochs.csv row $row: an fp32 run has no loss scaling and skips nothing"
+    done
     [[ -s $out/samples/b0064/epoch_002.png ]] || fail "no samples for batch 64"
     grep -q '"world_size": 2' "$out/run.json" || fail "run.json lacks world_size 2"
     ;;
@@ -42,6 +49,21 @@ case $scenario in
     (( code != 0 )) || fail "mpirun exited 0 although rank 1 was stuck"
     grep -q "rank 1 did not arrive" "$log" || fail "the error does not name rank 1"
     (( elapsed < 40 )) || fail "took ${elapsed}s to give up"
+    ;;
+  overflow)
+    # bf16 with dynamic loss scaling; rank 1 alone gets an inf in D's gradient at step 3:
+    # both ranks skip D's step 3 (one skip, D's scale halved), G is untouched, training
+    # goes on to the end, and the bf16 all-reduce keeps the replicas in step.
+    run --limit-images 256 --batch-size 32 --epochs 1 --precision bf16 --debug-inject-inf-step 3 \
+        --debug-inject-inf-rank 1 --debug-inject-inf-network d || fail "exit code $?"
+    [[ $(column steps 1) == 8 ]] || fail "the epoch did not run all 8 steps"
+    [[ $(column skipped_steps_d 1) == 1 && $(column skipped_steps_g 1) == 0 ]] || fail "expected skips G/D 0/1"
+    [[ $(column loss_scale_d 1) == 32768 && $(column loss_scale_g 1) == 65536 ]] || fail "expected scales 65536/32768"
+    awk -v v="$(column peak_rss_mb 1)" 'BEGIN { exit !(v > 10) }' || fail "peak_rss_mb is not plausible"
+    grep -q "step 3: D's gradient holds inf/NaN; D's step skipped on every rank, its loss scale now 32768" "$log" \
+      || fail "no log line for the skipped step"
+    grep -q '"allreduce_dtype": "bf16"' "$out/run.json" || fail "run.json lacks the bf16 all-reduce"
+    grep -q "(2 ranks, bf16, dynamic loss scaling, bf16 all-reduce)" "$out/timing.md" || fail "timing.md title"
     ;;
   *) echo "unknown scenario $scenario"; exit 2 ;;
 esac

@@ -31,8 +31,14 @@ TEST(TimingReport, SummarizesPerBatchSizeAgainstTheSmallest) {
 }
 
 TEST(TimingReport, MarkdownHasOneSummaryLinePerBatch) {
-  const std::string md = TimingMarkdown({Row(64, 1, 100, 600), Row(128, 1, 60, 1000)}, 2);
-  EXPECT_THAT(md, ::testing::HasSubstr("(2 ranks)"));
+  EpochRow skipped = Row(128, 1, 60, 1000);
+  skipped.loss_scale_g = 65536;
+  skipped.loss_scale_d = 32768;
+  skipped.skipped_steps_d = 1;
+  skipped.peak_rss_mb = 321.4;
+  const std::string md = TimingMarkdown({Row(64, 1, 100, 600), skipped}, 2, "bf16, dynamic loss scaling");
+  EXPECT_THAT(md, ::testing::HasSubstr("(2 ranks, bf16, dynamic loss scaling)"));
+  EXPECT_THAT(md, ::testing::HasSubstr("| 65536/32768 | 0/1 | 321 |"));
   EXPECT_THAT(md, ::testing::HasSubstr("| 64 | 1 | 100.0 | 100.0 | 600.0 |"));
   EXPECT_THAT(md, ::testing::HasSubstr("| -40.0 % |"));
 }

@@ -69,7 +69,8 @@ TEST(TrainConfig, PrecisionDefaultsFollowThePrecision) {
     EXPECT_EQ(c->mixed.allreduce_dtype, WireDtype::kBf16) << p;
   }
   // Given settings win over the precision's defaults, either way round.
-  const auto explicit_bf16 = ResolveTrainConfig({{"precision", "bf16"}, {"loss-scale", "none"}, {"allreduce-dtype", "fp32"}});
+  const auto explicit_bf16 =
+      ResolveTrainConfig({{"precision", "bf16"}, {"loss-scale", "none"}, {"allreduce-dtype", "fp32"}});
   ASSERT_TRUE(explicit_bf16.ok()) << explicit_bf16.status();
   EXPECT_EQ(explicit_bf16->mixed.loss_scale.mode, LossScaleMode::kNone);
   EXPECT_EQ(explicit_bf16->mixed.allreduce_dtype, WireDtype::kFp32);

@@ -144,6 +144,39 @@ TEST(WorkerCli, BadInputExitsWithTwoAndSaysWhy) {
   r = RunWorker("train --help");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.output, HasSubstr("--data-dir"));
+  EXPECT_THAT(r.output, HasSubstr("--loss-scale-growth-interval"));
+  EXPECT_THAT(r.output, HasSubstr("[default: dynamic for bf16 and fp16, none for fp32]"));
+
+  r = RunWorker("train --dataset mnist --data-dir " + data + " --batch-size 10 --loss-scale 8 "
+                "--debug-inject-inf-step 1 --debug-inject-inf-rank 2 --out " + FreshRunDir("bad3"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--debug-inject-inf-rank 2 does not exist in a run of 1 rank(s)"));
+  r = RunWorker("train --precision fp64 --out " + FreshRunDir("bad4"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--precision: bad value 'fp64' (one of fp32, bf16, fp16)"));
+}
+
+// One rank, bf16 with dynamic loss scaling: an inf forced into G's gradient at step 2 is
+// skipped and counted, the run trains on, and run.json, epochs.csv and timing.md say so.
+TEST(WorkerCli, Bf16RunSkipsAForcedOverflowAndReportsIt) {
+  const std::string data = MakeTinyMnist("bf16", 40);
+  const std::string out = FreshRunDir("bf16");
+  const Result r = RunWorker("train --dataset mnist --data-dir " + data + " --batch-size 8 --max-steps 4 "
+                             "--precision bf16 --loss-scale-init 1024 --debug-inject-inf-step 2 "
+                             "--debug-inject-inf-network g --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("step 2: G's gradient holds inf/NaN; G's step skipped on every rank, its loss "
+                                  "scale now 512"));
+  const auto manifest = nlohmann::json::parse(ReadAll(out + "/run.json"));
+  EXPECT_EQ(manifest["config"]["precision"], "bf16");
+  EXPECT_EQ(manifest["config"]["loss_scale"]["mode"], "dynamic");
+  EXPECT_EQ(manifest["config"]["loss_scale"]["init"], 1024.0);
+  EXPECT_EQ(manifest["config"]["allreduce_dtype"], "bf16");
+  EXPECT_EQ(manifest["config"]["debug_inject_inf"]["network"], "g");
+  const std::string csv = ReadAll(out + "/epochs.csv");
+  EXPECT_THAT(csv, HasSubstr(",loss_scale_g,loss_scale_d,skipped_steps_g,skipped_steps_d,peak_rss_mb\n"));
+  EXPECT_THAT(csv, testing::ContainsRegex(",0,512,1024,1,0,[0-9]+\\.[0-9]\n"));  // ... straggler_flags, then ours
+  EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("(1 rank, bf16, dynamic loss scaling)"));
 }
 
 }  // namespace

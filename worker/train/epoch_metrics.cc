@@ -10,14 +10,16 @@ namespace gantry {
 
 std::string EpochCsvHeader() {
   return "batch_size,epoch,seconds,steady_step_ms,samples_per_s,d_loss,g_loss,steps,step_p50_ms,step_p99_ms,"
-         "data_wait_ms,world_size,allreduce_ms,allreduce_share,straggler_flags";
+         "data_wait_ms,world_size,allreduce_ms,allreduce_share,straggler_flags,loss_scale_g,loss_scale_d,"
+         "skipped_steps_g,skipped_steps_d,peak_rss_mb";
 }
 
 std::string EpochCsvLine(const EpochRow& r) {
-  return absl::StrFormat("%d,%d,%.3f,%.3f,%.1f,%.5f,%.5f,%d,%.3f,%.3f,%.3f,%d,%.3f,%.4f,%d", r.batch_size, r.epoch,
-                         r.seconds, r.steady_step_ms, r.samples_per_s, r.d_loss, r.g_loss, r.steps, r.step_p50_ms,
-                         r.step_p99_ms, r.data_wait_ms, r.world_size, r.allreduce_ms, r.allreduce_share,
-                         r.straggler_flags);
+  return absl::StrFormat("%d,%d,%.3f,%.3f,%.1f,%.5f,%.5f,%d,%.3f,%.3f,%.3f,%d,%.3f,%.4f,%d,%.9g,%.9g,%d,%d,%.1f",
+                         r.batch_size, r.epoch, r.seconds, r.steady_step_ms, r.samples_per_s, r.d_loss, r.g_loss,
+                         r.steps, r.step_p50_ms, r.step_p99_ms, r.data_wait_ms, r.world_size, r.allreduce_ms,
+                         r.allreduce_share, r.straggler_flags, r.loss_scale_g, r.loss_scale_d, r.skipped_steps_g,
+                         r.skipped_steps_d, r.peak_rss_mb);
 }
 
 void EpochAccumulator::AddStep(double step_seconds, double data_wait_seconds, double allreduce_seconds,
@@ -56,6 +58,8 @@ EpochRow EpochAccumulator::Finish(double epoch_seconds, int world_size, int64_t 
   const double mean_step_ms = std::accumulate(step_seconds_.begin(), step_seconds_.end(), 0.0) / n * 1e3;
   r.allreduce_share = mean_step_ms > 0 ? r.allreduce_ms / mean_step_ms : 0.0;
   r.straggler_flags = straggler_flags;
+  r.skipped_steps_g = skipped_g_;
+  r.skipped_steps_d = skipped_d_;
   return r;
 }
 

@@ -24,6 +24,11 @@ struct EpochRow {
   double allreduce_ms = 0;     // mean time per step inside the gradient all-reduces (rank 0)
   double allreduce_share = 0;  // allreduce_ms / mean step time
   int64_t straggler_flags = 0; // straggler events raised during the epoch
+  double loss_scale_g = 1;     // G's loss scale at the epoch's end (1: no loss scaling)
+  double loss_scale_d = 1;
+  int64_t skipped_steps_g = 0; // G's optimizer steps skipped in the epoch (inf/NaN gradient)
+  int64_t skipped_steps_d = 0;
+  double peak_rss_mb = 0;      // peak resident set of rank 0's process so far, MiB (ru_maxrss)
 };
 
 // The CSV header line and a row, without trailing newline. Column order is a
@@ -37,12 +42,20 @@ class EpochAccumulator {
 
   void AddStep(double step_seconds, double data_wait_seconds, double allreduce_seconds, double d_loss,
                double g_loss);
+  // Counts the networks whose optimizer step was skipped in a step.
+  void AddSkips(bool g_skipped, bool d_skipped) {
+    skipped_g_ += g_skipped;
+    skipped_d_ += d_skipped;
+  }
+  int64_t skipped_g() const { return skipped_g_; }
+  int64_t skipped_d() const { return skipped_d_; }
   int64_t steps() const { return static_cast<int64_t>(step_seconds_.size()); }
   double mean_d_loss() const { return steps() ? d_loss_sum_ / steps() : 0.0; }
   double mean_g_loss() const { return steps() ? g_loss_sum_ / steps() : 0.0; }
   // Samples per second over the most recent steps (up to `window`), for progress lines.
   double RecentSamplesPerSecond(size_t window = 20) const;
 
+  // The row; the loss scales and peak_rss_mb are the caller's to fill in.
   EpochRow Finish(double epoch_seconds, int world_size = 1, int64_t straggler_flags = 0) const;
 
  private:
@@ -53,6 +66,8 @@ class EpochAccumulator {
   double allreduce_sum_ = 0;
   double d_loss_sum_ = 0;
   double g_loss_sum_ = 0;
+  int64_t skipped_g_ = 0;
+  int64_t skipped_d_ = 0;
 };
 
 }  // namespace gantry

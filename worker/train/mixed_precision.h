@@ -39,5 +39,8 @@ struct MixedPrecision {
 std::string PrecisionName(MathPrecision precision);
 // "fp32" | "bf16".
 std::string WireDtypeName(WireDtype dtype);
+// For log lines and reports: "fp32", or e.g. "bf16, dynamic loss scaling, bf16 all-reduce"
+// (the parts that differ from a plain fp32 run; the wire only with world_size > 1).
+std::string DescribePrecision(const MixedPrecision& mixed, int world_size);
 
 }  // namespace gantry

@@ -129,9 +129,10 @@ absl::Status FinishPrecisionSettings(const RawSettings& given, MixedPrecision& m
   if (ls.mode != LossScaleMode::kDynamic) {
     for (const char* name : kDynamicOnly) {
       if (!given.contains(name)) continue;
-      return absl::InvalidArgumentError(absl::StrCat("--", name, " applies to dynamic loss scaling only, but this run has ",
-                                                     DescribeScaling(given, ls), " (set --loss-scale dynamic, or drop --",
-                                                     name, ")"));
+      return absl::InvalidArgumentError(absl::StrCat("--", name,
+                                                     " applies to dynamic loss scaling only, but this run has ",
+                                                     DescribeScaling(given, ls),
+                                                     " (set --loss-scale dynamic, or drop --", name, ")"));
     }
   }
   RETURN_IF_ERROR(ValidateLossScaleConfig(ls));

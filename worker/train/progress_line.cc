@@ -14,8 +14,8 @@ std::string FormatDuration(double seconds) {
   return absl::StrFormat("%ds", s);
 }
 
-ProgressLine::ProgressLine(const Clock& clock, double interval_s)
-    : clock_(clock), interval_s_(interval_s), last_(clock.NowSeconds()) {}
+ProgressLine::ProgressLine(const Clock& clock, double interval_s, std::string precision)
+    : clock_(clock), interval_s_(interval_s), last_(clock.NowSeconds()), precision_(std::move(precision)) {}
 
 void ProgressLine::MaybePrint(int64_t batch, int64_t epoch, int64_t epochs, int64_t step, int64_t steps,
                               const EpochAccumulator& acc) {
@@ -24,9 +24,13 @@ void ProgressLine::MaybePrint(int64_t batch, int64_t epoch, int64_t epochs, int6
   last_ = now;
   const double rate = acc.RecentSamplesPerSecond();
   const double eta = rate > 0 ? static_cast<double>((steps - step) * batch) / rate : 0.0;
-  spdlog::info("batch {} epoch {}/{} step {}/{} ({:.0f}%) {:.1f} samples/s ETA {} d_loss {:.4f} g_loss {:.4f}", batch,
-               epoch, epochs, step, steps, 100.0 * static_cast<double>(step) / static_cast<double>(steps), rate,
-               FormatDuration(eta), acc.mean_d_loss(), acc.mean_g_loss());
+  const std::string skips = acc.skipped_g() + acc.skipped_d() > 0
+                                ? absl::StrFormat(" skipped G/D %d/%d", acc.skipped_g(), acc.skipped_d())
+                                : "";
+  spdlog::info("batch {} ({}) epoch {}/{} step {}/{} ({:.0f}%) {:.1f} samples/s ETA {} d_loss {:.4f} g_loss {:.4f}{}",
+               batch, precision_, epoch, epochs, step, steps,
+               100.0 * static_cast<double>(step) / static_cast<double>(steps), rate, FormatDuration(eta),
+               acc.mean_d_loss(), acc.mean_g_loss(), skips);
 }
 
 }  // namespace gantry

@@ -1,5 +1,6 @@
-// Rate-limited progress lines while an epoch runs: batch, epoch, step, throughput over
-// the recent steps, ETA of the epoch, and the running mean losses.
+// Rate-limited progress lines while an epoch runs: batch, precision, epoch, step,
+// throughput over the recent steps, ETA of the epoch, the running mean losses, and the
+// steps skipped by loss scaling so far in the epoch (when there were any).
 #pragma once
 
 #include <cstdint>
@@ -12,8 +13,9 @@ namespace gantry {
 
 class ProgressLine {
  public:
-  // Prints at most once per interval_s (0: every call).
-  ProgressLine(const Clock& clock, double interval_s);
+  // Prints at most once per interval_s (0: every call). `precision` is shown as given
+  // (DescribePrecision).
+  ProgressLine(const Clock& clock, double interval_s, std::string precision = "fp32");
 
   void MaybePrint(int64_t batch, int64_t epoch, int64_t epochs, int64_t step, int64_t steps,
                   const EpochAccumulator& acc);
@@ -22,6 +24,7 @@ class ProgressLine {
   const Clock& clock_;
   double interval_s_;
   double last_;
+  std::string precision_;
 };
 
 // "42s", "3m07s", "1h05m".

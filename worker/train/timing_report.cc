@@ -29,10 +29,10 @@ std::vector<BatchSizeSummary> SummarizeByBatchSize(const std::vector<EpochRow>& 
   return out;
 }
 
-std::string TimingMarkdown(const std::vector<EpochRow>& rows, int world_size) {
+std::string TimingMarkdown(const std::vector<EpochRow>& rows, int world_size, const std::string& precision) {
   const std::vector<BatchSizeSummary> summaries = SummarizeByBatchSize(rows);
-  std::string md = absl::StrFormat("# Training time per batch size (%d rank%s)\n\n", world_size,
-                                   world_size == 1 ? "" : "s");
+  std::string md = absl::StrFormat("# Training time per batch size (%d rank%s, %s)\n\n", world_size,
+                                   world_size == 1 ? "" : "s", precision);
   md += "| global batch | epochs | total s | s/epoch | samples/s | all-reduce share | total time vs smallest batch |\n";
   md += "|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const BatchSizeSummary& s : summaries) {
@@ -41,11 +41,15 @@ std::string TimingMarkdown(const std::vector<EpochRow>& rows, int world_size) {
                           100.0 * s.change_vs_smallest);
   }
   md += "\n## Per epoch\n\n| global batch | epoch | steps | s | steady ms/step | p50 ms | p99 ms | samples/s | "
-        "all-reduce ms | stragglers | d_loss | g_loss |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+        "all-reduce ms | stragglers | d_loss | g_loss | loss scale G/D | skipped G/D | peak RSS MiB |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const EpochRow& r : rows) {
-    absl::StrAppendFormat(&md, "| %d | %d | %d | %.1f | %.2f | %.2f | %.2f | %.1f | %.2f | %d | %.4f | %.4f |\n",
+    absl::StrAppendFormat(&md,
+                          "| %d | %d | %d | %.1f | %.2f | %.2f | %.2f | %.1f | %.2f | %d | %.4f | %.4f "
+                          "| %g/%g | %d/%d | %.0f |\n",
                           r.batch_size, r.epoch, r.steps, r.seconds, r.steady_step_ms, r.step_p50_ms, r.step_p99_ms,
-                          r.samples_per_s, r.allreduce_ms, r.straggler_flags, r.d_loss, r.g_loss);
+                          r.samples_per_s, r.allreduce_ms, r.straggler_flags, r.d_loss, r.g_loss, r.loss_scale_g,
+                          r.loss_scale_d, r.skipped_steps_g, r.skipped_steps_d, r.peak_rss_mb);
   }
   return md;
 }

@@ -24,7 +24,8 @@ struct BatchSizeSummary {
 // One summary per batch size, in ascending batch size.
 std::vector<BatchSizeSummary> SummarizeByBatchSize(const std::vector<EpochRow>& rows);
 
-// timing.md: a title line, the summary table and the per-epoch table, in Markdown.
-std::string TimingMarkdown(const std::vector<EpochRow>& rows, int world_size);
+// timing.md: a title line (ranks and `precision`, see DescribePrecision), the summary
+// table and the per-epoch table, in Markdown.
+std::string TimingMarkdown(const std::vector<EpochRow>& rows, int world_size, const std::string& precision = "fp32");
 
 }  // namespace gantry

@@ -129,7 +129,8 @@ const std::vector<Setting>& Settings() {
     auto* all = new std::vector<Setting>;
     const std::vector<Setting>& core = CoreSettings();
     // Precision after the model's own settings (up to --out), debug switches last.
-    const auto data_parallel = std::find_if(core.begin(), core.end(), [](const Setting& s) { return s.info.name == "sync-bn"; });
+    const auto data_parallel =
+        std::find_if(core.begin(), core.end(), [](const Setting& s) { return s.info.name == "sync-bn"; });
     all->insert(all->end(), core.begin(), data_parallel);
     all->insert(all->end(), PrecisionSettings().begin(), PrecisionSettings().end());
     all->insert(all->end(), data_parallel, core.end());

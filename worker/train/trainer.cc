@@ -16,6 +16,7 @@
 #include "worker/data/prefetch_loader.h"
 #include "worker/tensor/random.h"
 #include "worker/train/data_parallel_step.h"
+#include "worker/train/peak_rss.h"
 #include "worker/train/progress_line.h"
 #include "worker/train/sample_writer.h"
 
@@ -26,6 +27,7 @@ constexpr int64_t kSampleCount = 64;                 // an 8x8 grid
 constexpr uint64_t kNoiseStream = 0x6e6f697365ull;   // "noise"
 constexpr uint64_t kSampleStream = 0x73616d706cull;  // "sampl"
 constexpr uint64_t kDropoutStream = 0x64726f70ull;   // "drop"
+constexpr int64_t kSkipsLogged = 10;                 // per batch size; the rest only counted
 
 Tensor NormalNoise(Rng& rng, int64_t rows, int64_t dim) {
   Tensor z = Tensor::Zeros(Shape{rows, dim});
@@ -70,6 +72,7 @@ struct Trainer::BatchRun {
   StragglerTracker tracker;     // meaningful on rank 0
   int64_t global_step = 0;
   int64_t steps_left = 0;
+  int64_t skips_logged = 0;     // skipped network steps logged so far (rank 0)
 };
 
 Trainer::Trainer(const TrainConfig& config, const ImageDataset& data, const RunFolder* folder, Communicator& comm,
@@ -90,6 +93,12 @@ absl::StatusOr<std::vector<EpochRow>> Trainer::Run() {
                                                      " ranks; every rank needs at least one row"));
     }
   }
+  const InjectInf& inject = config_.mixed.inject_inf;
+  if (inject.active() && inject.rank >= comm_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("--debug-inject-inf-rank ", inject.rank,
+                                                   " does not exist in a run of ", comm_.size(), " rank(s); use 0 to ",
+                                                   comm_.size() - 1));
+  }
   std::vector<EpochRow> all;
   for (int64_t batch : config_.batch_sizes) {
     ASSIGN_OR_RETURN(std::vector<EpochRow> rows, TrainOneBatchSize(batch));
@@ -105,14 +114,15 @@ absl::StatusOr<std::vector<EpochRow>> Trainer::TrainOneBatchSize(int64_t batch) 
   ASSIGN_OR_RETURN(run.g_opt, MakeOptimizer(config_.optimizer, run.model.g_params().num_params()));
   ASSIGN_OR_RETURN(run.d_opt, MakeOptimizer(config_.optimizer, run.model.d_params().num_params()));
   run.step = std::make_unique<DataParallelStep>(run.model, *run.g_opt, *run.d_opt, comm_, backend_, comm_options_,
-                                                config_.sync_bn, clock_, SlowdownFor(config_, comm_.rank()));
+                                                config_.sync_bn, clock_, SlowdownFor(config_, comm_.rank()),
+                                                config_.mixed);
   run.steps_left = config_.max_steps > 0 ? config_.max_steps : INT64_MAX;
   const int64_t steps_per_epoch = StepsPerEpoch(data_.count, batch);
   if (is_root()) {
-    spdlog::info("training dcgan at global batch {} on {} rank(s): {} steps/epoch x {} epochs ({} images, {} left "
-                 "out per epoch)",
-                 batch, comm_.size(), steps_per_epoch, config_.epochs, data_.count,
-                 data_.count - steps_per_epoch * batch);
+    spdlog::info("training dcgan at global batch {} on {} rank(s) in {}: {} steps/epoch x {} epochs ({} images, {} "
+                 "left out per epoch)",
+                 batch, comm_.size(), DescribePrecision(config_.mixed, comm_.size()), steps_per_epoch,
+                 config_.epochs, data_.count, data_.count - steps_per_epoch * batch);
   }
   std::vector<EpochRow> rows;
   for (int64_t epoch = 1; epoch <= config_.epochs && run.steps_left > 0; ++epoch) {
@@ -144,7 +154,7 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run, int64_t epoch) {
   const RowRange rows = ShareRanges(run.shares)[static_cast<size_t>(comm_.rank())];
   PrefetchLoader loader(data_, run.sampler, run.batch, epoch, rows.begin, rows.end);
   EpochAccumulator acc(run.batch, epoch);
-  ProgressLine progress(clock_, config_.progress_seconds);
+  ProgressLine progress(clock_, config_.progress_seconds, DescribePrecision(config_.mixed, comm_.size()));
   const std::vector<double> weights = GradientWeights(run.shares);
   std::vector<RankStepReport> reports(static_cast<size_t>(comm_.size()));
   const int64_t flags_before = run.tracker.flag_count();
@@ -176,6 +186,8 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run, int64_t epoch) {
           "batch %d epoch %d step %d: loss is not finite (d_loss %g, g_loss %g); lower --lr", run.batch, epoch,
           step + 1, d_loss, g_loss));
     }
+    acc.AddSkips(!r.g_stepped, !r.d_stepped);
+    ReportSkips(run, r, epoch, step + 1);
     run.tracker.AddStep(run.global_step, timings);
     for (const StragglerEvent& e : run.tracker.TakeNewEvents()) {
       spdlog::warn("{}", DescribeEvent(e));
@@ -185,7 +197,23 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run, int64_t epoch) {
     progress.MaybePrint(run.batch, epoch, config_.epochs, step + 1, steps, acc);
   }
   run.steps_left -= steps;
-  return acc.Finish(clock_.NowSeconds() - epoch_start, comm_.size(), run.tracker.flag_count() - flags_before);
+  EpochRow row = acc.Finish(clock_.NowSeconds() - epoch_start, comm_.size(), run.tracker.flag_count() - flags_before);
+  row.loss_scale_g = run.step->g_scaler().scale();
+  row.loss_scale_d = run.step->d_scaler().scale();
+  row.peak_rss_mb = PeakRssMiB();
+  return row;
+}
+
+void Trainer::ReportSkips(BatchRun& run, const DataParallelStepResult& r, int64_t epoch, int64_t step) {
+  auto report = [&](const char* name, bool stepped, const LossScaler& scaler) {
+    if (stepped || ++run.skips_logged > kSkipsLogged) return;
+    spdlog::warn("batch {} epoch {} step {}: {}'s gradient holds inf/NaN; {}'s step skipped on every rank, its loss "
+                 "scale now {}{}",
+                 run.batch, epoch, step, name, name, scaler.scale(),
+                 run.skips_logged == kSkipsLogged ? " (further skips are only counted, in epochs.csv)" : "");
+  };
+  report("G", r.g_stepped, run.step->g_scaler());
+  report("D", r.d_stepped, run.step->d_scaler());
 }
 
 absl::Status Trainer::FinishEpoch(BatchRun& run, const EpochRow& row) {
@@ -197,19 +225,23 @@ absl::Status Trainer::FinishEpoch(BatchRun& run, const EpochRow& row) {
   const Tensor fixed_noise = NormalNoise(sample_rng, kSampleCount, config_.dcgan.noise_dim);
   RETURN_IF_ERROR(WriteGeneratorSamples(backend_, run.model.generator(), fixed_noise, png, npy));
   spdlog::info("batch {} epoch {} done: {:.1f} s, {} steps, steady {:.1f} ms/step, {:.1f} samples/s, all-reduce "
-               "{:.1f} ms/step ({:.0f}%), d_loss {:.4f} g_loss {:.4f}, shares {}; samples: {}",
+               "{:.1f} ms/step ({:.0f}%), d_loss {:.4f} g_loss {:.4f}, shares {}, loss scale G/D {}/{}, skipped G/D "
+               "{}/{}, peak RSS {:.0f} MiB; samples: {}",
                run.batch, row.epoch, row.seconds, row.steps, row.steady_step_ms, row.samples_per_s, row.allreduce_ms,
-               100.0 * row.allreduce_share, row.d_loss, row.g_loss, absl::StrJoin(run.shares, "/"), png);
+               100.0 * row.allreduce_share, row.d_loss, row.g_loss, absl::StrJoin(run.shares, "/"), row.loss_scale_g,
+               row.loss_scale_d, row.skipped_steps_g, row.skipped_steps_d, row.peak_rss_mb, png);
   return absl::OkStatus();
 }
 
 std::string FormatEpochTable(const std::vector<EpochRow>& rows) {
-  std::string out = absl::StrFormat("%6s %5s %5s %6s %9s %9s %11s %9s %8s %8s\n", "batch", "ranks", "epoch", "steps",
-                                    "seconds", "step_ms", "samples/s", "allred_ms", "d_loss", "g_loss");
+  std::string out = absl::StrFormat("%6s %5s %5s %6s %9s %9s %11s %9s %8s %8s %9s %8s\n", "batch", "ranks", "epoch",
+                                    "steps", "seconds", "step_ms", "samples/s", "allred_ms", "d_loss", "g_loss",
+                                    "skip_g/d", "rss_MiB");
   for (const EpochRow& r : rows) {
-    absl::StrAppendFormat(&out, "%6d %5d %5d %6d %9.1f %9.2f %11.1f %9.2f %8.4f %8.4f\n", r.batch_size,
+    absl::StrAppendFormat(&out, "%6d %5d %5d %6d %9.1f %9.2f %11.1f %9.2f %8.4f %8.4f %9s %8.0f\n", r.batch_size,
                           r.world_size, r.epoch, r.steps, r.seconds, r.steady_step_ms, r.samples_per_s,
-                          r.allreduce_ms, r.d_loss, r.g_loss);
+                          r.allreduce_ms, r.d_loss, r.g_loss, absl::StrCat(r.skipped_steps_g, "/", r.skipped_steps_d),
+                          r.peak_rss_mb);
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include "worker/comm/communicator.h"
 #include "worker/data/mnist_dataset.h"
 #include "worker/tensor/backend.h"
+#include "worker/train/data_parallel_step.h"
 #include "worker/train/epoch_metrics.h"
 #include "worker/train/run_folder.h"
 #include "worker/train/train_config.h"
@@ -38,6 +39,8 @@ class Trainer {
   absl::StatusOr<EpochRow> TrainOneEpoch(BatchRun& run, int64_t epoch);
   absl::Status AgreeOnShares(BatchRun& run);
   absl::Status FinishEpoch(BatchRun& run, const EpochRow& row);
+  // Rank 0: a warning per skipped network step (the first few per batch size).
+  void ReportSkips(BatchRun& run, const DataParallelStepResult& r, int64_t epoch, int64_t step);
 
   bool is_root() const { return comm_.rank() == 0; }
 
