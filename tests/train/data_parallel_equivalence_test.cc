@@ -1,7 +1,6 @@
 // Synchronous data parallelism must make the update single-process SGD makes on the
 // whole batch: N thread-ranks (even and uneven shares, sync-BN, no dropout) end with
 // the weights of 1 rank to fp32 round-off, and replicas are bit-identical.
-#include <mutex>
 
 #include "gtest/gtest.h"
 #include "tests/train/equivalence_harness.h"
@@ -20,17 +19,9 @@ using testing::TrainedParams;
 constexpr double kTolerance = 2e-5;
 
 std::vector<TrainedParams> TrainOnRanks(int ranks, const EquivalenceSetup& setup) {
-  std::vector<TrainedParams> out(static_cast<size_t>(ranks));
-  std::mutex mu;
-  const absl::Status s = RunRanks(ranks, [&](Communicator& comm) -> absl::Status {
-    absl::StatusOr<TrainedParams> p = testing::TrainFewSteps(comm, setup);
-    if (!p.ok()) return p.status();
-    std::lock_guard<std::mutex> lock(mu);
-    out[static_cast<size_t>(comm.rank())] = std::move(*p);
-    return absl::OkStatus();
-  });
-  EXPECT_TRUE(s.ok()) << s;
-  return out;
+  absl::StatusOr<std::vector<TrainedParams>> out = testing::TrainOnThreadRanks(ranks, setup);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *std::move(out) : std::vector<TrainedParams>(static_cast<size_t>(ranks));
 }
 
 void ExpectEquivalent(int ranks, EquivalenceSetup setup) {

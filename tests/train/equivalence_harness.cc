@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 
 #include "common/shard_plan.h"
 #include "common/status_macros.h"
+#include "worker/comm/local_communicator.h"
 #include "worker/optim/optimizer.h"
 #include "worker/tensor/random.h"
 #include "worker/train/data_parallel_step.h"
@@ -99,6 +101,18 @@ double MaxAbsDifference(const std::vector<float>& a, const std::vector<float>& b
   double worst = 0;
   for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]));
   return worst;
+}
+
+absl::StatusOr<std::vector<TrainedParams>> TrainOnThreadRanks(int ranks, const EquivalenceSetup& setup) {
+  std::vector<TrainedParams> out(static_cast<size_t>(ranks));
+  std::mutex mu;
+  RETURN_IF_ERROR(RunRanks(ranks, [&](Communicator& comm) -> absl::Status {
+    ASSIGN_OR_RETURN(TrainedParams p, TrainFewSteps(comm, setup));
+    std::lock_guard<std::mutex> lock(mu);
+    out[static_cast<size_t>(comm.rank())] = std::move(p);
+    return absl::OkStatus();
+  }));
+  return out;
 }
 
 }  // namespace gantry::testing

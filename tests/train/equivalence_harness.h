@@ -42,6 +42,9 @@ struct TrainedParams {
 // result also shows that rank 0's weights were broadcast.
 absl::StatusOr<TrainedParams> TrainFewSteps(Communicator& comm, const EquivalenceSetup& setup);
 
+// TrainFewSteps on `ranks` thread ranks of one LocalGroup; element r is rank r's result.
+absl::StatusOr<std::vector<TrainedParams>> TrainOnThreadRanks(int ranks, const EquivalenceSetup& setup);
+
 // FNV-1a over raw bytes.
 uint64_t Fingerprint(const void* data, size_t bytes, uint64_t h = 1469598103934665603ull);
 

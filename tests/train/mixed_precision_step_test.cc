@@ -2,7 +2,6 @@
 // of two changes no fp32 bit, a bf16 wire stays within bf16 rounding of fp32, replicas
 // stay bit-identical, and a forced overflow on one rank makes EVERY rank skip that
 // network's step (the decision is taken from identical all-reduced bytes, no collective).
-#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -17,17 +16,9 @@ using testing::MaxScaledDifference;
 using testing::TrainedParams;
 
 std::vector<TrainedParams> TrainOnRanks(int ranks, const EquivalenceSetup& setup) {
-  std::vector<TrainedParams> out(static_cast<size_t>(ranks));
-  std::mutex mu;
-  const absl::Status s = RunRanks(ranks, [&](Communicator& comm) -> absl::Status {
-    absl::StatusOr<TrainedParams> p = testing::TrainFewSteps(comm, setup);
-    if (!p.ok()) return p.status();
-    std::lock_guard<std::mutex> lock(mu);
-    out[static_cast<size_t>(comm.rank())] = std::move(*p);
-    return absl::OkStatus();
-  });
-  EXPECT_TRUE(s.ok()) << s;
-  return out;
+  absl::StatusOr<std::vector<TrainedParams>> out = testing::TrainOnThreadRanks(ranks, setup);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *std::move(out) : std::vector<TrainedParams>(static_cast<size_t>(ranks));
 }
 
 LossScaleConfig Dynamic(float init, int64_t growth_interval) {
