@@ -120,7 +120,8 @@ std::string SettingOfField(const std::string& field) {
 std::string FieldOfSetting(const std::string& setting) {
   std::string field = setting == kBatchSizeSetting ? kBatchSizesField : setting;
   std::replace(field.begin(), field.end(), '-', '_');
-  if (field == "batch_size" || v1::RunSpec::descriptor()->FindFieldByName(field) == nullptr) return "";
+  if ((field == kBatchSizesField && setting != kBatchSizeSetting) ||
+      v1::RunSpec::descriptor()->FindFieldByName(field) == nullptr) return "";
   return field;
 }
 
