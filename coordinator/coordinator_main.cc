@@ -55,8 +55,11 @@ int main(int argc, char** argv) {
   app.add_option("--port-file", port_file, "write the bound port here once serving (for scripts and tests)");
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
   }
 
   sigset_t signals;

@@ -44,8 +44,10 @@ class CoordinatorServer {
   Coordinator& coordinator() { return *core_; }
 
   // Stops taking calls, wakes long polls and watchers, lets running calls finish for
-  // up to `grace_seconds`, and stops the sweeper. Idempotent.
-  void Shutdown(double grace_seconds = 5);
+  // up to `grace_seconds`, and stops the sweeper. Idempotent. (gRPC waits out the whole
+  // grace period while a client keeps an idle connection open, so keep it short: every
+  // call either ends within milliseconds or is a wait that Shutdown wakes.)
+  void Shutdown(double grace_seconds = 1);
 
  private:
   CoordinatorServer() = default;
