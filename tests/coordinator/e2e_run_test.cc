@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "cli/report_format.h"
@@ -141,6 +142,31 @@ TEST(CoordinatorEndToEnd, CancelMidRunStopsTheGroup) {
   EXPECT_EQ(RunCommand(Gantry(port, "cancel " + id), 30).exit_code, 6);
   EXPECT_EQ(RunCommand(Gantry(port, "--json report " + id), 30, false).exit_code, 0);
   EXPECT_EQ(RunCommand(Gantry(port, "status job-77"), 30).exit_code, 3);
+}
+
+TEST(CoordinatorEndToEnd, ARunFileSubmitsAsTheWorkerReadsIt) {
+  const testing::Folders s = testing::MakeFolders("e2e_runfile");
+  testing::CoordinatorProcess coordinator(s.dir, s.dir + "/gantry.db", s.root);
+  ASSERT_TRUE(coordinator.started());
+  // A relative data-dir means the current folder's, as for gantry-worker train; flags
+  // override the file.
+  std::ofstream(s.dir + "/run.yaml") << "dataset: mnist\ndata-dir: data/mnist\nbatch_size: [64, 128]\n"
+                                        "epochs: 5\nbeta1: 0\nsync-bn: true\n";
+  const CommandResult r = RunCommand(
+      "sh -c 'cd " + s.dir + " && " + Gantry(coordinator.port(), "--json submit run.yaml --epochs 2 --world-size 2'"),
+      30, false);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json spec = nlohmann::json::parse(r.output).at("spec");
+  EXPECT_EQ(spec["data_dir"], std::filesystem::path(s.data).lexically_normal().string());
+  EXPECT_EQ(spec["batch_sizes"], nlohmann::json::array({64, 128}));
+  EXPECT_EQ(spec["epochs"], 2);
+  EXPECT_EQ(spec["beta1"], 0.0);  // a zero that was given, not the default 0.5
+  EXPECT_EQ(spec["sync_bn"], true);
+  EXPECT_EQ(spec["lr"], nullptr);  // not given: the worker's default
+  std::ofstream(s.dir + "/bad.yaml") << "dataset: mnist\nwarp: 9\n";
+  const CommandResult bad = RunCommand(Gantry(coordinator.port(), "submit " + s.dir + "/bad.yaml"), 30);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.output, HasSubstr("unknown setting 'warp'"));
 }
 
 }  // namespace
