@@ -9,6 +9,10 @@ packages=(
   libeigen3-dev libabsl-dev libspdlog-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   zlib1g-dev libpng-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
+  # The coordinator: gRPC and Protobuf (C++ and the code generators), SQLite for the job
+  # store, and Python's gRPC tools for the language-neutrality test's client.
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libsqlite3-dev
+  python3-grpc-tools
   dataset-fashion-mnist   # the default dataset: /usr/share/datasets/fashion-mnist
 )
 # Reference comparisons (PyTorch goldens, benchmarks side by side) are optional.

@@ -1,0 +1,128 @@
+// gantry submit, jobs, status, cancel, groups.
+#include <cstdio>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "cli/output.h"
+#include "coordinator/run_spec_settings.h"
+#include "worker/train/train_config.h"
+
+namespace gantry::cli {
+namespace {
+
+// The run file's settings, then the flags over them. A relative data-dir is made
+// absolute against the current folder, as gantry-worker would read it here.
+absl::StatusOr<v1::SubmitJobRequest> BuildRequest(const SubmitArgs& args) {
+  SpecSettings settings;
+  if (!args.run_file.empty()) {
+    absl::StatusOr<RawSettings> from_file = ReadRunFile(args.run_file);
+    if (!from_file.ok()) return from_file.status();
+    settings.insert(from_file->begin(), from_file->end());
+  }
+  for (const auto& [name, value] : args.settings) settings[name] = value;
+  if (auto it = settings.find("data-dir"); it != settings.end() && !it->second.empty()) {
+    it->second = std::filesystem::absolute(it->second).lexically_normal().string();
+  }
+  v1::SubmitJobRequest request;
+  for (const auto& [name, value] : settings) {
+    if (absl::Status s = SetRunSpecSetting(name, value, request.mutable_spec()); !s.ok()) return s;
+  }
+  request.set_world_size(args.world_size);
+  request.set_max_attempts(args.max_attempts);
+  request.set_name(args.name);
+  return request;
+}
+
+}  // namespace
+
+int FailCall(const Client& client, const grpc::Status& status) {
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return Fail(status, client.flags().json);
+  return Fail(grpc::Status(status.error_code(),
+                           absl::StrCat("cannot reach the coordinator at ", client.flags().coordinator, " (",
+                                        status.error_message(),
+                                        "); is gantry-coordinator running there? Set --coordinator or "
+                                        "GANTRY_COORDINATOR")),
+              client.flags().json);
+}
+
+int Submit(Client& client, const SubmitArgs& args) {
+  absl::StatusOr<v1::SubmitJobRequest> request = BuildRequest(args);
+  if (!request.ok()) return Fail(request.status(), client.flags().json);
+  v1::Job job;
+  grpc::Status status = client.stub().SubmitJob(client.Context().get(), *request, &job);
+  if (!status.ok()) return FailCall(client, status);
+  if (client.flags().json) {
+    std::printf("%s\n", ToJson(job).c_str());
+  } else {
+    std::printf("submitted %s (%s)\n", job.id().c_str(), JobStateName(job.state()).c_str());
+  }
+  std::fflush(stdout);
+  if (!args.watch) return kExitOk;
+  WatchArgs watch;
+  watch.job_id = job.id();
+  return Watch(client, watch);
+}
+
+int Jobs(Client& client, const std::string& state) {
+  v1::ListJobsRequest request;
+  if (!state.empty()) {
+    absl::StatusOr<v1::JobState> parsed = ParseJobState(state);
+    if (!parsed.ok()) return Fail(parsed.status(), client.flags().json);
+    request.set_state(*parsed);
+  }
+  request.set_page_size(1000);
+  std::vector<v1::Job> jobs;
+  do {
+    v1::ListJobsResponse page;
+    grpc::Status status = client.stub().ListJobs(client.Context().get(), request, &page);
+    if (!status.ok()) return FailCall(client, status);
+    jobs.insert(jobs.end(), page.jobs().begin(), page.jobs().end());
+    request.set_page_token(page.next_page_token());
+  } while (!request.page_token().empty());
+  if (client.flags().json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const v1::Job& job : jobs) list.push_back(ToJsonValue(job));
+    std::printf("%s\n", nlohmann::json{{"jobs", list}}.dump().c_str());
+  } else {
+    std::printf("%s", JobsTable(jobs).c_str());
+  }
+  return kExitOk;
+}
+
+int Status(Client& client, const std::string& job_id) {
+  v1::GetJobRequest request;
+  request.set_job_id(job_id);
+  v1::Job job;
+  grpc::Status status = client.stub().GetJob(client.Context().get(), request, &job);
+  if (!status.ok()) return FailCall(client, status);
+  std::printf("%s", client.flags().json ? (ToJson(job) + "\n").c_str() : JobStatusText(job).c_str());
+  return kExitOk;
+}
+
+int Cancel(Client& client, const std::string& job_id) {
+  v1::CancelJobRequest request;
+  request.set_job_id(job_id);
+  v1::Job job;
+  grpc::Status status = client.stub().CancelJob(client.Context().get(), request, &job);
+  if (!status.ok()) return FailCall(client, status);
+  if (client.flags().json) {
+    std::printf("%s\n", ToJson(job).c_str());
+  } else if (job.state() == v1::JOB_STATE_CANCELLING) {
+    std::printf("%s: cancelling (%s stops at its next report)\n", job.id().c_str(), job.group_id().c_str());
+  } else {
+    std::printf("%s: %s\n", job.id().c_str(), JobStateName(job.state()).c_str());
+  }
+  return kExitOk;
+}
+
+int Groups(Client& client) {
+  v1::ListGroupsResponse groups;
+  grpc::Status status = client.stub().ListGroups(client.Context().get(), v1::ListGroupsRequest(), &groups);
+  if (!status.ok()) return FailCall(client, status);
+  std::printf("%s", client.flags().json ? (ToJson(groups) + "\n").c_str() : GroupsTable(groups).c_str());
+  return kExitOk;
+}
+
+}  // namespace gantry::cli

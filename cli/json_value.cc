@@ -1,0 +1,62 @@
+// ToJsonValue (declared in output.h): protobuf messages as nlohmann::json, by reflection.
+#include "absl/strings/match.h"
+#include "cli/output.h"
+
+namespace gantry::cli {
+namespace {
+
+using google::protobuf::FieldDescriptor;
+using google::protobuf::Message;
+using google::protobuf::Reflection;
+
+bool IsWrapper(const FieldDescriptor* field) {
+  return field->message_type() != nullptr && absl::StartsWith(field->message_type()->full_name(), "google.protobuf.") &&
+         absl::EndsWith(field->message_type()->full_name(), "Value");
+}
+
+nlohmann::json Scalar(const Message& m, const FieldDescriptor* f, int index) {
+  const Reflection* r = m.GetReflection();
+  const bool rep = index >= 0;
+  switch (f->cpp_type()) {
+    case FieldDescriptor::CPPTYPE_INT32: return rep ? r->GetRepeatedInt32(m, f, index) : r->GetInt32(m, f);
+    case FieldDescriptor::CPPTYPE_INT64: return rep ? r->GetRepeatedInt64(m, f, index) : r->GetInt64(m, f);
+    case FieldDescriptor::CPPTYPE_UINT32: return rep ? r->GetRepeatedUInt32(m, f, index) : r->GetUInt32(m, f);
+    case FieldDescriptor::CPPTYPE_UINT64: return rep ? r->GetRepeatedUInt64(m, f, index) : r->GetUInt64(m, f);
+    case FieldDescriptor::CPPTYPE_DOUBLE: return rep ? r->GetRepeatedDouble(m, f, index) : r->GetDouble(m, f);
+    case FieldDescriptor::CPPTYPE_FLOAT: return rep ? r->GetRepeatedFloat(m, f, index) : r->GetFloat(m, f);
+    case FieldDescriptor::CPPTYPE_BOOL: return rep ? r->GetRepeatedBool(m, f, index) : r->GetBool(m, f);
+    case FieldDescriptor::CPPTYPE_ENUM: return (rep ? r->GetRepeatedEnum(m, f, index) : r->GetEnum(m, f))->name();
+    case FieldDescriptor::CPPTYPE_STRING: return rep ? r->GetRepeatedString(m, f, index) : r->GetString(m, f);
+    case FieldDescriptor::CPPTYPE_MESSAGE: {
+      const Message& sub = rep ? r->GetRepeatedMessage(m, f, index) : r->GetMessage(m, f);
+      if (IsWrapper(f)) return Scalar(sub, sub.GetDescriptor()->FindFieldByName("value"), -1);
+      return ToJsonValue(sub);
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+nlohmann::json ToJsonValue(const Message& message) {
+  nlohmann::json out = nlohmann::json::object();
+  const auto* d = message.GetDescriptor();
+  const Reflection* r = message.GetReflection();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (f->is_repeated()) {
+      nlohmann::json list = nlohmann::json::array();
+      for (int j = 0; j < r->FieldSize(message, f); ++j) list.push_back(Scalar(message, f, j));
+      out[f->name()] = std::move(list);
+    } else if (f->containing_oneof() != nullptr && !r->HasField(message, f)) {
+      continue;  // only the oneof member that is set
+    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && !r->HasField(message, f)) {
+      out[f->name()] = nullptr;  // unset: a wrapper's "not given", an absent sub-message
+    } else {
+      out[f->name()] = Scalar(message, f, -1);
+    }
+  }
+  return out;
+}
+
+}  // namespace gantry::cli

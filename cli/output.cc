@@ -1,0 +1,122 @@
+#include "cli/output.h"
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "cli/exit_codes.h"
+#include "nlohmann/json.hpp"
+
+namespace gantry::cli {
+namespace {
+
+constexpr const char* kStateNames[] = {"unspecified", "queued", "running", "cancelling",
+                                       "succeeded",   "failed", "cancelled"};
+
+std::string ProgressText(const v1::Job& job) {
+  if (!job.has_progress()) return "-";
+  const v1::Progress& p = job.progress();
+  return absl::StrFormat("b%d e%d %d/%d", p.batch_size(), p.epoch(), p.step(), p.steps_per_epoch());
+}
+
+const char* GroupStateName(v1::GroupState state) {
+  switch (state) {
+    case v1::GROUP_STATE_IDLE: return "idle";
+    case v1::GROUP_STATE_BUSY: return "busy";
+    case v1::GROUP_STATE_LOST: return "lost";
+    default: return "unspecified";
+  }
+}
+
+}  // namespace
+
+std::string ToJson(const google::protobuf::Message& message) { return ToJsonValue(message).dump(); }
+
+std::string FormatTime(int64_t unix_ms) {
+  if (unix_ms == 0) return "-";
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixMillis(unix_ms), absl::LocalTimeZone());
+}
+
+std::string JobStateName(v1::JobState state) {
+  const int i = static_cast<int>(state);
+  return i >= 0 && i < static_cast<int>(std::size(kStateNames)) ? kStateNames[i] : "unspecified";
+}
+
+absl::StatusOr<v1::JobState> ParseJobState(const std::string& name) {
+  for (int i = 1; i < static_cast<int>(std::size(kStateNames)); ++i) {
+    if (name == kStateNames[i]) return static_cast<v1::JobState>(i);
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--state: '", name, "' is not a job state (queued, running, cancelling, succeeded, failed, cancelled)"));
+}
+
+std::string JobsTable(const std::vector<v1::Job>& jobs) {
+  std::string out = absl::StrFormat("%-10s %-10s %-5s %-8s %-6s %-16s %-19s %s\n", "ID", "STATE", "RANKS", "ATTEMPTS",
+                                    "EPOCHS", "PROGRESS", "SUBMITTED", "NAME");
+  for (const v1::Job& job : jobs) {
+    absl::StrAppendFormat(&out, "%-10s %-10s %-5s %-8s %-6d %-16s %-19s %s\n", job.id(), JobStateName(job.state()),
+                          job.world_size() == 0 ? "any" : absl::StrCat(job.world_size()),
+                          absl::StrCat(job.attempts(), "/", job.max_attempts()), job.epochs_reported(),
+                          ProgressText(job), FormatTime(job.created_unix_ms()), job.name());
+  }
+  return out;
+}
+
+std::string JobStatusText(const v1::Job& job) {
+  std::string out;
+  auto line = [&](const char* key, const std::string& value) { absl::StrAppendFormat(&out, "%-12s %s\n", key, value); };
+  line("id", job.id());
+  if (!job.name().empty()) line("name", job.name());
+  line("state", JobStateName(job.state()));
+  line("ranks", job.world_size() == 0 ? "any" : absl::StrCat(job.world_size()));
+  line("attempts", absl::StrCat(job.attempts(), " of ", job.max_attempts()));
+  if (!job.group_id().empty()) line("group", job.group_id());
+  line("submitted", FormatTime(job.created_unix_ms()));
+  line("started", FormatTime(job.started_unix_ms()));
+  line("finished", FormatTime(job.finished_unix_ms()));
+  line("epochs", absl::StrCat(job.epochs_reported(), " reported"));
+  if (job.has_progress()) {
+    const v1::Progress& p = job.progress();
+    line("progress", absl::StrFormat("batch %d epoch %d step %d/%d, %.1f samples/s, d_loss %.4f g_loss %.4f",
+                                     p.batch_size(), p.epoch(), p.step(), p.steps_per_epoch(), p.samples_per_s(),
+                                     p.d_loss(), p.g_loss()));
+  }
+  if (job.has_plan()) {
+    line("shard plan", absl::StrCat("batch ", job.plan().batch_size(), " epoch ", job.plan().epoch(), ": shares ",
+                                    absl::StrJoin(job.plan().shares(), "/"),
+                                    job.plan().rebalanced() ? " (rebalanced)" : ""));
+  }
+  if (!job.error().empty()) line("error", job.error());
+  return out;
+}
+
+std::string GroupsTable(const v1::ListGroupsResponse& groups) {
+  std::string out = absl::StrFormat("%-10s %-5s %-6s %-10s %-9s %-20s %s\n", "ID", "RANKS", "STATE", "JOB",
+                                    "HEARTBEAT", "NAME", "HOSTS");
+  for (const v1::Group& g : groups.groups()) {
+    absl::StrAppendFormat(&out, "%-10s %-5d %-6s %-10s %-9s %-20s %s\n", g.id(), g.world_size(),
+                          GroupStateName(g.state()), g.job_id().empty() ? "-" : g.job_id(),
+                          absl::StrFormat("%.0fs ago", g.seconds_since_heartbeat()), g.name().empty() ? "-" : g.name(),
+                          absl::StrJoin(g.hosts(), ","));
+  }
+  return out;
+}
+
+int Fail(const grpc::Status& status, bool json) {
+  std::fprintf(stderr, "gantry: %s\n", status.error_message().c_str());
+  if (json) {
+    nlohmann::json j;
+    j["error"]["code"] = absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
+    j["error"]["message"] = status.error_message();
+    std::printf("%s\n", j.dump().c_str());
+  }
+  return ExitCodeFor(status.error_code());
+}
+
+int Fail(const absl::Status& status, bool json) {
+  return Fail(grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message())), json);
+}
+
+}  // namespace gantry::cli

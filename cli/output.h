@@ -1,0 +1,39 @@
+// What `gantry` prints: tables for people, one JSON document (or one per line, for
+// streams) for scripts. JSON keys are the .proto field names, so a script reads `id`,
+// `state`, `epochs` exactly as gantry/v1/*.proto spells them; every field is present;
+// numbers are JSON numbers (64-bit integers too, unlike the proto3 JSON mapping, since
+// none of ours come near 2^53), enums their names, wrapper fields their value or null.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <grpcpp/support/status.h>
+
+#include "absl/status/statusor.h"
+#include "gantry/v1/coordinator.pb.h"
+#include "nlohmann/json.hpp"
+
+namespace gantry::cli {
+
+nlohmann::json ToJsonValue(const google::protobuf::Message& message);
+// ToJsonValue on one line.
+std::string ToJson(const google::protobuf::Message& message);
+
+// Local time "2026-11-22 07:12:45", or "-" for 0.
+std::string FormatTime(int64_t unix_ms);
+
+// "queued", "running", ... and back; INVALID_ARGUMENT listing the names.
+std::string JobStateName(v1::JobState state);
+absl::StatusOr<v1::JobState> ParseJobState(const std::string& name);
+
+std::string JobsTable(const std::vector<v1::Job>& jobs);
+std::string JobStatusText(const v1::Job& job);
+std::string GroupsTable(const v1::ListGroupsResponse& groups);
+
+// Prints the failure ("gantry: <message>" on stderr; with json also
+// {"error": {"code": ..., "message": ...}} on stdout) and returns the exit code.
+int Fail(const grpc::Status& status, bool json);
+int Fail(const absl::Status& status, bool json);
+
+}  // namespace gantry::cli

@@ -1,0 +1,128 @@
+// The coordinator's logic, free of gRPC: jobs are submitted, queued in the store,
+// handed to worker groups, tracked through their reports, and taken back from groups
+// that stop heartbeating. The gRPC service (grpc_service.h) only translates calls.
+//
+// Every method is thread-safe: one mutex guards the store and the in-memory state
+// (leases, the groups' liveness, the queue's resolved specs). Waiting methods
+// (AcquireJob, WaitForChange) wait on a condition variable with a real-time bound and
+// return early on Shutdown(); lease expiry uses the injected monotonic clock, and
+// timestamps the injected wall clock (Unix time), so tests can drive both.
+//
+// Job lifecycle: QUEUED -> RUNNING (acquired; attempts + 1) -> SUCCEEDED | FAILED |
+// CANCELLED as the group reports. CancelJob: QUEUED -> CANCELLED, RUNNING -> CANCELLING
+// (the group is told in its next reply) -> CANCELLED. A group whose lease runs out is
+// marked LOST and its job goes back to QUEUED, or to FAILED once it has been handed out
+// max_attempts times (CANCELLING jobs become CANCELLED).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "coordinator/job_store.h"
+#include "coordinator/lease_table.h"
+#include "coordinator/shard_planner.h"
+#include "coordinator/spec_validator.h"
+#include "gantry/v1/coordinator.pb.h"
+
+namespace gantry {
+
+struct CoordinatorOptions {
+  double lease_seconds = 30;
+  int default_max_attempts = 3;
+  double max_acquire_wait_seconds = 30;  // AcquireJob's cap (also at most half a lease)
+  int max_page_size = 1000;
+  int max_report_items = 10000;          // epoch rows, events or timings per report
+};
+
+class Coordinator {
+ public:
+  // `wall` gives Unix time (nanoseconds); `monotonic` drives leases. Both must outlive
+  // the Coordinator. Call Recover() before serving.
+  Coordinator(std::unique_ptr<JobStore> store, const SpecValidator& validator, CoordinatorOptions options,
+              const Clock& monotonic, const Clock& wall);
+
+  // Loads the groups and active jobs of a reopened store. Every known group gets a
+  // fresh lease (a coordinator restart is not the groups' fault); a queued job whose
+  // spec no longer validates (a data root went away) fails with the reason.
+  absl::Status Recover();
+
+  // --- users ---
+  absl::StatusOr<v1::Job> SubmitJob(const v1::SubmitJobRequest& request);
+  absl::StatusOr<v1::Job> GetJob(const std::string& job_id);
+  absl::StatusOr<v1::ListJobsResponse> ListJobs(const v1::ListJobsRequest& request);
+  absl::StatusOr<v1::Job> CancelJob(const std::string& job_id);
+  absl::StatusOr<v1::JobReport> GetJobReport(const std::string& job_id);
+  absl::StatusOr<std::vector<v1::JobEvent>> EventsAfter(const std::string& job_id, int64_t after_sequence, int limit);
+  v1::ListGroupsResponse ListGroups();
+
+  // --- worker groups ---
+  absl::StatusOr<v1::RegisterGroupResponse> RegisterGroup(const v1::RegisterGroupRequest& request);
+  absl::StatusOr<v1::AcquireJobResponse> AcquireJob(const v1::AcquireJobRequest& request);
+  absl::StatusOr<v1::ReportProgressResponse> ReportProgress(const v1::ReportProgressRequest& request);
+  absl::StatusOr<v1::HeartbeatResponse> Heartbeat(const v1::HeartbeatRequest& request);
+
+  // Takes jobs back from groups whose lease ran out; returns how many groups were lost.
+  // The server calls it periodically; tests call it after advancing the clock.
+  int ExpireLeases();
+
+  // A counter that moves on every change of any job; WaitForChange returns when it
+  // differs from `seen`, after `timeout_seconds` (real time), or on Shutdown().
+  uint64_t change_count();
+  void WaitForChange(uint64_t seen, double timeout_seconds);
+
+  // Wakes every waiter; later waits return at once.
+  void Shutdown();
+  bool shutting_down();
+
+ private:
+  struct GroupRecord {
+    int64_t number = 0;
+    v1::Group group;
+    int64_t last_seen_nanos = 0;  // monotonic time of its latest call
+  };
+
+  absl::StatusOr<ResolvedSpec> ResolvedFor(const v1::Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<GroupRecord*> FindGroup(const std::string& group_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status SaveGroup(const GroupRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes the job and appends a state-change entry to its history, in one transaction.
+  absl::Status Transition(v1::Job& job, v1::JobState state, const std::string& message)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::optional<v1::AcquireJobResponse>> TryAssign(GroupRecord& group)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status StoreReport(v1::Job& job, const v1::ReportProgressRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status FinishOnGroup(v1::Job& job, GroupRecord& group, const v1::ReportProgressRequest& request)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status LoseGroup(GroupRecord& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckReportShape(const v1::ReportProgressRequest& request) const;
+  void Renew(const std::string& group_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void NotifyChange() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int64_t NowUnixMs() const;
+  double AcquireWaitCap() const;
+
+  const SpecValidator& validator_;
+  const CoordinatorOptions options_;
+  const Clock& monotonic_;
+  const Clock& wall_;
+  const ShardPlanner planner_;
+
+  absl::Mutex mu_;
+  absl::CondVar changed_;
+  std::unique_ptr<JobStore> store_ ABSL_GUARDED_BY(mu_);
+  LeaseTable leases_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, GroupRecord> groups_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, ResolvedSpec> resolved_ ABSL_GUARDED_BY(mu_);  // by job id
+  uint64_t change_count_ ABSL_GUARDED_BY(mu_) = 0;
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+bool IsTerminal(v1::JobState state);
+std::string StateName(v1::JobState state);  // "queued", "running", ...
+
+}  // namespace gantry

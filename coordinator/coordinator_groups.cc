@@ -1,0 +1,233 @@
+// Coordinator: the worker groups' side: registration, the long poll for work,
+// heartbeats, lease expiry and recovery after a restart. Progress reports are in
+// coordinator_reports.cc.
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "common/status_macros.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/scheduler.h"
+
+namespace gantry {
+
+double Coordinator::AcquireWaitCap() const {
+  return std::min(options_.max_acquire_wait_seconds, options_.lease_seconds / 2);
+}
+
+void Coordinator::Renew(const std::string& group_id) {
+  const int64_t now = monotonic_.NowNanos();
+  leases_.Renew(group_id, now);
+  groups_[group_id].last_seen_nanos = now;
+}
+
+absl::StatusOr<Coordinator::GroupRecord*> Coordinator::FindGroup(const std::string& group_id) {
+  auto it = groups_.find(group_id);
+  if (it == groups_.end()) {
+    return absl::NotFoundError(absl::StrCat("no group '", group_id, "'; register the group again"));
+  }
+  return &it->second;
+}
+
+absl::Status Coordinator::SaveGroup(const GroupRecord& record) { return store_->PutGroup(record.number, record.group); }
+
+absl::StatusOr<v1::RegisterGroupResponse> Coordinator::RegisterGroup(const v1::RegisterGroupRequest& request) {
+  if (request.world_size() < 1 || request.world_size() > RequestBounds::kMaxWorldSize) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("world_size: ", request.world_size(), " is not in [1, ", RequestBounds::kMaxWorldSize, "]"));
+  }
+  if (request.hosts_size() > request.world_size() || request.devices_size() > request.world_size()) {
+    return absl::InvalidArgumentError("hosts, devices: at most one entry per rank");
+  }
+  for (const auto* list : {&request.hosts(), &request.devices()}) {
+    for (const std::string& entry : *list) {
+      if (entry.size() > RequestBounds::kMaxNameChars) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("hosts, devices: entry longer than ", RequestBounds::kMaxNameChars, " characters"));
+      }
+    }
+  }
+  if (request.name().size() > RequestBounds::kMaxNameChars) {
+    return absl::InvalidArgumentError(absl::StrCat("name: longer than ", RequestBounds::kMaxNameChars, " characters"));
+  }
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(int64_t number, store_->NextGroupNumber());
+  GroupRecord record;
+  record.number = number;
+  record.group.set_id(absl::StrCat("group-", number));
+  record.group.set_name(request.name());
+  record.group.set_world_size(request.world_size());
+  *record.group.mutable_hosts() = request.hosts();
+  *record.group.mutable_devices() = request.devices();
+  record.group.set_state(v1::GROUP_STATE_IDLE);
+  record.group.set_registered_unix_ms(NowUnixMs());
+  RETURN_IF_ERROR(SaveGroup(record));
+  groups_[record.group.id()] = record;
+  Renew(record.group.id());
+  NotifyChange();
+  v1::RegisterGroupResponse response;
+  response.set_group_id(record.group.id());
+  response.set_lease_seconds(options_.lease_seconds);
+  return response;
+}
+
+absl::StatusOr<std::optional<v1::AcquireJobResponse>> Coordinator::TryAssign(GroupRecord& group) {
+  ASSIGN_OR_RETURN(std::vector<v1::Job> queued, store_->JobsInStates({v1::JOB_STATE_QUEUED}));
+  std::vector<QueuedJob> candidates;
+  std::vector<ResolvedSpec> specs;
+  for (const v1::Job& job : queued) {
+    ASSIGN_OR_RETURN(ResolvedSpec spec, ResolvedFor(job));
+    candidates.push_back({job.id(), job.world_size(), *std::min_element(spec.batch_sizes.begin(), spec.batch_sizes.end())});
+    specs.push_back(std::move(spec));
+  }
+  std::optional<size_t> pick = PickJob(candidates, group.group.world_size());
+  if (!pick) return std::nullopt;
+  v1::Job job = queued[*pick];
+  job.set_attempts(job.attempts() + 1);
+  job.set_group_id(group.group.id());
+  job.set_started_unix_ms(NowUnixMs());
+  *job.mutable_plan() = planner_.FirstPlan(specs[*pick], group.group.world_size());
+  GroupRecord updated = group;
+  updated.group.set_state(v1::GROUP_STATE_BUSY);
+  updated.group.set_job_id(job.id());
+  RETURN_IF_ERROR(store_->Transaction([&]() -> absl::Status {
+    RETURN_IF_ERROR(SaveGroup(updated));
+    return Transition(job, v1::JOB_STATE_RUNNING,
+                      absl::StrCat("acquired by ", group.group.id(), " (attempt ", job.attempts(), " of ",
+                                   job.max_attempts(), ")"));
+  }));
+  group = updated;
+  NotifyChange();
+  v1::AcquireJobResponse response;
+  *response.mutable_plan() = job.plan();
+  *response.mutable_job() = std::move(job);
+  response.set_lease_seconds(options_.lease_seconds);
+  return response;
+}
+
+absl::StatusOr<v1::AcquireJobResponse> Coordinator::AcquireJob(const v1::AcquireJobRequest& request) {
+  if (!(request.wait_seconds() >= 0)) return absl::InvalidArgumentError("wait_seconds: must be >= 0");
+  const absl::Time deadline = absl::Now() + absl::Seconds(std::min(request.wait_seconds(), AcquireWaitCap()));
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(GroupRecord * group, FindGroup(request.group_id()));
+  Renew(group->group.id());
+  if (!group->group.job_id().empty()) {
+    // The group asks again while holding a job: our reply was lost. Hand it the same one.
+    ASSIGN_OR_RETURN(v1::Job job, store_->GetJob(group->group.job_id()));
+    v1::AcquireJobResponse response;
+    *response.mutable_plan() = job.plan();
+    *response.mutable_job() = std::move(job);
+    response.set_lease_seconds(options_.lease_seconds);
+    return response;
+  }
+  if (group->group.state() == v1::GROUP_STATE_LOST) {
+    group->group.set_state(v1::GROUP_STATE_IDLE);
+    RETURN_IF_ERROR(SaveGroup(*group));
+  }
+  while (!shutting_down_) {
+    ASSIGN_OR_RETURN(std::optional<v1::AcquireJobResponse> assigned, TryAssign(*group));
+    if (assigned) return *std::move(assigned);
+    if (changed_.WaitWithDeadline(&mu_, deadline)) break;
+  }
+  Renew(group->group.id());
+  v1::AcquireJobResponse empty;
+  empty.set_lease_seconds(options_.lease_seconds);
+  return empty;
+}
+
+absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::HeartbeatRequest& request) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(GroupRecord * group, FindGroup(request.group_id()));
+  Renew(group->group.id());
+  if (group->group.state() == v1::GROUP_STATE_LOST) {
+    group->group.set_state(v1::GROUP_STATE_IDLE);
+    RETURN_IF_ERROR(SaveGroup(*group));
+    NotifyChange();
+  }
+  v1::HeartbeatResponse response;
+  response.set_lease_seconds(options_.lease_seconds);
+  response.set_job_id(group->group.job_id());
+  if (!group->group.job_id().empty()) {
+    ASSIGN_OR_RETURN(v1::Job job, store_->GetJob(group->group.job_id()));
+    response.set_cancel(job.state() == v1::JOB_STATE_CANCELLING);
+  }
+  return response;
+}
+
+absl::Status Coordinator::LoseGroup(GroupRecord& group) {
+  const std::string why = absl::StrFormat("%s sent no heartbeat for %.1f s", group.group.id(),
+                                          (monotonic_.NowNanos() - group.last_seen_nanos) * 1e-9);
+  GroupRecord updated = group;
+  updated.group.set_state(v1::GROUP_STATE_LOST);
+  updated.group.clear_job_id();
+  RETURN_IF_ERROR(store_->Transaction([&]() -> absl::Status {
+    RETURN_IF_ERROR(SaveGroup(updated));
+    if (group.group.job_id().empty()) return absl::OkStatus();
+    ASSIGN_OR_RETURN(v1::Job job, store_->GetJob(group.group.job_id()));
+    if (job.group_id() != group.group.id() || IsTerminal(job.state())) return absl::OkStatus();
+    job.clear_group_id();
+    job.clear_plan();
+    if (job.state() == v1::JOB_STATE_CANCELLING) return Transition(job, v1::JOB_STATE_CANCELLED, why);
+    if (job.attempts() >= job.max_attempts()) {
+      job.set_error(absl::StrCat("lost its worker group on all ", job.max_attempts(), " attempts; last: ", why));
+      return Transition(job, v1::JOB_STATE_FAILED, job.error());
+    }
+    return Transition(job, v1::JOB_STATE_QUEUED,
+                      absl::StrCat(why, "; requeued after attempt ", job.attempts(), " of ", job.max_attempts()));
+  }));
+  group = updated;
+  return absl::OkStatus();
+}
+
+int Coordinator::ExpireLeases() {
+  absl::MutexLock lock(&mu_);
+  int lost = 0;
+  for (const std::string& id : leases_.TakeExpired(monotonic_.NowNanos())) {
+    auto it = groups_.find(id);
+    if (it == groups_.end() || it->second.group.state() == v1::GROUP_STATE_LOST) continue;
+    if (absl::Status s = LoseGroup(it->second); !s.ok()) {
+      leases_.Renew(id, monotonic_.NowNanos());  // try again at the next sweep
+      continue;
+    }
+    ++lost;
+  }
+  if (lost > 0) NotifyChange();
+  return lost;
+}
+
+v1::ListGroupsResponse Coordinator::ListGroups() {
+  absl::MutexLock lock(&mu_);
+  v1::ListGroupsResponse response;
+  const int64_t now = monotonic_.NowNanos();
+  for (const auto& [id, record] : groups_) {
+    v1::Group* g = response.add_groups();
+    *g = record.group;
+    g->set_seconds_since_heartbeat((now - record.last_seen_nanos) * 1e-9);
+  }
+  return response;
+}
+
+absl::Status Coordinator::Recover() {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(std::vector<v1::Group> groups, store_->Groups());
+  for (v1::Group& g : groups) {
+    GroupRecord record;
+    record.number = std::stoll(g.id().substr(g.id().find('-') + 1));
+    record.group = std::move(g);
+    const std::string id = record.group.id();
+    const bool lost = record.group.state() == v1::GROUP_STATE_LOST;
+    groups_[id] = std::move(record);
+    if (!lost) Renew(id);
+  }
+  ASSIGN_OR_RETURN(std::vector<v1::Job> active,
+                   store_->JobsInStates({v1::JOB_STATE_QUEUED, v1::JOB_STATE_RUNNING, v1::JOB_STATE_CANCELLING}));
+  for (v1::Job& job : active) {
+    // A running job stays with its group; only a queued one that can no longer start fails.
+    absl::StatusOr<ResolvedSpec> spec = ResolvedFor(job);
+    if (spec.ok() || job.state() != v1::JOB_STATE_QUEUED) continue;
+    job.set_error(absl::StrCat("no longer valid on this coordinator: ", spec.status().message()));
+    RETURN_IF_ERROR(store_->Transaction([&] { return Transition(job, v1::JOB_STATE_FAILED, job.error()); }));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gantry

@@ -1,0 +1,90 @@
+// gantry-coordinator: takes training runs over gRPC, queues them in a SQLite job store
+// and hands them to worker groups.
+//
+//   gantry-coordinator --listen 127.0.0.1:50051 --db gantry.db --data-root /srv/data
+//       [--data-root DIR2] [--token-file F] [--tls-cert C --tls-key K] [--lease-seconds S]
+//
+// Exit codes: 0 after a clean shutdown on SIGINT or SIGTERM; 2 bad flags or a start-up
+// problem (port in use, database not writable, data root missing), named on stderr.
+#include <csignal>
+#include <cstdio>
+
+#include "CLI/CLI.hpp"
+#include "common/clock.h"
+#include "common/file_io.h"
+#include "coordinator/server.h"
+#include "coordinator/wall_clock.h"
+#include "spdlog/spdlog.h"
+
+namespace {
+
+constexpr int kExitUsage = 2;
+
+// Blocks until SIGINT or SIGTERM. The signals are blocked in every thread (the mask is
+// set before any thread starts), so they are only ever taken here.
+int WaitForStopSignal(const sigset_t& signals) {
+  while (true) {
+    timespec timeout{1, 0};
+    const int sig = sigtimedwait(&signals, nullptr, &timeout);
+    if (sig == SIGINT || sig == SIGTERM) return sig;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace gantry;
+  CLI::App app{"gantry-coordinator: queues GAN training runs and hands them to worker groups over gRPC"};
+  ServerOptions options;
+  std::string port_file;
+  app.add_option("--listen", options.listen, "host:port to serve on (port 0: any free port)")
+      ->default_val(options.listen);
+  app.add_option("--db", options.db_path, "SQLite job database (created when missing)")->required();
+  app.add_option("--data-root", options.data_roots,
+                 "folder job data may come from; repeat for several (paths outside are refused)")
+      ->required();
+  app.add_option("--token-file", options.token_file,
+                 "file holding the bearer token every call must carry (no file: no authentication)");
+  app.add_option("--tls-cert", options.tls_cert, "PEM server certificate (with --tls-key: serve TLS)");
+  app.add_option("--tls-key", options.tls_key, "PEM private key of --tls-cert");
+  app.add_option("--lease-seconds", options.lease_seconds,
+                 "a group silent this long loses its job, which is queued again")
+      ->default_val(options.lease_seconds);
+  app.add_option("--max-attempts", options.max_attempts, "default times a job may be handed to a group")
+      ->default_val(options.max_attempts);
+  app.add_option("--port-file", port_file, "write the bound port here once serving (for scripts and tests)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  }
+
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
+      CoordinatorServer::Start(options, Clock::Real(), UnixClock::Get());
+  if (!server.ok()) {
+    std::fprintf(stderr, "gantry-coordinator: %s\n", std::string(server.status().message()).c_str());
+    return kExitUsage;
+  }
+  if (!port_file.empty()) {
+    if (absl::Status s = WriteFileAtomically(port_file, std::to_string((*server)->port()) + "\n"); !s.ok()) {
+      std::fprintf(stderr, "gantry-coordinator: --port-file: %s\n", std::string(s.message()).c_str());
+      return kExitUsage;
+    }
+  }
+  spdlog::info("gantry-coordinator serving on port {} (db {}, lease {} s{})", (*server)->port(), options.db_path,
+               options.lease_seconds, options.token_file.empty() ? ", no authentication" : ", token required");
+  const int sig = WaitForStopSignal(signals);
+  spdlog::info("{}: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  (*server)->Shutdown();
+  spdlog::info("stopped");
+  return 0;
+}

@@ -1,0 +1,134 @@
+// Coordinator: progress reports from the group running a job.
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "coordinator/coordinator.h"
+
+namespace gantry {
+namespace {
+
+absl::Status CheckCount(const char* field, int count, int max) {
+  if (count <= max) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", count, " entries; at most ", max, " per report"));
+}
+
+absl::Status CheckEpochRow(int index, const v1::EpochMetrics& row, const v1::Job& job, const ResolvedSpec& spec) {
+  const std::string field = absl::StrCat("epochs[", index, "]");
+  if (std::find(spec.batch_sizes.begin(), spec.batch_sizes.end(), row.batch_size()) == spec.batch_sizes.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".batch_size: ", row.batch_size(), " is not a batch size of ", job.id()));
+  }
+  if (row.epoch() < 1 || row.epoch() > spec.epochs) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".epoch: ", row.epoch(), " is not in [1, ", spec.epochs, "] for ", job.id()));
+  }
+  for (double v : {row.seconds(), row.steady_step_ms(), row.samples_per_s(), row.step_p50_ms(), row.step_p99_ms()}) {
+    if (!std::isfinite(v) || v < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ": times must be finite and non-negative"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status Coordinator::CheckReportShape(const v1::ReportProgressRequest& request) const {
+  RETURN_IF_ERROR(CheckCount("epochs", request.epochs_size(), options_.max_report_items));
+  RETURN_IF_ERROR(CheckCount("stragglers", request.stragglers_size(), options_.max_report_items));
+  RETURN_IF_ERROR(CheckCount("rank_timings", request.rank_timings_size(), RequestBounds::kMaxWorldSize));
+  const v1::JobState final_state = request.final_state();
+  if (final_state != v1::JOB_STATE_UNSPECIFIED && !IsTerminal(final_state)) {
+    return absl::InvalidArgumentError("final_state: must be SUCCEEDED, FAILED, CANCELLED or unset");
+  }
+  if (request.error().size() > RequestBounds::kMaxStringChars) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("error: longer than ", RequestBounds::kMaxStringChars, " characters"));
+  }
+  return absl::OkStatus();
+}
+
+// Stores what the report carries and moves the plan on past each epoch it finishes.
+// Resent rows and events (a group replaying buffered reports) are stored once and make
+// no history entry.
+absl::Status Coordinator::StoreReport(v1::Job& job, const v1::ReportProgressRequest& request) {
+  if (request.has_progress()) *job.mutable_progress() = request.progress();
+  const int64_t now = NowUnixMs();
+  for (const v1::EpochMetrics& row : request.epochs()) {
+    ASSIGN_OR_RETURN(bool changed, store_->PutEpoch(job.id(), row));
+    if (!changed) continue;
+    v1::JobEvent event;
+    event.set_job_id(job.id());
+    event.set_unix_ms(now);
+    *event.mutable_epoch() = row;
+    RETURN_IF_ERROR(store_->AppendEvent(event).status());
+  }
+  for (const v1::StragglerEvent& straggler : request.stragglers()) {
+    ASSIGN_OR_RETURN(bool added, store_->AddStraggler(job.id(), straggler));
+    if (!added) continue;
+    v1::JobEvent event;
+    event.set_job_id(job.id());
+    event.set_unix_ms(now);
+    *event.mutable_straggler() = straggler;
+    RETURN_IF_ERROR(store_->AppendEvent(event).status());
+  }
+  ASSIGN_OR_RETURN(std::vector<v1::EpochMetrics> stored, store_->Epochs(job.id()));
+  job.set_epochs_reported(static_cast<int32_t>(stored.size()));
+  job.set_updated_unix_ms(now);
+  return absl::OkStatus();
+}
+
+absl::Status Coordinator::FinishOnGroup(v1::Job& job, GroupRecord& group, const v1::ReportProgressRequest& request) {
+  GroupRecord updated = group;
+  updated.group.set_state(v1::GROUP_STATE_IDLE);
+  updated.group.clear_job_id();
+  RETURN_IF_ERROR(SaveGroup(updated));
+  const std::string on = job.group_id();
+  job.clear_group_id();
+  job.clear_plan();
+  if (request.final_state() == v1::JOB_STATE_FAILED) {
+    job.set_error(request.error().empty() ? "the worker group reported a failure without a message" : request.error());
+    RETURN_IF_ERROR(Transition(job, v1::JOB_STATE_FAILED, absl::StrCat("failed on ", on, ": ", job.error())));
+  } else {
+    RETURN_IF_ERROR(Transition(job, request.final_state(), absl::StrCat(StateName(request.final_state()), " on ", on)));
+  }
+  group = updated;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::ReportProgressResponse> Coordinator::ReportProgress(const v1::ReportProgressRequest& request) {
+  RETURN_IF_ERROR(CheckReportShape(request));
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(GroupRecord * group, FindGroup(request.group_id()));
+  ASSIGN_OR_RETURN(v1::Job job, store_->GetJob(request.job_id()));
+  const bool active = job.state() == v1::JOB_STATE_RUNNING || job.state() == v1::JOB_STATE_CANCELLING;
+  if (!active || job.group_id() != request.group_id() || job.attempts() != request.attempt()) {
+    return absl::AbortedError(absl::StrCat("job ", job.id(), " attempt ", request.attempt(), " is no longer held by ",
+                                           request.group_id(), " (the job is ", StateName(job.state()),
+                                           ", attempt ", job.attempts(), "); drop it"));
+  }
+  Renew(group->group.id());
+  ASSIGN_OR_RETURN(ResolvedSpec spec, ResolvedFor(job));
+  for (int i = 0; i < request.epochs_size(); ++i) RETURN_IF_ERROR(CheckEpochRow(i, request.epochs(i), job, spec));
+
+  v1::ReportProgressResponse response;
+  response.set_lease_seconds(options_.lease_seconds);
+  RETURN_IF_ERROR(store_->Transaction([&]() -> absl::Status {
+    RETURN_IF_ERROR(StoreReport(job, request));
+    if (request.final_state() != v1::JOB_STATE_UNSPECIFIED) return FinishOnGroup(job, *group, request);
+    const std::vector<v1::RankTiming> timings(request.rank_timings().begin(), request.rank_timings().end());
+    for (const v1::EpochMetrics& row : request.epochs()) {
+      if (row.batch_size() != job.plan().batch_size() || row.epoch() != job.plan().epoch()) continue;
+      std::optional<v1::ShardPlan> next = planner_.NextPlan(spec, job.plan(), timings);
+      if (!next) break;
+      *job.mutable_plan() = *next;
+      *response.mutable_next_plan() = *next;
+    }
+    return store_->UpdateJob(job);
+  }));
+  response.set_cancel(job.state() == v1::JOB_STATE_CANCELLING);
+  NotifyChange();
+  return response;
+}
+
+}  // namespace gantry

@@ -1,0 +1,105 @@
+#include "coordinator/server.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "common/file_io.h"
+#include "common/status_macros.h"
+#include "spdlog/spdlog.h"
+
+namespace gantry {
+namespace {
+
+absl::StatusOr<std::string> ReadPem(const char* flag, const std::string& path) {
+  absl::StatusOr<std::vector<uint8_t>> bytes = ReadFileBytes(path);
+  if (!bytes.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", bytes.status().message()));
+  return std::string(bytes->begin(), bytes->end());
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions& options) {
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key: give both (PEM files) or neither");
+  }
+  if (options.tls_cert.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions ssl;
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  ASSIGN_OR_RETURN(pair.cert_chain, ReadPem("--tls-cert", options.tls_cert));
+  ASSIGN_OR_RETURN(pair.private_key, ReadPem("--tls-key", options.tls_key));
+  ssl.pem_key_cert_pairs.push_back(std::move(pair));
+  return grpc::SslServerCredentials(ssl);
+}
+
+absl::Status CheckOptions(const ServerOptions& options) {
+  if (!(options.lease_seconds >= 0.1 && options.lease_seconds <= 86400)) {
+    return absl::InvalidArgumentError(absl::StrCat("--lease-seconds ", options.lease_seconds, ": not in [0.1, 86400]"));
+  }
+  if (options.max_attempts < 1 || options.max_attempts > RequestBounds::kMaxAttempts) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-attempts ", options.max_attempts, ": not in [1, ", RequestBounds::kMaxAttempts, "]"));
+  }
+  if (options.db_path.empty()) return absl::InvalidArgumentError("--db: give the path of the job database");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(const ServerOptions& options,
+                                                                             const Clock& monotonic,
+                                                                             const Clock& wall) {
+  RETURN_IF_ERROR(CheckOptions(options));
+  ASSIGN_OR_RETURN(DataRoots roots, DataRoots::Create(options.data_roots));
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials, Credentials(options));
+  std::unique_ptr<CoordinatorServer> server(new CoordinatorServer());
+  if (!options.token_file.empty()) {
+    ASSIGN_OR_RETURN(TokenAuth auth, TokenAuth::FromFile(options.token_file));
+    server->auth_ = std::make_unique<TokenAuth>(std::move(auth));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store, JobStore::Open(options.db_path));
+  server->validator_ = std::make_unique<SpecValidator>(std::move(roots));
+  CoordinatorOptions core_options;
+  core_options.lease_seconds = options.lease_seconds;
+  core_options.default_max_attempts = options.max_attempts;
+  server->core_ = std::make_unique<Coordinator>(std::move(store), *server->validator_, core_options, monotonic, wall);
+  RETURN_IF_ERROR(server->core_->Recover());
+  server->service_ = std::make_unique<CoordinatorService>(*server->core_, server->auth_.get());
+
+  grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default, which would let a second coordinator share the
+  // port silently: a busy port must be an error.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.AddListeningPort(options.listen, credentials, &server->port_);
+  builder.RegisterService(server->service_.get());
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("--listen ", options.listen,
+                                               ": cannot listen there (is the port in use by another process, or "
+                                               "the address not one of this machine's?)"));
+  }
+  server->sweep_seconds_ = std::clamp(options.lease_seconds / 4, 0.05, 1.0);
+  server->sweeper_ = std::thread([s = server.get()] { s->SweepLeases(); });
+  return server;
+}
+
+void CoordinatorServer::SweepLeases() {
+  while (!stop_.WaitForNotificationWithTimeout(absl::Seconds(sweep_seconds_))) {
+    if (int lost = core_->ExpireLeases(); lost > 0) spdlog::warn("{} worker group(s) missed their lease", lost);
+  }
+}
+
+void CoordinatorServer::Shutdown(double grace_seconds) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  core_->Shutdown();
+  server_->Shutdown(std::chrono::system_clock::now() +
+                    std::chrono::milliseconds(static_cast<int64_t>(grace_seconds * 1000)));
+  stop_.Notify();
+  if (sweeper_.joinable()) sweeper_.join();
+}
+
+CoordinatorServer::~CoordinatorServer() {
+  if (server_ != nullptr) Shutdown();
+}
+
+}  // namespace gantry

@@ -1,0 +1,68 @@
+// gantry-coordinator as a running server: the store, the Coordinator, the gRPC service
+// on its listening address (TLS when a certificate is given), and a sweeper thread that
+// expires leases. Start() reports every start-up problem as a status naming the flag.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
+#include "common/clock.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/grpc_service.h"
+#include "coordinator/spec_validator.h"
+#include "coordinator/token_auth.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace gantry {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:50051";  // host:port; port 0 picks a free one
+  std::string db_path;
+  std::vector<std::string> data_roots;
+  std::string token_file;                  // empty: no authentication
+  std::string tls_cert, tls_key;           // PEM files; both or neither
+  double lease_seconds = 30;
+  int max_attempts = 3;
+  int max_message_bytes = 4 << 20;
+};
+
+class CoordinatorServer {
+ public:
+  // The clocks must outlive the server.
+  static absl::StatusOr<std::unique_ptr<CoordinatorServer>> Start(const ServerOptions& options,
+                                                                  const Clock& monotonic, const Clock& wall);
+  ~CoordinatorServer();
+
+  int port() const { return port_; }
+  Coordinator& coordinator() { return *core_; }
+
+  // Stops taking calls, wakes long polls and watchers, lets running calls finish for
+  // up to `grace_seconds`, and stops the sweeper. Idempotent. (gRPC waits out the whole
+  // grace period while a client keeps an idle connection open, so keep it short: every
+  // call either ends within milliseconds or is a wait that Shutdown wakes.)
+  void Shutdown(double grace_seconds = 1);
+
+ private:
+  CoordinatorServer() = default;
+  void SweepLeases();
+
+  std::unique_ptr<SpecValidator> validator_;
+  std::unique_ptr<TokenAuth> auth_;
+  std::unique_ptr<Coordinator> core_;
+  std::unique_ptr<CoordinatorService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::thread sweeper_;
+  absl::Notification stop_;
+  double sweep_seconds_ = 1;
+  int port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace gantry

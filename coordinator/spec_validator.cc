@@ -1,0 +1,88 @@
+#include "coordinator/spec_validator.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "coordinator/run_spec_settings.h"
+#include "worker/train/train_config.h"
+
+namespace gantry {
+namespace {
+
+bool WorkerKnows(const std::string& setting) {
+  for (const SettingInfo& info : TrainSettings()) {
+    if (info.name == setting) return true;
+  }
+  return false;
+}
+
+absl::Status FieldError(const std::string& field, const absl::Status& status) {
+  return absl::InvalidArgumentError(absl::StrCat("spec.", field, ": ", status.message()));
+}
+
+absl::Status CheckEachSetting(const SpecSettings& settings) {
+  for (const auto& [setting, value] : settings) {
+    const std::string field = FieldOfSetting(setting);
+    if (value.size() > RequestBounds::kMaxStringChars) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.", field, ": longer than ", RequestBounds::kMaxStringChars, " characters"));
+    }
+    if (!WorkerKnows(setting)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "spec.", field, ": this build's gantry-worker has no --", setting, " setting yet; leave the field unset"));
+    }
+    absl::StatusOr<TrainConfig> one = ResolveTrainConfig(RawSettings{{setting, value}});
+    if (!one.ok()) return FieldError(field, one.status());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ResolvedSpec> SpecValidator::Resolve(const v1::RunSpec& spec) const {
+  if (spec.batch_sizes_size() > RequestBounds::kMaxBatchSizes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("spec.batch_sizes: at most ", RequestBounds::kMaxBatchSizes, " batch sizes per job"));
+  }
+  const SpecSettings settings = RunSpecToSettings(spec);
+  RETURN_IF_ERROR(CheckEachSetting(settings));
+  absl::StatusOr<TrainConfig> config = ResolveTrainConfig(RawSettings(settings.begin(), settings.end()));
+  if (!config.ok()) return absl::InvalidArgumentError(absl::StrCat("spec: ", config.status().message()));
+
+  const std::string field = spec.data_dir().empty()
+                                ? absl::StrCat("spec.data_dir (unset: the ", config->dataset, " default location)")
+                                : std::string("spec.data_dir");
+  ASSIGN_OR_RETURN(std::string data_dir, roots_.Confine(field, EffectiveDataDir(*config)));
+  ResolvedSpec resolved;
+  resolved.batch_sizes = config->batch_sizes;
+  resolved.epochs = config->epochs;
+  resolved.seed = config->seed;
+  resolved.rebalance = config->rebalance;
+  resolved.straggler_window = config->straggler.window;
+  resolved.data_dir = std::move(data_dir);
+  return resolved;
+}
+
+absl::StatusOr<ResolvedSpec> SpecValidator::CheckSubmit(const v1::SubmitJobRequest& request) const {
+  if (request.world_size() < 0 || request.world_size() > RequestBounds::kMaxWorldSize) {
+    return absl::InvalidArgumentError(absl::StrCat("world_size: ", request.world_size(), " is not in [0, ",
+                                                   RequestBounds::kMaxWorldSize, "] (0: any group size)"));
+  }
+  if (request.max_attempts() < 0 || request.max_attempts() > RequestBounds::kMaxAttempts) {
+    return absl::InvalidArgumentError(absl::StrCat("max_attempts: ", request.max_attempts(), " is not in [0, ",
+                                                   RequestBounds::kMaxAttempts, "] (0: the default)"));
+  }
+  if (request.name().size() > RequestBounds::kMaxNameChars) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("name: longer than ", RequestBounds::kMaxNameChars, " characters"));
+  }
+  ASSIGN_OR_RETURN(ResolvedSpec resolved, Resolve(request.spec()));
+  for (int64_t batch : resolved.batch_sizes) {
+    if (batch < request.world_size()) {
+      return absl::InvalidArgumentError(absl::StrCat("spec.batch_sizes: batch ", batch, " is smaller than world_size ",
+                                                     request.world_size(), "; every rank needs a sample"));
+    }
+  }
+  return resolved;
+}
+
+}  // namespace gantry

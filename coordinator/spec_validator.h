@@ -1,0 +1,55 @@
+// Checks a submitted job with the worker's own validator, and confines its data path.
+//
+// There is one validator: a RunSpec is turned into the worker's raw settings and given
+// to ResolveTrainConfig (worker/train/train_config.h), one setting at a time so that an
+// error names its field ("spec.lr: --lr: bad value ..."), then all together. The data
+// folder (data_dir, or the dataset's default location when unset) must resolve inside
+// one of the coordinator's data roots.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "coordinator/data_roots.h"
+#include "gantry/v1/coordinator.pb.h"
+
+namespace gantry {
+
+// What the coordinator needs of a valid spec to schedule and plan it.
+struct ResolvedSpec {
+  std::vector<int64_t> batch_sizes;
+  int64_t epochs = 1;
+  uint64_t seed = 1;
+  bool rebalance = false;
+  int straggler_window = 20;
+  std::string data_dir;  // resolved inside a data root
+};
+
+// Bounds on what a client may send; larger requests are refused by field.
+struct RequestBounds {
+  static constexpr int kMaxStringChars = 4096;
+  static constexpr int kMaxNameChars = 128;
+  static constexpr int kMaxBatchSizes = 64;
+  static constexpr int kMaxWorldSize = 4096;
+  static constexpr int kMaxAttempts = 100;
+};
+
+class SpecValidator {
+ public:
+  explicit SpecValidator(DataRoots roots) : roots_(std::move(roots)) {}
+
+  // The spec's resolved form, or INVALID_ARGUMENT naming the field ("spec.lr", ...).
+  absl::StatusOr<ResolvedSpec> Resolve(const v1::RunSpec& spec) const;
+
+  // A whole submission: the spec, and world_size, max_attempts and name within bounds
+  // (every batch size must give each rank at least one sample).
+  absl::StatusOr<ResolvedSpec> CheckSubmit(const v1::SubmitJobRequest& request) const;
+
+  const DataRoots& roots() const { return roots_; }
+
+ private:
+  DataRoots roots_;
+};
+
+}  // namespace gantry

@@ -1,0 +1,52 @@
+// Shared set-up of the coordinator tests: temporary folders, a Coordinator on a fresh
+// store with fake clocks, and ready-made requests.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "coordinator/coordinator.h"
+#include "coordinator/spec_validator.h"
+
+namespace gantry::testing {
+
+// A new empty folder under the test's temporary directory.
+std::string MakeTempDir(const std::string& name);
+
+// A submission of a DCGAN sweep reading `data_dir`.
+v1::SubmitJobRequest SweepRequest(const std::string& data_dir, const std::vector<int64_t>& batch_sizes,
+                                  int64_t epochs, int world_size);
+
+// An epochs.csv row with plausible, distinct numbers derived from (batch, epoch).
+v1::EpochMetrics EpochRow(int64_t batch_size, int64_t epoch, int world_size);
+
+// A Coordinator over a store in its own folder, with a data root holding `data/`, and
+// one FakeClock for both monotonic and wall time. Reopen() drops it and opens the same
+// store again, as a restarted coordinator would.
+class CoordinatorFixture {
+ public:
+  explicit CoordinatorFixture(const std::string& name, CoordinatorOptions options = {});
+
+  Coordinator& core() { return *core_; }
+  FakeClock& clock() { return clock_; }
+  const std::string& data_dir() const { return data_dir_; }
+  const std::string& root() const { return root_; }
+  const std::string& db_path() const { return db_path_; }
+  void Reopen();
+
+  // Submits, registers a group and acquires the job on it.
+  std::string Submit(const std::vector<int64_t>& batch_sizes = {8}, int64_t epochs = 2, int world_size = 2);
+  std::string Register(int world_size = 2);
+  v1::AcquireJobResponse Acquire(const std::string& group_id);
+
+ private:
+  std::string dir_, root_, data_dir_, db_path_;
+  CoordinatorOptions options_;
+  FakeClock clock_{1'000'000'000'000};
+  std::unique_ptr<SpecValidator> validator_;
+  std::unique_ptr<Coordinator> core_;
+};
+
+}  // namespace gantry::testing

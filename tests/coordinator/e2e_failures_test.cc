@@ -1,0 +1,166 @@
+// End to end on loopback, when things go wrong: a group that stops heartbeating, a
+// coordinator killed mid-run, a caller without the token, bad submissions, and start-up
+// problems of gantry-coordinator itself.
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/coordinator/coordinator_harness.h"
+#include "tests/coordinator/process_harness.h"
+
+namespace gantry {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::CommandResult;
+using testing::Gantry;
+using testing::RunCommand;
+
+std::string Submit(int port, const testing::Folders& s, const std::string& extra = "") {
+  const CommandResult r = RunCommand(
+      Gantry(port, "--json submit --dataset mnist --batch-size 8 --epochs 2 --world-size 2 --data-dir " + s.data + extra),
+      30, false);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return r.exit_code == 0 ? nlohmann::json::parse(r.output).at("id").get<std::string>() : "";
+}
+
+nlohmann::json Status(int port, const std::string& id) {
+  return nlohmann::json::parse(RunCommand(Gantry(port, "--json status " + id), 30, false).output);
+}
+
+TEST(CoordinatorFailures, ASilentGroupLosesItsJobToAnother) {
+  const testing::Folders s = testing::MakeFolders("e2e_lease");
+  testing::CoordinatorProcess coordinator(s.dir, s.dir + "/gantry.db", s.root, {"--lease-seconds", "0.5"});
+  ASSERT_TRUE(coordinator.started());
+  const std::string id = Submit(coordinator.port(), s);
+  testing::FakeWorkerGroup silent(coordinator.address(), 2), healthy(coordinator.address(), 2);
+  ASSERT_TRUE(silent.Register().ok());
+  ASSERT_TRUE(silent.AcquireJob(20));
+  ASSERT_TRUE(healthy.Register().ok());
+  // The healthy group keeps polling (which keeps its own lease) until the job comes back.
+  ASSERT_TRUE(healthy.AcquireJob(30));
+  EXPECT_EQ(healthy.acquired().job().id(), id);
+  EXPECT_EQ(healthy.acquired().job().attempts(), 2);
+  EXPECT_EQ(silent.ReportEpoch(testing::EpochRow(8, 1, 2), nullptr).error_code(), grpc::StatusCode::ABORTED);
+  const nlohmann::json status = Status(coordinator.port(), id);
+  EXPECT_EQ(status["state"], "JOB_STATE_RUNNING");
+  EXPECT_EQ(status["group_id"], healthy.group_id());
+  const CommandResult history = RunCommand(Gantry(coordinator.port(), "watch " + id + " --for 0.3"), 30, false);
+  EXPECT_THAT(history.output, HasSubstr("sent no heartbeat"));
+  EXPECT_THAT(history.output, HasSubstr("requeued after attempt 1 of 3"));
+}
+
+TEST(CoordinatorFailures, AKilledCoordinatorRestartsWithJobsAndHistory) {
+  const testing::Folders s = testing::MakeFolders("e2e_restart");
+  const std::string db = s.dir + "/gantry.db";
+  auto first = std::make_unique<testing::CoordinatorProcess>(s.dir, db, s.root);
+  ASSERT_TRUE(first->started());
+  const int port = first->port();
+  const std::string id = Submit(port, s);
+  testing::FakeWorkerGroup group(first->address(), 2);
+  ASSERT_TRUE(group.Register().ok());
+  ASSERT_TRUE(group.AcquireJob(20));
+  ASSERT_TRUE(group.ReportEpoch(testing::EpochRow(8, 1, 2), nullptr).ok());
+  // A watcher that has seen the first epoch row when the coordinator dies.
+  testing::ChildProcess watcher({"/bin/sh", "-c", Gantry(port, "watch " + id + " --for 60 --reconnect 30")},
+                                s.dir + "/watch.log");
+  for (int i = 0; i < 500 && !absl::StrContains(watcher.Log(), "     8     2     1 "); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_THAT(watcher.Log(), HasSubstr("     8     2     1 "));
+  first->process().Signal(SIGKILL);
+  first->process().Wait(10);
+  testing::CoordinatorProcess second(s.dir, db, s.root, {}, port);
+  ASSERT_TRUE(second.started()) << "could not listen on the same port again";
+  group.Reconnect(second.address());
+  ASSERT_TRUE(group.Heartbeat().ok());  // the group is still known, and still holds the job
+  ASSERT_TRUE(group.ReportEpoch(testing::EpochRow(8, 2, 2), nullptr).ok());
+  ASSERT_TRUE(group.Finish(v1::JOB_STATE_SUCCEEDED).ok());
+  EXPECT_EQ(watcher.Wait(60), 0) << watcher.Log();
+  const std::string watched = watcher.Log();
+  EXPECT_THAT(watched, HasSubstr("coordinator unavailable; retrying"));
+  EXPECT_THAT(watched, HasSubstr(id + " succeeded"));
+  // Each epoch row shows once, the one reported before the kill included.
+  size_t rows = 0;
+  for (size_t at = 0; (at = watched.find("     8     2     ", at)) != std::string::npos; ++at) ++rows;
+  EXPECT_EQ(rows, 2u) << watched;
+  const nlohmann::json report = nlohmann::json::parse(RunCommand(Gantry(port, "--json report " + id), 30, false).output);
+  EXPECT_EQ(report["epochs"].size(), 2u);
+  EXPECT_EQ(report["job"]["attempts"], 1);
+}
+
+TEST(CoordinatorFailures, CallsWithoutTheTokenAreRefused) {
+  const testing::Folders s = testing::MakeFolders("e2e_auth");
+  const std::string token = "c0ffee0123456789c0ffee0123456789";
+  std::ofstream(s.dir + "/token") << token << "\n";
+  testing::CoordinatorProcess coordinator(s.dir, s.dir + "/gantry.db", s.root, {"--token-file", s.dir + "/token"});
+  ASSERT_TRUE(coordinator.started());
+  const int port = coordinator.port();
+  const CommandResult refused = RunCommand(Gantry(port, "jobs"), 30);
+  EXPECT_EQ(refused.exit_code, 4) << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr("token"));
+  EXPECT_EQ(RunCommand(Gantry(port, "--token wrong-token-wrong-token jobs"), 30).exit_code, 4);
+  EXPECT_EQ(RunCommand(Gantry(port, "--token " + token + " jobs"), 30).exit_code, 0);
+  EXPECT_EQ(RunCommand(Gantry(port, "--token " + s.dir + "/token jobs"), 30).exit_code, 0);  // a token file
+  EXPECT_EQ(RunCommand("env GANTRY_TOKEN=" + token + " " + Gantry(port, "jobs"), 30).exit_code, 0);
+  testing::FakeWorkerGroup anonymous(coordinator.address(), 2);
+  EXPECT_EQ(anonymous.Register().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  testing::FakeWorkerGroup member(coordinator.address(), 2, token);
+  EXPECT_TRUE(member.Register().ok());
+}
+
+TEST(CoordinatorFailures, BadSubmissionsAreRefusedNamingTheField) {
+  const testing::Folders s = testing::MakeFolders("e2e_refuse");
+  std::filesystem::create_directories(s.dir + "/private");
+  std::filesystem::create_symlink(s.dir + "/private", s.root + "/escape");
+  testing::CoordinatorProcess coordinator(s.dir, s.dir + "/gantry.db", s.root);
+  ASSERT_TRUE(coordinator.started());
+  const int port = coordinator.port();
+  CommandResult r = RunCommand(Gantry(port, "submit --data-dir " + s.data + " --lr -1"), 30);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("spec.lr"));
+  r = RunCommand(Gantry(port, "submit --data-dir " + s.dir + "/private"), 30);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("spec.data_dir"));
+  r = RunCommand(Gantry(port, "submit --data-dir " + s.root + "/escape"), 30);
+  EXPECT_THAT(r.output, HasSubstr("outside the data roots"));
+  r = RunCommand(Gantry(port, "submit --data-dir " + s.data + "/../../private"), 30);
+  EXPECT_THAT(r.output, HasSubstr("outside the data roots"));
+  r = RunCommand(Gantry(port, "submit --data-dir " + s.data + " --batch-size 1 --world-size 2"), 30);
+  EXPECT_THAT(r.output, HasSubstr("world_size"));
+  EXPECT_EQ(RunCommand(Gantry(port, "--json jobs"), 30, false).output, "{\"jobs\":[]}\n");
+  EXPECT_EQ(RunCommand(Gantry(port, "submit --no-such-flag 1"), 30).exit_code, 2);
+}
+
+TEST(CoordinatorFailures, StartUpProblemsAreNamed) {
+  const testing::Folders s = testing::MakeFolders("e2e_startup");
+  testing::CoordinatorProcess running(s.dir, s.dir + "/gantry.db", s.root);
+  ASSERT_TRUE(running.started());
+  const std::string bin = GANTRY_COORDINATOR_BIN;
+  CommandResult r = RunCommand(absl::StrCat(bin, " --listen ", running.address(), " --db ", s.dir,
+                                            "/other.db --data-root ", s.root), 30);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--listen " + running.address()));
+  r = RunCommand(absl::StrCat(bin, " --listen 127.0.0.1:0 --db ", s.dir, "/missing/x.db --data-root ", s.root), 30);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--db"));
+  r = RunCommand(absl::StrCat(bin, " --listen 127.0.0.1:0 --db ", s.dir, "/x.db --data-root ", s.dir, "/nowhere"), 30);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--data-root"));
+  r = RunCommand(absl::StrCat(bin, " --listen 127.0.0.1:0 --db ", s.dir, "/x.db"), 30);
+  EXPECT_EQ(r.exit_code, 2);  // --data-root is required
+  const CommandResult unreachable = RunCommand(std::string(GANTRY_CLI_BIN) + " --coordinator 127.0.0.1:1 jobs", 30);
+  EXPECT_EQ(unreachable.exit_code, 5);
+  EXPECT_THAT(unreachable.output, HasSubstr("cannot reach the coordinator at 127.0.0.1:1"));
+}
+
+}  // namespace
+}  // namespace gantry

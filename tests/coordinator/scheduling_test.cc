@@ -1,0 +1,112 @@
+// The scheduler's choice, the lease table and the shard planner: the pure parts.
+#include "coordinator/lease_table.h"
+#include "coordinator/scheduler.h"
+#include "coordinator/shard_planner.h"
+#include "gtest/gtest.h"
+
+namespace gantry {
+namespace {
+
+TEST(Scheduler, OldestFittingJobFirst) {
+  const std::vector<QueuedJob> queued = {{"job-1", 4, 64}, {"job-2", 2, 64}, {"job-3", 0, 64}, {"job-4", 2, 64}};
+  EXPECT_EQ(PickJob(queued, 2), 1u);  // job-1 wants 4 ranks but does not block job-2
+  EXPECT_EQ(PickJob(queued, 4), 0u);
+  EXPECT_EQ(PickJob(queued, 3), 2u);  // only the any-size job fits 3 ranks
+  EXPECT_EQ(PickJob({}, 2), std::nullopt);
+}
+
+TEST(Scheduler, EveryRankNeedsASample) {
+  EXPECT_FALSE(GroupFits({"job-1", 0, 2}, 4));
+  EXPECT_TRUE(GroupFits({"job-1", 0, 4}, 4));
+  EXPECT_EQ(PickJob({{"job-1", 0, 2}}, 4), std::nullopt);
+}
+
+TEST(LeaseTable, ExpiresOnlyPastTheLease) {
+  LeaseTable leases(10);
+  leases.Renew("group-1", 100);
+  leases.Renew("group-2", 105);
+  EXPECT_TRUE(leases.TakeExpired(110).empty());  // deadline 110 is not yet past
+  EXPECT_EQ(leases.TakeExpired(111), std::vector<std::string>{"group-1"});
+  EXPECT_FALSE(leases.Holds("group-1"));
+  leases.Renew("group-2", 114);
+  EXPECT_TRUE(leases.TakeExpired(120).empty());
+  EXPECT_EQ(leases.SinceRenewal("group-2", 120), 6);
+  EXPECT_EQ(leases.TakeExpired(125), std::vector<std::string>{"group-2"});
+}
+
+ResolvedSpec Sweep(bool rebalance) {
+  ResolvedSpec spec;
+  spec.batch_sizes = {10, 64};
+  spec.epochs = 2;
+  spec.seed = 5;
+  spec.rebalance = rebalance;
+  spec.straggler_window = 20;
+  return spec;
+}
+
+std::vector<v1::RankTiming> Timings(const v1::ShardPlan& plan, const std::vector<double>& compute_ms, int window) {
+  std::vector<v1::RankTiming> timings;
+  for (int r = 0; r < plan.shares_size(); ++r) {
+    v1::RankTiming t;
+    t.set_rank(r);
+    t.set_share(plan.shares(r));
+    t.set_window_steps(window);
+    t.set_compute_ms(compute_ms[static_cast<size_t>(r)]);
+    timings.push_back(t);
+  }
+  return timings;
+}
+
+TEST(ShardPlanner, WalksTheSweepWithEvenShares) {
+  ShardPlanner planner;
+  const ResolvedSpec spec = Sweep(false);
+  v1::ShardPlan plan = planner.FirstPlan(spec, 3);
+  EXPECT_EQ(plan.batch_size(), 10);
+  EXPECT_EQ(plan.epoch(), 1);
+  EXPECT_EQ(plan.seed(), 5u);
+  EXPECT_EQ(std::vector<int64_t>(plan.shares().begin(), plan.shares().end()), (std::vector<int64_t>{4, 3, 3}));
+  plan = *planner.NextPlan(spec, plan, Timings(plan, {1, 1, 9}, 20));  // no rebalancing asked
+  EXPECT_EQ(plan.epoch(), 2);
+  EXPECT_EQ(plan.shares(0), 4);
+  plan = *planner.NextPlan(spec, plan, {});
+  EXPECT_EQ(plan.batch_size(), 64);
+  EXPECT_EQ(plan.epoch(), 1);
+  EXPECT_EQ(plan.shares(0), 22);
+  plan = *planner.NextPlan(spec, plan, {});
+  EXPECT_FALSE(planner.NextPlan(spec, plan, {}).has_value());
+}
+
+TEST(ShardPlanner, RebalancesTowardsMeasuredSpeed) {
+  ShardPlanner planner;
+  const ResolvedSpec spec = Sweep(true);
+  v1::ShardPlan first = planner.FirstPlan(spec, 2);  // 5/5
+  // Rank 1 takes 4x as long for the same share: it should get a fifth of the batch.
+  std::optional<v1::ShardPlan> next = planner.NextPlan(spec, first, Timings(first, {10, 40}, 20));
+  ASSERT_TRUE(next.has_value());
+  EXPECT_TRUE(next->rebalanced());
+  EXPECT_EQ(std::vector<int64_t>(next->shares().begin(), next->shares().end()), (std::vector<int64_t>{8, 2}));
+  // A new batch size starts even again, as a standalone worker does.
+  std::optional<v1::ShardPlan> after = planner.NextPlan(spec, *next, {});
+  EXPECT_EQ(after->shares(0), 32);
+  EXPECT_FALSE(after->rebalanced());
+}
+
+TEST(ShardPlanner, KeepsSharesWithoutCompleteEvidence) {
+  ShardPlanner planner;
+  const ResolvedSpec spec = Sweep(true);
+  const v1::ShardPlan first = planner.FirstPlan(spec, 2);
+  auto shares_after = [&](const std::vector<v1::RankTiming>& timings) {
+    const v1::ShardPlan next = *planner.NextPlan(spec, first, timings);
+    return std::vector<int64_t>(next.shares().begin(), next.shares().end());
+  };
+  const std::vector<int64_t> even = {5, 5};
+  EXPECT_EQ(shares_after(Timings(first, {10, 30}, 19)), even);   // window not full
+  EXPECT_EQ(shares_after(Timings(first, {10, 10.3}, 20)), even);  // gain too small
+  std::vector<v1::RankTiming> stale = Timings(first, {10, 30}, 20);
+  stale[0].set_share(6);
+  EXPECT_EQ(shares_after(stale), even);  // measured under another plan
+  EXPECT_EQ(shares_after({Timings(first, {10, 30}, 20)[0]}), even);  // a rank missing
+}
+
+}  // namespace
+}  // namespace gantry

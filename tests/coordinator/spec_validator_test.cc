@@ -1,0 +1,89 @@
+#include "coordinator/spec_validator.h"
+
+#include <filesystem>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/coordinator/coordinator_harness.h"
+
+namespace gantry {
+namespace {
+
+using ::testing::HasSubstr;
+
+class SpecValidatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string dir = testing::MakeTempDir("validator");
+    data_ = dir + "/root/mnist";
+    std::filesystem::create_directories(data_);
+    std::filesystem::create_directories(dir + "/elsewhere");
+    outside_ = dir + "/elsewhere";
+    absl::StatusOr<DataRoots> roots = DataRoots::Create({dir + "/root"});
+    ASSERT_TRUE(roots.ok());
+    validator_ = std::make_unique<SpecValidator>(*roots);
+  }
+  std::string Error(const v1::SubmitJobRequest& request) {
+    absl::StatusOr<ResolvedSpec> r = validator_->CheckSubmit(request);
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+    return std::string(r.status().message());
+  }
+  std::string data_, outside_;
+  std::unique_ptr<SpecValidator> validator_;
+};
+
+TEST_F(SpecValidatorTest, AValidSpecResolvesWithTheWorkersDefaults) {
+  v1::SubmitJobRequest request = testing::SweepRequest(data_, {64, 128}, 3, 2);
+  absl::StatusOr<ResolvedSpec> r = validator_->CheckSubmit(request);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->batch_sizes, (std::vector<int64_t>{64, 128}));
+  EXPECT_EQ(r->epochs, 3);
+  EXPECT_EQ(r->seed, 7u);
+  EXPECT_EQ(r->straggler_window, 20);  // the worker's default
+  request.mutable_spec()->clear_batch_sizes();
+  EXPECT_EQ(validator_->CheckSubmit(request)->batch_sizes, (std::vector<int64_t>{64}));
+}
+
+TEST_F(SpecValidatorTest, BadFieldsAreNamed) {
+  v1::SubmitJobRequest request = testing::SweepRequest(data_, {64}, 1, 1);
+  request.mutable_spec()->mutable_lr()->set_value(-1);
+  EXPECT_THAT(Error(request), HasSubstr("spec.lr: --lr: bad value '-1'"));
+  request = testing::SweepRequest(data_, {64}, 1, 1);
+  request.mutable_spec()->set_dataset("cifar");
+  EXPECT_THAT(Error(request), HasSubstr("spec.dataset"));
+  request = testing::SweepRequest(data_, {64}, 0, 1);
+  EXPECT_THAT(Error(request), HasSubstr("spec.epochs"));
+  request = testing::SweepRequest(data_, {64, -5}, 1, 1);
+  EXPECT_THAT(Error(request), HasSubstr("spec.batch_sizes"));
+  // Whatever this build's worker knows of mixed precision, fp64 is not a precision.
+  request = testing::SweepRequest(data_, {64}, 1, 1);
+  request.mutable_spec()->set_precision("fp64");
+  EXPECT_THAT(Error(request), HasSubstr("spec.precision"));
+}
+
+TEST_F(SpecValidatorTest, DataOutsideTheRootsIsRefused) {
+  EXPECT_THAT(Error(testing::SweepRequest(outside_, {64}, 1, 1)), HasSubstr("spec.data_dir"));
+  EXPECT_THAT(Error(testing::SweepRequest(data_ + "/../../elsewhere", {64}, 1, 1)), HasSubstr("outside the data roots"));
+  // Unset, the dataset's Debian location is checked, and it is not under this root.
+  v1::SubmitJobRequest request = testing::SweepRequest("", {64}, 1, 1);
+  EXPECT_THAT(Error(request), HasSubstr("spec.data_dir (unset"));
+}
+
+TEST_F(SpecValidatorTest, SubmissionBoundsAreNamed) {
+  v1::SubmitJobRequest request = testing::SweepRequest(data_, {64, 2}, 1, 4);
+  EXPECT_THAT(Error(request), HasSubstr("batch 2 is smaller than world_size 4"));
+  request = testing::SweepRequest(data_, {64}, 1, -1);
+  EXPECT_THAT(Error(request), HasSubstr("world_size"));
+  request = testing::SweepRequest(data_, {64}, 1, 1);
+  request.set_max_attempts(1000);
+  EXPECT_THAT(Error(request), HasSubstr("max_attempts"));
+  request.set_max_attempts(0);
+  request.set_name(std::string(200, 'x'));
+  EXPECT_THAT(Error(request), HasSubstr("name"));
+  request.set_name("ok");
+  request.mutable_spec()->set_data_dir(std::string(5000, 'a'));
+  EXPECT_THAT(Error(request), HasSubstr("spec.data_dir: longer than"));
+}
+
+}  // namespace
+}  // namespace gantry
