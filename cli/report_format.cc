@@ -38,6 +38,11 @@ EpochRow ToEpochRow(const v1::EpochMetrics& m) {
   r.allreduce_ms = m.allreduce_ms();
   r.allreduce_share = m.allreduce_share();
   r.straggler_flags = m.straggler_flags();
+  r.loss_scale_g = m.loss_scale_g();
+  r.loss_scale_d = m.loss_scale_d();
+  r.skipped_steps_g = m.skipped_steps_g();
+  r.skipped_steps_d = m.skipped_steps_d();
+  r.peak_rss_mb = m.peak_rss_mb();
   return r;
 }
 
