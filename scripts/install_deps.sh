@@ -9,6 +9,7 @@ packages=(
   libeigen3-dev libabsl-dev libspdlog-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   zlib1g-dev libpng-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
+  libdnnl-dev             # oneDNN: the fast CPU kernels (GANTRY_ONEDNN=AUTO builds them when present)
   dataset-fashion-mnist   # the default dataset: /usr/share/datasets/fashion-mnist
 )
 # Reference comparisons (PyTorch goldens, benchmarks side by side) are optional.

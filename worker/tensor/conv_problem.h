@@ -55,6 +55,10 @@ struct ConvProblem {
   std::string ToString() const;
 };
 
+// The three passes of a convolution: Backend::ConvForward, ConvBackwardData and
+// ConvBackwardWeights.
+enum class ConvOp { kForward, kBackwardData, kBackwardWeights };
+
 // floor((in + 2 * padding - kernel) / stride) + 1: the window positions along one axis.
 constexpr int64_t ConvOutSize(int64_t in, int64_t kernel, int64_t stride, int64_t padding) {
   return (in + 2 * padding - kernel) / stride + 1;

@@ -1,0 +1,10 @@
+#include "worker/tensor/onednn/onednn_backend.h"
+
+namespace gantry {
+
+OnednnBackend& OnednnCpuBackend() {
+  static OnednnBackend backend;
+  return backend;
+}
+
+}  // namespace gantry
