@@ -1,5 +1,7 @@
 // The reference backend's mixed precision: operands rounded to the 16-bit format, then
 // the fp32 code. Checked bit for bit against fp32 runs on operands rounded beforehand.
+#include <bit>
+#include <cmath>
 #include <vector>
 
 #include "common/bf16.h"
@@ -35,6 +37,23 @@ TEST(MixedPrecisionReferenceTest, RoundToPrecisionUsesTheStorageFormats) {
   EXPECT_EQ(Rounded(MathPrecision::kFp32, v), v);
   EXPECT_NE(b, v);
   EXPECT_NE(h, v);
+}
+
+// The vectorised rounding against the scalar definitions over a sweep of float bit
+// patterns: every exponent (subnormals, overflow to Inf, NaN) and many mantissas.
+TEST(MixedPrecisionReferenceTest, RoundToPrecisionMatchesTheScalarDefinitionEverywhere) {
+  std::vector<float> v;
+  for (uint64_t u = 0; u < 0x100000000ull; u += 0x10001ull * 13) v.push_back(std::bit_cast<float>(static_cast<uint32_t>(u)));
+  v.resize(v.size() / 16 * 16 + 5);  // a tail past the vector loop as well
+  const std::vector<float> b = Rounded(MathPrecision::kBf16, v), h = Rounded(MathPrecision::kFp16, v);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (std::isnan(v[i])) {
+      ASSERT_TRUE(std::isnan(b[i]) && std::isnan(h[i])) << i;
+      continue;
+    }
+    ASSERT_EQ(std::bit_cast<uint32_t>(b[i]), std::bit_cast<uint32_t>(bf16::FromFloat(v[i]).ToFloat())) << v[i];
+    ASSERT_EQ(std::bit_cast<uint32_t>(h[i]), std::bit_cast<uint32_t>(fp16::FromFloat(v[i]).ToFloat())) << v[i];
+  }
 }
 
 TEST(MixedPrecisionReferenceTest, GemmRoundsBothOperandsOnly) {

@@ -1,6 +1,7 @@
 // The oneDNN convolutions against the Eigen reference: fp32 to fp32 round-off, bf16 and
 // fp16 against the reference at the same precision (same rounded operands, so only the
 // summation order differs) and against fp32 within the 16-bit formats' rounding bound.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,21 @@ const char* OpName(ConvOp op) {
   return op == ConvOp::kForward ? "forward" : op == ConvOp::kBackwardData ? "backward-data" : "backward-weights";
 }
 
+// The oneDNN routes a test runs under: the measured choice, and each route forced (so
+// every route is checked on every shape, not only where the choice sends it).
+std::vector<std::string> Routes() { return {"auto", "native", "rounded-fp32", "batch-as-channels"}; }
+
+// Makes `route` the oneDNN backend's (process-wide) convolution route.
+void SelectRoute(const std::string& route) {
+#if GANTRY_HAVE_ONEDNN
+  std::optional<ConvRoute> forced;
+  if (route == "native") forced = ConvRoute::kNative;
+  if (route == "rounded-fp32") forced = ConvRoute::kRoundedFp32;
+  if (route == "batch-as-channels") forced = ConvRoute::kBatchAsChannels;
+  OnednnBackend::ForceConvRoute(forced);
+#endif
+}
+
 // The magnitude of each output: the op on |operands| (plus |dw0| for the accumulator).
 Tensor Magnitude(const Case& c, ConvOp op) {
   Tensor m = RunOp(CpuBackend(), op, c, MathPrecision::kFp32, Abs, Abs(c.dw0));
@@ -94,9 +110,13 @@ TEST(OnednnConvTest, Fp32MatchesTheReference) {
     const Case c = MakeCase(p);
     for (ConvOp op : {ConvOp::kForward, ConvOp::kBackwardData, ConvOp::kBackwardWeights}) {
       SCOPED_TRACE(p.ToString() + " " + OpName(op));
-      const Tensor fast = RunOp(*onednn, op, c, MathPrecision::kFp32, Same, c.dw0);
       const Tensor ref = RunOp(CpuBackend(), op, c, MathPrecision::kFp32, Same, c.dw0);
-      ExpectWithinBound(fast, ref, Magnitude(c, op), testing::kReorderedSumTolerance, "fp32");
+      for (const std::string& route : Routes()) {
+        SelectRoute(route);
+        const Tensor fast = RunOp(*onednn, op, c, MathPrecision::kFp32, Same, c.dw0);
+        ExpectWithinBound(fast, ref, Magnitude(c, op), testing::kReorderedSumTolerance, "fp32 " + route);
+      }
+      SelectRoute("auto");
     }
   }
 }
@@ -114,13 +134,18 @@ TEST(OnednnConvTest, SixteenBitMatchesTheReferenceAndStaysWithinItsBoundOfFp32) 
       for (ConvOp op : {ConvOp::kForward, ConvOp::kBackwardData, ConvOp::kBackwardWeights}) {
         SCOPED_TRACE(p.ToString() + " " + OpName(op) + " " + std::string(MathPrecisionName(prec)));
         const Tensor magnitude = Magnitude(c, op);
-        const Tensor fast = RunOp(*onednn, op, c, prec, Same, c.dw0);
         const Tensor reference16 = RunOp(CpuBackend(), op, c, prec, Same, c.dw0);
-        ExpectWithinBound(fast, reference16, magnitude, testing::kReorderedSumTolerance,
-                          "vs reference at the same precision");
         const Tensor fp32 = RunOp(CpuBackend(), op, c, MathPrecision::kFp32, Same, c.dw0);
-        ExpectWithinBound(fast, fp32, magnitude, bound, "vs fp32");
-        testing::ExpectRoundedOperands(fast, reference16, fp32, magnitude);
+        for (const std::string& route : Routes()) {
+          SCOPED_TRACE(route);
+          SelectRoute(route);
+          const Tensor fast = RunOp(*onednn, op, c, prec, Same, c.dw0);
+          ExpectWithinBound(fast, reference16, magnitude, testing::kReorderedSumTolerance,
+                            "vs reference at the same precision");
+          ExpectWithinBound(fast, fp32, magnitude, bound, "vs fp32");
+          testing::ExpectRoundedOperands(fast, reference16, fp32, magnitude);
+        }
+        SelectRoute("auto");
       }
     }
   }
@@ -138,15 +163,23 @@ TEST(OnednnConvTest, BackwardWeightsAccumulates) {
 }
 
 #if GANTRY_HAVE_ONEDNN
-// The DCGAN's problems must run on oneDNN's kernels, not on the reference fallback.
-TEST(OnednnConvTest, DcganProblemsRunOnOnednnKernels) {
+// Every op of the DCGAN's problems has oneDNN kernels on the native and batch-as-channels
+// routes (no silent fallback), and the measured choice sends only the one-input-channel
+// backward-data to the reference.
+TEST(OnednnConvTest, DcganProblemsRunWhereTheRoutesSay) {
   for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16}) {
     for (int i = 0; i < 3; ++i) {
       ConvProblem p = Problems()[static_cast<size_t>(i)];
       p.precision = prec;
       for (ConvOp op : {ConvOp::kForward, ConvOp::kBackwardData, ConvOp::kBackwardWeights}) {
-        EXPECT_EQ(OnednnBackend::ConvImplementation(p, op).find("eigen"), std::string::npos)
-            << p.ToString() << " " << OpName(op);
+        SCOPED_TRACE(p.ToString() + " " + OpName(op));
+        const bool reference = p.in_channels == 1 && op == ConvOp::kBackwardData;
+        EXPECT_EQ(OnednnBackend::ChooseConvRoute(p, op) == ConvRoute::kReference, reference);
+        for (const char* route : {"native", "batch-as-channels"}) {
+          SelectRoute(route);
+          EXPECT_EQ(OnednnBackend::ConvImplementation(p, op).find("eigen"), std::string::npos) << route;
+        }
+        SelectRoute("auto");
       }
     }
   }

@@ -39,17 +39,6 @@ float* Reserve(std::vector<float>& buf, int64_t count) {
   return buf.data();
 }
 
-ConvGeometry ImageSide(const ConvProblem& p) {
-  return ConvGeometry{.channels = p.in_channels,
-                      .height = p.in_height,
-                      .width = p.in_width,
-                      .kernel = p.kernel,
-                      .stride = p.stride,
-                      .padding = p.padding,
-                      .out_height = p.out_height,
-                      .out_width = p.out_width};
-}
-
 // The chunk of m samples at `nchw` ([m, channels, pixels]) as [channels, m * pixels]:
 // `nchw` itself for one sample, else rearranged into `buf`.
 const float* ChannelMajor(int64_t m, int64_t channels, int64_t pixels, const float* nchw, float* buf) {
@@ -89,7 +78,7 @@ void EigenCpuBackend::set_max_column_floats(int64_t floats) {
 }
 
 int64_t EigenCpuBackend::ChunkSamples(const ConvProblem& p) const {
-  const ConvGeometry g = ImageSide(p);
+  const ConvGeometry g = LoweringGeometry(p);
   const int64_t wanted = kTargetGemmColumns / g.col_cols();
   const int64_t fit = max_column_floats_ / (g.col_rows() * g.col_cols());
   return std::clamp<int64_t>(std::min(wanted, fit), 1, p.batch);
@@ -100,7 +89,7 @@ void EigenCpuBackend::ConvForward(const ConvProblem& p, const float* x, const fl
   Scratch& s = ThreadScratch();
   x = RoundedOperand(p.precision, p.batch * p.in_image_size(), x, s.round_a);
   w = RoundedOperand(p.precision, p.weight_size(), w, s.round_b);
-  const ConvGeometry g = ImageSide(p);
+  const ConvGeometry g = LoweringGeometry(p);
   const int64_t rows = g.col_rows(), pixels = g.col_cols(), out = p.out_channels;
   const int64_t chunk = ChunkSamples(p);
   float* cols = Reserve(s.cols, rows * pixels * chunk);
@@ -122,7 +111,7 @@ void EigenCpuBackend::ConvBackwardData(const ConvProblem& p, const float* dy, co
   Scratch& s = ThreadScratch();
   dy = RoundedOperand(p.precision, p.batch * p.out_image_size(), dy, s.round_a);
   w = RoundedOperand(p.precision, p.weight_size(), w, s.round_b);
-  const ConvGeometry g = ImageSide(p);
+  const ConvGeometry g = LoweringGeometry(p);
   const int64_t rows = g.col_rows(), pixels = g.col_cols(), out = p.out_channels;
   const int64_t chunk = ChunkSamples(p);
   float* cols = Reserve(s.cols, rows * pixels * chunk);
@@ -142,7 +131,7 @@ void EigenCpuBackend::ConvBackwardWeights(const ConvProblem& p, const float* x, 
   Scratch& s = ThreadScratch();
   x = RoundedOperand(p.precision, p.batch * p.in_image_size(), x, s.round_a);
   dy = RoundedOperand(p.precision, p.batch * p.out_image_size(), dy, s.round_b);
-  const ConvGeometry g = ImageSide(p);
+  const ConvGeometry g = LoweringGeometry(p);
   const int64_t rows = g.col_rows(), pixels = g.col_cols(), out = p.out_channels;
   const int64_t chunk = ChunkSamples(p);
   float* cols = Reserve(s.cols, rows * pixels * chunk);

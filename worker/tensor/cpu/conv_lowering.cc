@@ -79,6 +79,17 @@ void Im2Col(const ConvGeometry& g, const float* image, float* cols) {
   ForEachRun(g, cols, image, copy, zero);
 }
 
+ConvGeometry LoweringGeometry(const ConvProblem& p) {
+  return ConvGeometry{.channels = p.in_channels,
+                      .height = p.in_height,
+                      .width = p.in_width,
+                      .kernel = p.kernel,
+                      .stride = p.stride,
+                      .padding = p.padding,
+                      .out_height = p.out_height,
+                      .out_width = p.out_width};
+}
+
 void Col2Im(const ConvGeometry& g, const float* cols, float* image) {
   CheckGeometry(g);
   const int64_t s = g.stride;

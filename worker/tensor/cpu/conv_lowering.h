@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "worker/tensor/conv_problem.h"
+
 namespace gantry {
 
 // Geometry of a square-kernel convolution, seen from the image side.
@@ -30,6 +32,9 @@ struct ConvGeometry {
   int64_t col_cols() const { return out_height * out_width; }
   int64_t col_stride() const { return cols_stride != 0 ? cols_stride : col_cols(); }
 };
+
+// The lowering of one sample of `p`: the image is its input, the column side its output.
+ConvGeometry LoweringGeometry(const ConvProblem& p);
 
 // cols = im2col(image); positions outside the image read as 0.
 void Im2Col(const ConvGeometry& g, const float* image, float* cols);

@@ -14,11 +14,25 @@
 // cannot take fall back to the Eigen reference.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "worker/tensor/cpu/cpu_backend.h"
 
 namespace gantry {
+
+// How the oneDNN backend runs one convolution op (chosen per problem and op by
+// measurement; see onednn_conv_route.cc).
+enum class ConvRoute {
+  kNative,       // oneDNN kernels at the problem's precision (bf16 kernels for bf16)
+  kRoundedFp32,  // operands rounded to the precision, then oneDNN's fp32 kernels
+  kReference,    // the Eigen reference (im2col + GEMM)
+  // Backward-weights only: a forward convolution with batch and channels swapped, at the
+  // problem's precision (onednn_conv_plans.h says how).
+  kBatchAsChannels,
+};
+std::string_view ConvRouteName(ConvRoute route);
 
 class OnednnBackend : public EigenCpuBackend {
  public:
@@ -32,12 +46,21 @@ class OnednnBackend : public EigenCpuBackend {
   void ConvBackwardData(const ConvProblem& p, const float* dy, const float* w, float* dx) override;
   void ConvBackwardWeights(const ConvProblem& p, const float* x, const float* dy, float* dw) override;
 
-  // oneDNN's name for the kernel that runs `op` of `p` on this thread ("eigen reference"
-  // where the fallback runs it). For benchmarks and logs.
+  // The route `op` of `p` takes.
+  static ConvRoute ChooseConvRoute(const ConvProblem& p, ConvOp op);
+  // For benchmarks: sends every convolution down `route` (fp16 cannot go kNative and
+  // takes kRoundedFp32), or back to ChooseConvRoute with nullopt. Process-wide.
+  static void ForceConvRoute(std::optional<ConvRoute> route);
+
+  // What runs `op` of `p` on this thread: the route and oneDNN's name for the kernel
+  // ("eigen reference" where the reference runs it). For benchmarks and logs.
   static std::string ConvImplementation(const ConvProblem& p, ConvOp op);
 };
 
 // The process-wide instance (its state is per thread).
 OnednnBackend& OnednnCpuBackend();
+
+// oneDNN's version, threading and the ISA its bf16 kernels run on, for logs and benchmarks.
+std::string OnednnDescription();
 
 }  // namespace gantry

@@ -5,7 +5,7 @@
 namespace gantry::onednn {
 namespace {
 
-void* Bindable(const float* p) { return const_cast<float*>(p); }  // oneDNN handles are void*
+void* Bindable(const void* p) { return const_cast<void*>(p); }  // oneDNN handles are non-const
 
 }  // namespace
 
@@ -51,7 +51,7 @@ Operand MakeOutput(Runtime& rt, int arg, const dnnl::memory::desc& user_md, cons
   return op;
 }
 
-void Plan::Run(Runtime& rt, std::span<const float* const> in, float* out) {
+void Plan::Run(Runtime& rt, std::span<const void* const> in, float* out) {
   dnnl::stream& s = rt.stream();
   std::unordered_map<int, dnnl::memory> args;
   for (size_t i = 0; i < inputs.size(); ++i) {

@@ -36,8 +36,9 @@ struct Plan {
   dnnl::memory scratchpad;  // user-managed scratchpad (handle bound per call)
   std::string implementation;  // oneDNN's name for the kernel, for benchmarks and logs
 
-  // Runs the primitive on the caller's arrays (in the order of `inputs`).
-  void Run(Runtime& rt, std::span<const float* const> in, float* out);
+  // Runs the primitive on the caller's arrays (in the order of `inputs`; each of the
+  // type its operand's user descriptor says, fp32 unless a plan says otherwise).
+  void Run(Runtime& rt, std::span<const void* const> in, float* out);
 };
 
 // An input operand: `user_md` is the caller's layout, `inner_md` the primitive's.

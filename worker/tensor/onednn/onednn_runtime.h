@@ -12,8 +12,9 @@
 namespace gantry::onednn {
 
 // The scratch buffers of one call: each slot is used at most once per primitive run,
-// so a plan's operands never share memory.
-enum class Slot { kInputA, kInputB, kOutput, kScratchpad, kRoundA, kRoundB, kCount };
+// so a plan's operands never share memory. Staging slots hold operands prepared before
+// a plan runs (rounded copies, im2col columns).
+enum class Slot { kInputA, kInputB, kOutput, kScratchpad, kStagingA, kStagingB, kCount };
 
 class Runtime {
  public:
