@@ -78,7 +78,7 @@ Tensor BatchNorm::Forward(const Context& ctx, const Tensor& x, ActivationCache* 
     mean = running_mean_.Clone();
     var = running_var_.Clone();
   }
-  Tensor y = Tensor::Zeros(x.shape());
+  Tensor y = Tensor::Uninitialized(x.shape());
   ctx.backend->BatchNormApply(d.n, d.c, d.hw, x.data(), mean.data(), var.data(), eps_, gamma_.data(),
                               beta_.data(), y.data());
   // A float holds the count exactly up to 2^24 values per channel.
@@ -102,7 +102,7 @@ Tensor BatchNorm::Backward(const Context& ctx, const Tensor& dy, const Activatio
 
 Tensor BatchNorm::BackwardTraining(const Context& ctx, const Dims& d, const Tensor& dy,
                                    const ActivationCache& cache, bool want_input_grad) {
-  Tensor dx = want_input_grad ? Tensor::Zeros(dy.shape()) : Tensor();
+  Tensor dx = want_input_grad ? Tensor::Uninitialized(dy.shape()) : Tensor();
   // The kernel always accumulates dgamma/dbeta; discard them into scratch when not wanted.
   Tensor dgamma = ctx.param_grads ? dgamma_ : Tensor::Zeros(Shape{channels_});
   Tensor dbeta = ctx.param_grads ? dbeta_ : Tensor::Zeros(Shape{channels_});
@@ -123,14 +123,14 @@ Tensor BatchNorm::BackwardEval(const Context& ctx, const Dims& d, const Tensor& 
   const Tensor zeros = Tensor::Zeros(Shape{channels_});
   Tensor dx;
   if (want_input_grad) {
-    dx = Tensor::Zeros(dy.shape());
+    dx = Tensor::Uninitialized(dy.shape());
     b.BatchNormApply(d.n, d.c, d.hw, dy.data(), zeros.data(), var, eps_, gamma_.data(), zeros.data(),
                      dx.data());
   }
   if (ctx.param_grads) {
     Tensor ones = Tensor::Zeros(Shape{channels_});
     ones.Fill(1.0f);
-    Tensor dy_xhat = Tensor::Zeros(dy.shape());
+    Tensor dy_xhat = Tensor::Uninitialized(dy.shape());
     b.BatchNormApply(d.n, d.c, d.hw, cache.saved[kInput].data(), mean, var, eps_, ones.data(), zeros.data(),
                      dy_xhat.data());
     b.Multiply(dy.numel(), dy_xhat.data(), dy.data(), dy_xhat.data());

@@ -52,7 +52,7 @@ void Conv2d::BindParams(std::span<const Tensor> params, std::span<const Tensor> 
 Tensor Conv2d::Forward(const Context& ctx, const Tensor& x, ActivationCache* cache) {
   CHECK(p_.weight.defined()) << "conv2d: parameters not bound";
   const ConvProblem p = Problem(x.shape(), ctx.precision);
-  Tensor y = Tensor::Zeros(OutputShape(x.shape()));
+  Tensor y = Tensor::Uninitialized(OutputShape(x.shape()));
   ctx.backend->ConvForward(p, x.data(), p_.weight.data(), y.data());
   if (has_bias_) ctx.backend->AddChannelBias(p.batch, out_, p.out_height * p.out_width, p_.bias.data(), y.data());
   cache->saved = {x};
@@ -71,7 +71,7 @@ Tensor Conv2d::Backward(const Context& ctx, const Tensor& dy, const ActivationCa
     be.ConvBackwardWeights(p, x.data(), dy.data(), p_.weight_grad.data());
   }
   if (!want_input_grad) return Tensor();
-  Tensor dx = Tensor::Zeros(x.shape());
+  Tensor dx = Tensor::Uninitialized(x.shape());
   be.ConvBackwardData(p, dy.data(), p_.weight.data(), dx.data());
   return dx;
 }

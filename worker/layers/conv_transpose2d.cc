@@ -60,7 +60,7 @@ void ConvTranspose2d::BindParams(std::span<const Tensor> params, std::span<const
 Tensor ConvTranspose2d::Forward(const Context& ctx, const Tensor& x, ActivationCache* cache) {
   CHECK(p_.weight.defined()) << "conv_transpose2d: parameters not bound";
   const ConvProblem p = Problem(x.shape(), ctx.precision);
-  Tensor y = Tensor::Zeros(OutputShape(x.shape()));
+  Tensor y = Tensor::Uninitialized(OutputShape(x.shape()));
   ctx.backend->ConvBackwardData(p, x.data(), p_.weight.data(), y.data());
   if (has_bias_) ctx.backend->AddChannelBias(p.batch, out_, p.in_height * p.in_width, p_.bias.data(), y.data());
   cache->saved = {x};
@@ -80,7 +80,7 @@ Tensor ConvTranspose2d::Backward(const Context& ctx, const Tensor& dy, const Act
     be.ConvBackwardWeights(p, dy.data(), x.data(), p_.weight_grad.data());
   }
   if (!want_input_grad) return Tensor();
-  Tensor dx = Tensor::Zeros(x.shape());
+  Tensor dx = Tensor::Uninitialized(x.shape());
   be.ConvForward(p, dy.data(), p_.weight.data(), dx.data());
   return dx;
 }

@@ -26,7 +26,7 @@ Tensor Linear::Forward(const Context& ctx, const Tensor& x, ActivationCache* cac
   CHECK(p_.weight.defined()) << "linear: parameters not bound";
   const Shape out_shape = OutputShape(x.shape());
   const int64_t n = x.dim(0);
-  Tensor y = Tensor::Zeros(out_shape);
+  Tensor y = Tensor::Uninitialized(out_shape);
   ctx.backend->Gemm(ctx.precision, false, true, n, out_, in_, 1.0f, x.data(), in_, p_.weight.data(), in_,
                     0.0f, y.data(), out_);
   if (has_bias_) ctx.backend->AddChannelBias(n, out_, 1, p_.bias.data(), y.data());
@@ -48,7 +48,7 @@ Tensor Linear::Backward(const Context& ctx, const Tensor& dy, const ActivationCa
     if (has_bias_) be.ChannelSum(n, out_, 1, dy.data(), p_.bias_grad.data());
   }
   if (!want_input_grad) return Tensor();
-  Tensor dx = Tensor::Zeros(x.shape());
+  Tensor dx = Tensor::Uninitialized(x.shape());
   be.Gemm(ctx.precision, false, false, n, in_, out_, 1.0f, dy.data(), out_, p_.weight.data(), in_, 0.0f,
           dx.data(), in_);
   return dx;

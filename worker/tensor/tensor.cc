@@ -25,13 +25,13 @@ bool KeepActivationBuffersInTheHeap() {
 
 }  // namespace
 
-Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
+Storage::Storage(size_t nbytes, bool zeroed) : nbytes_(nbytes) {
   static const bool heap_tuned = KeepActivationBuffersInTheHeap();
   (void)heap_tuned;
   const size_t rounded = std::max<size_t>(kAlignment, (nbytes + kAlignment - 1) / kAlignment * kAlignment);
   bytes_ = static_cast<std::byte*>(std::aligned_alloc(kAlignment, rounded));
   if (bytes_ == nullptr) throw std::bad_alloc();
-  std::memset(bytes_, 0, rounded);
+  if (zeroed) std::memset(bytes_, 0, rounded);
 }
 
 Storage::~Storage() { std::free(bytes_); }
@@ -41,6 +41,14 @@ Tensor Tensor::Zeros(Shape shape, DType dtype) {
   t.shape_ = std::move(shape);
   t.dtype_ = dtype;
   t.storage_ = std::make_shared<Storage>(static_cast<size_t>(t.shape_.numel()) * DTypeSize(dtype));
+  return t;
+}
+
+Tensor Tensor::Uninitialized(Shape shape, DType dtype) {
+  Tensor t;
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  t.storage_ = std::make_shared<Storage>(static_cast<size_t>(t.shape_.numel()) * DTypeSize(dtype), false);
   return t;
 }
 
