@@ -63,6 +63,7 @@ Tensor Random(Rng& rng, const Shape& s, bool normal) {
 struct StepSettings {
   Backend* backend;
   MathPrecision precision;
+  bool fuse_activations;
 };
 
 // One synchronous data-parallel step (see the file comment); returns the seconds spent
@@ -91,7 +92,9 @@ double RunStep(Communicator& comm, const CommOptions& opts, const StepSettings& 
 // Times `steps` steps after `warmup`; step times are rank 0's, after a barrier per step
 // so every rank's step is inside it.
 Row Measure(Communicator& comm, const StepSettings& settings, int64_t batch, int warmup, int steps) {
-  Dcgan model(DcganConfig{});
+  DcganConfig config;
+  config.fuse_activations = settings.fuse_activations;
+  Dcgan model(config);
   model.Initialize(InitScheme::kGlorotUniform, 1);
   Adam g_opt(AdamConfig{}, model.g_params().num_params());
   Adam d_opt(AdamConfig{}, model.d_params().num_params());
@@ -133,6 +136,8 @@ int main(int argc, char** argv) {
   app.add_option("--kernels", kernels, "eigen | onednn (when built)")->capture_default_str();
   app.add_option("--precision", precision_name, "fp32 | bf16 | fp16 (operands of the matrix products)")
       ->capture_default_str();
+  bool no_fusion = false;
+  app.add_flag("--no-fusion", no_fusion, "separate LeakyReLU layers instead of fusing them into BatchNorm/Conv2d");
   CLI11_PARSE(app, argc, argv);
   Backend* backend = FindBackend(kernels);
   const std::optional<MathPrecision> precision = ParseMathPrecision(precision_name);
@@ -141,7 +146,7 @@ int main(int argc, char** argv) {
                  kernels.c_str(), precision_name.c_str(), FindBackend("onednn") != nullptr ? " or onednn" : "");
     return 2;
   }
-  const StepSettings settings{backend, *precision};
+  const StepSettings settings{backend, *precision, !no_fusion};
 
   std::unique_ptr<MpiCommunicator> mpi;
   std::unique_ptr<Communicator> solo;
@@ -153,9 +158,10 @@ int main(int argc, char** argv) {
   Communicator& comm = mpi ? static_cast<Communicator&>(*mpi) : *solo;
   const bool root = comm.rank() == 0;
   if (root) {
-    std::printf("DCGAN training step, kernels %s, precision %s, %d rank(s) x 1 thread, %d timed steps after %d "
-                "warm-up\n",
-                std::string(backend->name()).c_str(), precision_name.c_str(), comm.size(), steps, warmup);
+    std::printf("DCGAN training step, kernels %s, precision %s, activations %s, %d rank(s) x 1 thread, %d timed "
+                "steps after %d warm-up\n",
+                std::string(backend->name()).c_str(), precision_name.c_str(), no_fusion ? "separate" : "fused",
+                comm.size(), steps, warmup);
 #if GANTRY_HAVE_ONEDNN
     if (backend->name() == "onednn") std::printf("%s\n", OnednnDescription().c_str());
 #endif

@@ -3,13 +3,15 @@
 namespace gantry {
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride, int64_t padding,
-               bool bias)
+               bool bias, std::optional<FusedActivation> activation)
     : in_(in_channels),
       out_(out_channels),
       kernel_(kernel),
       stride_(stride),
       padding_(padding),
-      has_bias_(bias) {
+      has_bias_(bias),
+      activation_(activation) {
+  CHECK(!activation || activation->slope >= 0.0f) << "conv2d: fused LeakyReLU slope " << activation->slope;
   CHECK_GT(in_channels, 0);
   CHECK_GT(out_channels, 0);
   CHECK_GT(kernel, 0);
@@ -53,19 +55,38 @@ Tensor Conv2d::Forward(const Context& ctx, const Tensor& x, ActivationCache* cac
   CHECK(p_.weight.defined()) << "conv2d: parameters not bound";
   const ConvProblem p = Problem(x.shape(), ctx.precision);
   Tensor y = Tensor::Uninitialized(OutputShape(x.shape()));
-  ctx.backend->ConvForward(p, x.data(), p_.weight.data(), y.data());
-  if (has_bias_) ctx.backend->AddChannelBias(p.batch, out_, p.out_height * p.out_width, p_.bias.data(), y.data());
+  Backend& be = *ctx.backend;
+  be.ConvForward(p, x.data(), p_.weight.data(), y.data());
+  const int64_t pixels = p.out_height * p.out_width;
+  if (has_bias_ && activation_) {
+    be.AddChannelBiasActivation(p.batch, out_, pixels, p_.bias.data(), activation_->f, activation_->slope, y.data());
+  } else if (has_bias_) {
+    be.AddChannelBias(p.batch, out_, pixels, p_.bias.data(), y.data());
+  } else if (activation_) {
+    be.ActivationForward(activation_->f, activation_->slope, y.numel(), y.data(), y.data());
+  }
   cache->saved = {x};
+  if (activation_) cache->saved.push_back(y);
   return y;
 }
 
-Tensor Conv2d::Backward(const Context& ctx, const Tensor& dy, const ActivationCache& cache,
+Tensor Conv2d::Backward(const Context& ctx, const Tensor& dy_out, const ActivationCache& cache,
                         bool want_input_grad) {
-  CHECK_EQ(cache.saved.size(), 1u) << "conv2d: cache is not from Forward";
+  CHECK_EQ(cache.saved.size(), activation_ ? 2u : 1u) << "conv2d: cache is not from Forward";
   const Tensor& x = cache.saved[0];
   const ConvProblem p = Problem(x.shape(), ctx.precision);
-  CHECK(dy.shape() == OutputShape(x.shape())) << "conv2d: dy " << dy.shape().ToString();
+  CHECK(dy_out.shape() == OutputShape(x.shape())) << "conv2d: dy " << dy_out.shape().ToString();
   Backend& be = *ctx.backend;
+  if (!ctx.param_grads && !want_input_grad) return Tensor();
+  // Through the fused activation first; LeakyReLU (slope >= 0) keeps its input's sign, so
+  // the output stands in for the input.
+  Tensor dy = dy_out;
+  if (activation_) {
+    const Tensor& y = cache.saved[1];
+    dy = Tensor::Uninitialized(y.shape());
+    be.ActivationBackward(activation_->f, activation_->slope, y.numel(), y.data(), y.data(), dy_out.data(),
+                          dy.data());
+  }
   if (ctx.param_grads) {
     if (has_bias_) be.ChannelSum(p.batch, out_, p.out_height * p.out_width, dy.data(), p_.bias_grad.data());
     be.ConvBackwardWeights(p, x.data(), dy.data(), p_.weight_grad.data());

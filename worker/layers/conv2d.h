@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "worker/layers/fused_activation.h"
 #include "worker/layers/layer.h"
 #include "worker/layers/weight_bias.h"
 
@@ -14,18 +16,19 @@ namespace gantry {
 // Square kernel; the arithmetic is the backend's ConvForward / ConvBackwardData /
 // ConvBackwardWeights at ctx.precision. Parameters (PyTorch layout): "weight"
 // [out, in, k, k] (Glorot, fan_in = in*k*k, fan_out = out*k*k), then "bias" [out]
-// (zeros) when `bias`.
+// (zeros) when `bias`. A fused activation makes the output f(conv(x) + bias), with the
+// bias and activation in one pass (Backend::AddChannelBiasActivation).
 class Conv2d final : public Layer {
  public:
   Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride, int64_t padding,
-         bool bias);
+         bool bias, std::optional<FusedActivation> activation = std::nullopt);
 
   std::string name() const override { return "conv2d"; }
   Shape OutputShape(const Shape& input) const override;
   std::vector<ParamSpec> ParamSpecs() const override;
   void BindParams(std::span<const Tensor> params, std::span<const Tensor> grads) override;
 
-  // Caches x only.
+  // Caches x (and the output, with a fused activation).
   Tensor Forward(const Context& ctx, const Tensor& x, ActivationCache* cache) override;
   Tensor Backward(const Context& ctx, const Tensor& dy, const ActivationCache& cache,
                   bool want_input_grad) override;
@@ -36,6 +39,7 @@ class Conv2d final : public Layer {
 
   int64_t in_, out_, kernel_, stride_, padding_;
   bool has_bias_;
+  std::optional<FusedActivation> activation_;
   WeightBias p_;
 };
 

@@ -89,6 +89,23 @@ class Backend {
                                  const float* mean, const float* var, float eps, const float* gamma,
                                  float* dx, float* dgamma, float* dbeta) = 0;
 
+  // --- fusions (the element-wise work XLA fuses around the DCGAN's products) --------
+  // f is applied to a layer's output, and its derivative is taken from that output y:
+  // LeakyReLU (slope >= 0) and ReLU keep the sign of their input, Tanh and Sigmoid
+  // have f' as a function of y.
+  // y = f(BatchNormApply(x)) in one pass.
+  virtual void BatchNormActivationForward(int64_t n, int64_t c, int64_t hw, const float* x, const float* mean,
+                                          const float* var, float eps, const float* gamma, const float* beta,
+                                          Activation f, float slope, float* y) = 0;
+  // BatchNormBackward of y = f(BatchNormApply(x)) given dL/dy (batch statistics).
+  virtual void BatchNormActivationBackward(int64_t n, int64_t c, int64_t hw, const float* x, const float* y,
+                                           const float* dy, const float* mean, const float* var, float eps,
+                                           const float* gamma, Activation f, float slope, float* dx,
+                                           float* dgamma, float* dbeta) = 0;
+  // y[i, ch, :] = f(y[i, ch, :] + bias[ch]) in place (bias + activation in one pass).
+  virtual void AddChannelBiasActivation(int64_t n, int64_t c, int64_t hw, const float* bias, Activation f,
+                                        float slope, float* y) = 0;
+
   // --- losses (mean over `count` elements) -----------------------------------------
   // Binary cross-entropy on logits against the constant label `target`, computed
   // stably (max(x,0) - x*t + log1p(exp(-|x|))). Returns the mean loss; when dlogits is

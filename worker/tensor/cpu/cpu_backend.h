@@ -55,6 +55,16 @@ class EigenCpuBackend : public Backend {
                          const float* var, float eps, const float* gamma, float* dx, float* dgamma,
                          float* dbeta) override;
 
+  void BatchNormActivationForward(int64_t n, int64_t c, int64_t hw, const float* x, const float* mean,
+                                  const float* var, float eps, const float* gamma, const float* beta, Activation f,
+                                  float slope, float* y) override;
+  void BatchNormActivationBackward(int64_t n, int64_t c, int64_t hw, const float* x, const float* y,
+                                   const float* dy, const float* mean, const float* var, float eps,
+                                   const float* gamma, Activation f, float slope, float* dx, float* dgamma,
+                                   float* dbeta) override;
+  void AddChannelBiasActivation(int64_t n, int64_t c, int64_t hw, const float* bias, Activation f, float slope,
+                                float* y) override;
+
   double BceWithLogits(int64_t count, const float* logits, float target, float* dlogits) override;
   double L1Loss(int64_t count, const float* pred, const float* target, float* dpred) override;
 
