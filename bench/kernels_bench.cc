@@ -48,7 +48,8 @@ struct Column {
   void Select() const {
 #if GANTRY_HAVE_ONEDNN
     std::optional<ConvRoute> forced;
-    for (ConvRoute r : {ConvRoute::kNative, ConvRoute::kRoundedFp32, ConvRoute::kReference, ConvRoute::kBatchAsChannels}) {
+    for (ConvRoute r :
+         {ConvRoute::kNative, ConvRoute::kRoundedFp32, ConvRoute::kReference, ConvRoute::kBatchAsChannels}) {
       if (route == ConvRouteName(r)) forced = r;
     }
     OnednnBackend::ForceConvRoute(forced);

@@ -165,8 +165,8 @@ int main(int argc, char** argv) {
 #if GANTRY_HAVE_ONEDNN
     if (backend->name() == "onednn") std::printf("%s\n", OnednnDescription().c_str());
 #endif
-    std::printf("%6s %6s %11s %9s %11s %13s %11s %9s\n", "batch", "ranks", "median_ms", "p90_ms", "cpu_ms", "allreduce_ms",
-                "samples/s", "GFLOP/s");
+    std::printf("%6s %6s %11s %9s %11s %13s %11s %9s\n", "batch", "ranks", "median_ms", "p90_ms", "cpu_ms",
+                "allreduce_ms", "samples/s", "GFLOP/s");
   }
   for (int64_t b : batches) {
     const Row r = Measure(comm, settings, b, warmup, steps);

@@ -43,7 +43,9 @@ TEST(MixedPrecisionReferenceTest, RoundToPrecisionUsesTheStorageFormats) {
 // patterns: every exponent (subnormals, overflow to Inf, NaN) and many mantissas.
 TEST(MixedPrecisionReferenceTest, RoundToPrecisionMatchesTheScalarDefinitionEverywhere) {
   std::vector<float> v;
-  for (uint64_t u = 0; u < 0x100000000ull; u += 0x10001ull * 13) v.push_back(std::bit_cast<float>(static_cast<uint32_t>(u)));
+  for (uint64_t u = 0; u < 0x100000000ull; u += 0x10001ull * 13) {
+    v.push_back(std::bit_cast<float>(static_cast<uint32_t>(u)));
+  }
   v.resize(v.size() / 16 * 16 + 5);  // a tail past the vector loop as well
   const std::vector<float> b = Rounded(MathPrecision::kBf16, v), h = Rounded(MathPrecision::kFp16, v);
   for (size_t i = 0; i < v.size(); ++i) {
