@@ -3,6 +3,7 @@
 // summation order differs) and against fp32 within the 16-bit formats' rounding bound.
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -147,6 +148,27 @@ TEST(OnednnConvTest, SixteenBitMatchesTheReferenceAndStaysWithinItsBoundOfFp32) 
         }
         SelectRoute("auto");
       }
+    }
+  }
+}
+
+// Ranks may run as threads sharing the backend: each thread has its own plans and
+// scratch, so concurrent calls on the same problem give the single-thread result.
+TEST(OnednnConvTest, ThreadsShareTheBackendSafely) {
+  GANTRY_ONEDNN_OR_SKIP(onednn);
+  for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16}) {
+    const Case c = MakeCase(Problems()[1]);
+    const Tensor expected = RunOp(*onednn, ConvOp::kBackwardWeights, c, prec, Same, c.dw0);
+    std::vector<Tensor> results(3);
+    std::vector<std::thread> threads;
+    for (Tensor& r : results) {
+      threads.emplace_back([&, prec] {
+        for (int i = 0; i < 3; ++i) r = RunOp(*onednn, ConvOp::kBackwardWeights, c, prec, Same, c.dw0);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (const Tensor& r : results) {
+      for (int64_t i = 0; i < r.numel(); ++i) ASSERT_EQ(r.at(i), expected.at(i)) << i;
     }
   }
 }
