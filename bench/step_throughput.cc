@@ -3,9 +3,15 @@
 // comparable tables). One process, or N ranks under mpirun (synchronous data parallel:
 // each rank computes its share of the batch, gradients are all-reduced over MPI).
 //
-//   build/bin/gantry-bench-step --batch-size 64,128,256,512
+//   build/bin/gantry-bench-step --batch-size 64,128,256,512 [--kernels onednn] [--precision bf16]
 //   mpirun -np 2 build/bin/gantry-bench-step --batch-size 64,128,256,512
 // Reference: dcgan_torch.py --threads 1 [--ddp --world-size 2] --batch-size B
+//
+// The step is DataParallelStep::Run's sequence (gradients of the rank's share, one sum
+// all-reduce per network, both Adam steps) written out here, because DataParallelStep
+// does not carry a MathPrecision (the mixed-precision work adds that).
+#include <time.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -19,8 +25,13 @@
 #include "worker/comm/local_communicator.h"
 #include "worker/comm/mpi_communicator.h"
 #include "worker/optim/adam.h"
+#include "worker/models/dcgan.h"
+#include "worker/models/gan_step.h"
+#include "worker/tensor/backend_registry.h"
 #include "worker/tensor/random.h"
-#include "worker/train/data_parallel_step.h"
+#if GANTRY_HAVE_ONEDNN
+#include "worker/tensor/onednn/onednn_backend.h"
+#endif
 
 namespace gantry {
 namespace {
@@ -30,8 +41,16 @@ namespace {
 constexpr double kFlopsPerSample = 2.0 * 225'835'904.0;
 
 struct Row {
-  double median_ms, p90_ms, allreduce_ms, samples_per_s, gflops;
+  double median_ms, p90_ms, cpu_ms, allreduce_ms, samples_per_s, gflops;
 };
+
+// This process's CPU time: on a shared machine, the step's own work without the time
+// slices other processes took (MPI's busy-polling in the all-reduce counts, though).
+double ProcessCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 Tensor Random(Rng& rng, const Shape& s, bool normal) {
   Tensor t = Tensor::Zeros(s);
@@ -41,33 +60,65 @@ Tensor Random(Rng& rng, const Shape& s, bool normal) {
   return t;
 }
 
+struct StepSettings {
+  Backend* backend;
+  MathPrecision precision;
+  bool fuse_activations;
+};
+
+// One synchronous data-parallel step (see the file comment); returns the seconds spent
+// in the all-reduces.
+double RunStep(Communicator& comm, const CommOptions& opts, const StepSettings& settings, Dcgan& model, Adam& g_opt,
+               Adam& d_opt, const Tensor& real, const Tensor& z, int64_t global_batch, uint64_t seed) {
+  Context ctx;
+  ctx.backend = settings.backend;
+  ctx.precision = settings.precision;
+  ctx.dropout_seed = seed;
+  const float weight = static_cast<float>(static_cast<double>(real.dim(0)) / static_cast<double>(global_batch));
+  ComputeGanGradients(ctx, model, real, z, weight);
+  double allreduce_s = 0.0;
+  if (comm.size() > 1) {
+    const double t0 = Clock::Real().NowSeconds();
+    for (FlatParameters* p : {&model.d_params(), &model.g_params()}) {
+      CHECK(comm.AllReduceSum(p->grads().data(), p->grads().numel(), opts).ok()) << "all-reduce failed";
+    }
+    allreduce_s = Clock::Real().NowSeconds() - t0;
+  }
+  d_opt.Step(*settings.backend, model.d_params().params(), model.d_params().grads());
+  g_opt.Step(*settings.backend, model.g_params().params(), model.g_params().grads());
+  return allreduce_s;
+}
+
 // Times `steps` steps after `warmup`; step times are rank 0's, after a barrier per step
 // so every rank's step is inside it.
-Row Measure(Communicator& comm, int64_t batch, int warmup, int steps) {
-  Dcgan model(DcganConfig{});
+Row Measure(Communicator& comm, const StepSettings& settings, int64_t batch, int warmup, int steps) {
+  DcganConfig config;
+  config.fuse_activations = settings.fuse_activations;
+  Dcgan model(config);
   model.Initialize(InitScheme::kGlorotUniform, 1);
   Adam g_opt(AdamConfig{}, model.g_params().num_params());
   Adam d_opt(AdamConfig{}, model.d_params().num_params());
   const CommOptions opts{120.0};
-  DataParallelStep step(model, g_opt, d_opt, comm, CpuBackend(), opts, /*sync_bn=*/false, Clock::Real());
   const RowRange rows = ShareRanges(EvenShares(batch, comm.size()))[static_cast<size_t>(comm.rank())];
   Rng rng(2 + static_cast<uint64_t>(comm.rank()));
   const Tensor real = Random(rng, Shape{rows.size(), 1, 28, 28}, false);
-  std::vector<double> ms, allreduce_ms;
+  std::vector<double> ms, cpu_ms, allreduce_ms;
   CHECK(comm.Barrier(opts).ok());
   for (int i = 0; i < warmup + steps; ++i) {
     const Tensor z = Random(rng, Shape{rows.size(), 100}, true);
-    const double t0 = Clock::Real().NowSeconds();
-    auto r = step.Run(real, z, batch, static_cast<uint64_t>(i));
-    CHECK(r.ok()) << std::string(r.status().message());
+    const double t0 = Clock::Real().NowSeconds(), c0 = ProcessCpuSeconds();
+    const double allreduce_s =
+        RunStep(comm, opts, settings, model, g_opt, d_opt, real, z, batch, static_cast<uint64_t>(i));
     if (i >= warmup) {
       ms.push_back((Clock::Real().NowSeconds() - t0) * 1e3);
-      allreduce_ms.push_back(r->allreduce_s * 1e3);
+      cpu_ms.push_back((ProcessCpuSeconds() - c0) * 1e3);
+      allreduce_ms.push_back(allreduce_s * 1e3);
     }
   }
   const double median = Percentile(ms, 0.5);
   const double sps = static_cast<double>(batch) * 1e3 / median;
-  return Row{median, Percentile(ms, 0.9), Percentile(allreduce_ms, 0.5), sps, sps * kFlopsPerSample * 1e-9};
+  return Row{median, Percentile(ms, 0.9), Percentile(cpu_ms, 0.5), Percentile(allreduce_ms, 0.5), sps,
+             sps * kFlopsPerSample * 1e-9};
 }
 
 }  // namespace
@@ -81,7 +132,21 @@ int main(int argc, char** argv) {
   app.add_option("--batch-size", batches, "global batch sizes")->delimiter(',');
   app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
   app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
+  std::string kernels(DefaultBackendName()), precision_name = "fp32";
+  app.add_option("--kernels", kernels, "eigen | onednn (when built)")->capture_default_str();
+  app.add_option("--precision", precision_name, "fp32 | bf16 | fp16 (operands of the matrix products)")
+      ->capture_default_str();
+  bool no_fusion = false;
+  app.add_flag("--no-fusion", no_fusion, "separate LeakyReLU layers instead of fusing them into BatchNorm/Conv2d");
   CLI11_PARSE(app, argc, argv);
+  Backend* backend = FindBackend(kernels);
+  const std::optional<MathPrecision> precision = ParseMathPrecision(precision_name);
+  if (backend == nullptr || !precision) {
+    std::fprintf(stderr, "--kernels %s / --precision %s: expected kernels eigen%s and precision fp32, bf16 or fp16\n",
+                 kernels.c_str(), precision_name.c_str(), FindBackend("onednn") != nullptr ? " or onednn" : "");
+    return 2;
+  }
+  const StepSettings settings{backend, *precision, !no_fusion};
 
   std::unique_ptr<MpiCommunicator> mpi;
   std::unique_ptr<Communicator> solo;
@@ -93,16 +158,21 @@ int main(int argc, char** argv) {
   Communicator& comm = mpi ? static_cast<Communicator&>(*mpi) : *solo;
   const bool root = comm.rank() == 0;
   if (root) {
-    std::printf("DCGAN training step, backend %s, %d rank(s) x 1 thread, %d timed steps after %d warm-up\n",
-                std::string(CpuBackend().name()).c_str(), comm.size(), steps, warmup);
-    std::printf("%6s %6s %11s %9s %13s %11s %9s\n", "batch", "ranks", "median_ms", "p90_ms", "allreduce_ms",
-                "samples/s", "GFLOP/s");
+    std::printf("DCGAN training step, kernels %s, precision %s, activations %s, %d rank(s) x 1 thread, %d timed "
+                "steps after %d warm-up\n",
+                std::string(backend->name()).c_str(), precision_name.c_str(), no_fusion ? "separate" : "fused",
+                comm.size(), steps, warmup);
+#if GANTRY_HAVE_ONEDNN
+    if (backend->name() == "onednn") std::printf("%s\n", OnednnDescription().c_str());
+#endif
+    std::printf("%6s %6s %11s %9s %11s %13s %11s %9s\n", "batch", "ranks", "median_ms", "p90_ms", "cpu_ms",
+                "allreduce_ms", "samples/s", "GFLOP/s");
   }
   for (int64_t b : batches) {
-    const Row r = Measure(comm, b, warmup, steps);
+    const Row r = Measure(comm, settings, b, warmup, steps);
     if (root) {
-      std::printf("%6ld %6d %11.1f %9.1f %13.2f %11.1f %9.1f\n", static_cast<long>(b), comm.size(), r.median_ms,
-                  r.p90_ms, r.allreduce_ms, r.samples_per_s, r.gflops);
+      std::printf("%6ld %6d %11.1f %9.1f %11.1f %13.2f %11.1f %9.1f\n", static_cast<long>(b), comm.size(),
+                  r.median_ms, r.p90_ms, r.cpu_ms, r.allreduce_ms, r.samples_per_s, r.gflops);
       std::fflush(stdout);
     }
   }

@@ -13,6 +13,7 @@ packages=(
   # store, and Python's gRPC tools for the language-neutrality test's client.
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libsqlite3-dev
   python3-grpc-tools
+  libdnnl-dev             # oneDNN: the fast CPU kernels (GANTRY_ONEDNN=AUTO builds them when present)
   dataset-fashion-mnist   # the default dataset: /usr/share/datasets/fashion-mnist
 )
 # Reference comparisons (PyTorch goldens, benchmarks side by side) are optional.

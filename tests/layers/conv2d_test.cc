@@ -7,6 +7,7 @@
 #include "tests/testing/gradient_check.h"
 #include "tests/testing/layer_contract.h"
 #include "worker/optim/flat_parameters.h"
+#include "worker/tensor/cpu/cpu_backend.h"
 #include "worker/tensor/random.h"
 
 namespace gantry {
@@ -161,19 +162,22 @@ struct Pass {
   Tensor y, dx, grads;
 };
 
-Pass RunPass(Layer& layer, FlatParameters& params, const Tensor& x, const Tensor& dy) {
+Pass RunPass(Layer& layer, FlatParameters& params, const Tensor& x, const Tensor& dy, Backend& backend) {
   params.ZeroGrads();
   ActivationCache cache;
+  Context ctx;
+  ctx.backend = &backend;
   Pass pass;
-  pass.y = layer.Forward(Context{}, x, &cache);
-  pass.dx = layer.Backward(Context{}, dy, cache, /*want_input_grad=*/true);
+  pass.y = layer.Forward(ctx, x, &cache);
+  pass.dx = layer.Backward(ctx, dy, cache, /*want_input_grad=*/true);
   pass.grads = params.grads().Clone();
   return pass;
 }
 
-// Batches of 5 split into chunks of 1, 2 (2+2+1), 3 (3+2) and 4 (4+1) samples must give
-// what one chunk gives: each chunk's samples land in their own output rows and every
-// chunk adds to the weight gradient.
+// The reference backend lowers a batch a chunk of samples at a time. Batches of 5 split
+// into chunks of 1, 2 (2+2+1), 3 (3+2) and 4 (4+1) samples must give what one chunk
+// gives: each chunk's samples land in their own output rows and every chunk adds to the
+// weight gradient.
 TEST(Conv2dTest, ChunkedBatchMatchesOneChunk) {
   Conv2d layer(3, 2, 5, 2, 2, /*bias=*/true);
   Layer* layers[] = {&layer};
@@ -181,29 +185,33 @@ TEST(Conv2dTest, ChunkedBatchMatchesOneChunk) {
   params.params().CopyFrom(RandomTensor(params.params().shape(), 21));
   const Tensor x = RandomTensor(Shape{5, 3, 8, 7}, 22);
   const Tensor dy = RandomTensor(layer.OutputShape(x.shape()), 23);
-  const Pass whole = RunPass(layer, params, x, dy);
+  const Pass whole = RunPass(layer, params, x, dy, CpuBackend());
+  EigenCpuBackend backend;
   const int64_t per_sample = 3 * 25 * 4 * 4;  // column floats of one sample
   for (int64_t chunk : {1, 2, 3, 4}) {
     SCOPED_TRACE(::testing::Message() << "chunk=" << chunk);
-    layer.set_max_column_floats(chunk * per_sample + per_sample - 1);
-    const Pass chunked = RunPass(layer, params, x, dy);
+    backend.set_max_column_floats(chunk * per_sample + per_sample - 1);
+    const Pass chunked = RunPass(layer, params, x, dy, backend);
     ExpectAllClose(chunked.y, whole.y, 1e-5, 1e-5, "y");
     ExpectAllClose(chunked.dx, whole.dx, 1e-5, 1e-5, "dx");
     ExpectAllClose(chunked.grads, whole.grads, 1e-5, 1e-5, "grads");
   }
   // A cap below one sample's columns still makes progress, one sample at a time.
-  layer.set_max_column_floats(1);
-  ExpectAllClose(RunPass(layer, params, x, dy).grads, whole.grads, 1e-5, 1e-5, "grads");
+  backend.set_max_column_floats(1);
+  ExpectAllClose(RunPass(layer, params, x, dy, backend).grads, whole.grads, 1e-5, 1e-5, "grads");
 }
 
 TEST(Conv2dTest, ChunkedGradientsMatchFiniteDifferences) {
   Conv2d layer(3, 2, 5, 2, 2, /*bias=*/true);
-  layer.set_max_column_floats(2 * 3 * 25 * 4 * 4);  // batch 3: chunks of 2 and 1
   Layer* layers[] = {&layer};
   FlatParameters params(layers);
   Rng rng(24);
   params.Initialize(InitScheme::kGlorotUniform, rng);
-  CheckLayerGradients(layer, &params, Shape{3, 3, 8, 7}, Context{});
+  EigenCpuBackend backend;
+  backend.set_max_column_floats(2 * 3 * 25 * 4 * 4);  // batch 3: chunks of 2 and 1
+  Context ctx;
+  ctx.backend = &backend;
+  CheckLayerGradients(layer, &params, Shape{3, 3, 8, 7}, ctx);
 }
 
 }  // namespace

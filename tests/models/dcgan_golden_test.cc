@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/backend_compare.h"
 #include "tests/testing/golden.h"
 #include "worker/models/dcgan.h"
 #include "worker/models/gan_step.h"
@@ -221,7 +222,8 @@ TEST(DcganGoldenTest, AdamStepOnGoldenGradientsMatchesTorch) {
   }
 }
 
-TEST(DcganGoldenTest, OneTrainingStepMatchesTorch) {
+// One step on `backend` (fp32) against the goldens.
+void ExpectTrainingStepMatchesTorch(Backend& backend) {
   DcganConfig config;
   config.dropout = 0.0f;  // the goldens were made with Dropout(p=0)
   Dcgan model(config);
@@ -238,6 +240,7 @@ TEST(DcganGoldenTest, OneTrainingStepMatchesTorch) {
   model.g_params().buffers().CopyFrom(g_buffers);
 
   Context ctx;
+  ctx.backend = &backend;
   ctx.training = true;
   ctx.dropout_seed = 12345;  // irrelevant at rate 0
   const Tensor z = LoadGolden(kCase, "z.npy");
@@ -270,6 +273,14 @@ TEST(DcganGoldenTest, OneTrainingStepMatchesTorch) {
                       g_allow, "G params after Adam");
   ExpectAdamStepClose(Gather(model.d_params().params(), d_idx), LoadGolden(kCase, "d_params_after.npy"), d_grads,
                       d_allow, "D params after Adam");
+}
+
+TEST(DcganGoldenTest, OneTrainingStepMatchesTorch) { ExpectTrainingStepMatchesTorch(CpuBackend()); }
+
+// The same step on the oneDNN kernels, to the same tolerances.
+TEST(DcganGoldenTest, OneTrainingStepOnOnednnMatchesTorch) {
+  GANTRY_ONEDNN_OR_SKIP(onednn);
+  ExpectTrainingStepMatchesTorch(*onednn);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "worker/tensor/backend.h"
+#include "worker/tensor/cpu/conv_lowering.h"
 #include "worker/tensor/random.h"
 
 namespace gantry {
@@ -22,7 +22,7 @@ ConvGeometry ConvSide(int64_t c, int64_t h, int64_t w, int64_t k, int64_t s, int
   return {c, h, w, k, s, p, (h + 2 * p - k) / s + 1, (w + 2 * p - k) / s + 1};
 }
 
-// Straight from the ConvGeometry comment in backend.h.
+// Straight from the ConvGeometry comment in conv_lowering.h.
 std::vector<float> NaiveIm2Col(const ConvGeometry& g, const std::vector<float>& image) {
   std::vector<float> cols(static_cast<size_t>(g.col_rows() * g.col_cols()), 0.0f);
   for (int64_t c = 0; c < g.channels; ++c) {
@@ -71,7 +71,7 @@ TEST(ConvLoweringTest, Im2ColMatchesDefinition) {
     const std::vector<float> expected = NaiveIm2Col(g, image);
     // Garbage in the output must be overwritten, zeros for the padding included.
     std::vector<float> cols(expected.size(), 123.0f);
-    CpuBackend().Im2Col(g, image.data(), cols.data());
+    Im2Col(g, image.data(), cols.data());
     for (size_t i = 0; i < cols.size(); ++i) ASSERT_EQ(cols[i], expected[i]) << "at " << i;
   }
 }
@@ -83,9 +83,9 @@ TEST(ConvLoweringTest, Col2ImIsTheAdjointOfIm2Col) {
     const std::vector<float> x = Random(image_size, 21);
     const std::vector<float> c = Random(g.col_rows() * g.col_cols(), 22);
     std::vector<float> im2col_x(c.size());
-    CpuBackend().Im2Col(g, x.data(), im2col_x.data());
+    Im2Col(g, x.data(), im2col_x.data());
     std::vector<float> col2im_c(static_cast<size_t>(image_size), 0.0f);
-    CpuBackend().Col2Im(g, c.data(), col2im_c.data());
+    Col2Im(g, c.data(), col2im_c.data());
     double lhs = 0.0, rhs = 0.0;
     for (size_t i = 0; i < c.size(); ++i) lhs += static_cast<double>(im2col_x[i]) * c[i];
     for (size_t i = 0; i < x.size(); ++i) rhs += static_cast<double>(x[i]) * col2im_c[i];
@@ -112,7 +112,7 @@ TEST(ConvLoweringTest, Col2ImMatchesScatterAndAccumulates) {
       expected[static_cast<size_t>(j)] += static_cast<float>(sum);
     }
     std::vector<float> image = start;
-    CpuBackend().Col2Im(g, c.data(), image.data());
+    Col2Im(g, c.data(), image.data());
     for (size_t i = 0; i < image.size(); ++i) ASSERT_NEAR(image[i], expected[i], 1e-5) << "at " << i;
   }
 }
@@ -129,7 +129,7 @@ TEST(ConvLoweringTest, StridedIm2ColFillsOnlyItsBlock) {
     const int64_t pixels = g.col_cols();
     g.cols_stride = pixels + 2 * kPad;
     std::vector<float> wide(static_cast<size_t>(g.col_rows() * g.cols_stride), 123.0f);
-    CpuBackend().Im2Col(g, image.data(), wide.data() + kPad);
+    Im2Col(g, image.data(), wide.data() + kPad);
     for (int64_t r = 0; r < g.col_rows(); ++r) {
       for (int64_t j = 0; j < g.cols_stride; ++j) {
         const float got = wide[static_cast<size_t>(r * g.cols_stride + j)];
@@ -148,7 +148,7 @@ TEST(ConvLoweringTest, StridedCol2ImReadsOnlyItsBlock) {
     const std::vector<float> dense = Random(g.col_rows() * pixels, 51);
     const std::vector<float> start = Random(image_size, 52);
     std::vector<float> expected = start;
-    CpuBackend().Col2Im(g, dense.data(), expected.data());
+    Col2Im(g, dense.data(), expected.data());
     // The same columns inside NaN padding: reading any padding element poisons the image.
     g.cols_stride = pixels + 2 * kPad;
     std::vector<float> wide(static_cast<size_t>(g.col_rows() * g.cols_stride), std::nanf(""));
@@ -156,7 +156,7 @@ TEST(ConvLoweringTest, StridedCol2ImReadsOnlyItsBlock) {
       std::copy_n(dense.begin() + r * pixels, pixels, wide.begin() + r * g.cols_stride + kPad);
     }
     std::vector<float> image = start;
-    CpuBackend().Col2Im(g, wide.data() + kPad, image.data());
+    Col2Im(g, wide.data() + kPad, image.data());
     for (size_t i = 0; i < image.size(); ++i) ASSERT_EQ(image[i], expected[i]) << "at " << i;
   }
 }

@@ -2,7 +2,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "worker/tensor/backend.h"
+#include "worker/tensor/cpu/swap_leading_dims.h"
 
 namespace gantry {
 namespace {
@@ -25,7 +25,7 @@ TEST(SwapLeadingDimsTest, MovesEveryRunToItsSwappedPlace) {
       }
     }
     std::vector<float> y(x.size(), -1.0f);
-    CpuBackend().SwapLeadingDims(d.a, d.b, d.inner, x.data(), y.data());
+    SwapLeadingDims(d.a, d.b, d.inner, x.data(), y.data());
     for (int64_t j = 0; j < d.b; ++j) {
       for (int64_t i = 0; i < d.a; ++i) {
         for (int64_t k = 0; k < d.inner; ++k) {
@@ -41,8 +41,8 @@ TEST(SwapLeadingDimsTest, SwappingTwiceRestoresTheInput) {
   std::vector<float> x(6 * 5 * 4);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.5f - 3.0f;
   std::vector<float> swapped(x.size()), back(x.size());
-  CpuBackend().SwapLeadingDims(6, 5, 4, x.data(), swapped.data());
-  CpuBackend().SwapLeadingDims(5, 6, 4, swapped.data(), back.data());
+  SwapLeadingDims(6, 5, 4, x.data(), swapped.data());
+  SwapLeadingDims(5, 6, 4, swapped.data(), back.data());
   EXPECT_EQ(back, x);
   EXPECT_NE(swapped, x);
 }

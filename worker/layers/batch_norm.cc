@@ -2,11 +2,12 @@
 
 namespace gantry {
 
-BatchNorm::BatchNorm(int64_t channels, float eps, float momentum)
-    : channels_(channels), eps_(eps), momentum_(momentum) {
+BatchNorm::BatchNorm(int64_t channels, float eps, float momentum, std::optional<FusedActivation> activation)
+    : channels_(channels), eps_(eps), momentum_(momentum), activation_(activation) {
   CHECK_GT(channels, 0);
   CHECK_GT(eps, 0.0f);
   CHECK(momentum >= 0.0f && momentum <= 1.0f) << "momentum " << momentum;
+  CHECK(!activation || activation->slope >= 0.0f) << "batch_norm: fused LeakyReLU slope " << activation->slope;
 }
 
 Shape BatchNorm::OutputShape(const Shape& input) const {
@@ -78,12 +79,19 @@ Tensor BatchNorm::Forward(const Context& ctx, const Tensor& x, ActivationCache* 
     mean = running_mean_.Clone();
     var = running_var_.Clone();
   }
-  Tensor y = Tensor::Zeros(x.shape());
-  ctx.backend->BatchNormApply(d.n, d.c, d.hw, x.data(), mean.data(), var.data(), eps_, gamma_.data(),
-                              beta_.data(), y.data());
+  Tensor y = Tensor::Uninitialized(x.shape());
+  Backend& b = *ctx.backend;
+  if (activation_ && ctx.training && global_count == 0) {
+    b.BatchNormActivationForward(d.n, d.c, d.hw, x.data(), mean.data(), var.data(), eps_, gamma_.data(),
+                                 beta_.data(), activation_->f, activation_->slope, y.data());
+  } else {
+    b.BatchNormApply(d.n, d.c, d.hw, x.data(), mean.data(), var.data(), eps_, gamma_.data(), beta_.data(),
+                     y.data());
+    if (activation_) b.ActivationForward(activation_->f, activation_->slope, y.numel(), y.data(), y.data());
+  }
   // A float holds the count exactly up to 2^24 values per channel.
   cache->saved = {x, mean, var, Tensor::FromVector(Shape{1}, {ctx.training ? 1.0f : 0.0f}),
-                  Tensor::FromVector(Shape{1}, {static_cast<float>(global_count)})};
+                  Tensor::FromVector(Shape{1}, {static_cast<float>(global_count)}), y};
   return y;
 }
 
@@ -95,17 +103,35 @@ Tensor BatchNorm::Backward(const Context& ctx, const Tensor& dy, const Activatio
   if (!want_input_grad && !ctx.param_grads) return Tensor();
   const Dims d = ViewDims(dy.shape());
   const bool trained = cache.saved[kTrainingFlag].at(0) != 0.0f;
-  if (cache.saved[kGlobalCount].at(0) > 0.0f) return BackwardSynced(ctx, d, dy, cache, want_input_grad);
-  return trained ? BackwardTraining(ctx, d, dy, cache, want_input_grad)
-                 : BackwardEval(ctx, d, dy, cache, want_input_grad);
+  if (cache.saved[kGlobalCount].at(0) > 0.0f) {
+    return BackwardSynced(ctx, d, ThroughActivation(ctx, dy, cache.saved[kOutput]), cache, want_input_grad);
+  }
+  if (trained) return BackwardTraining(ctx, d, dy, cache, want_input_grad);
+  return BackwardEval(ctx, d, ThroughActivation(ctx, dy, cache.saved[kOutput]), cache, want_input_grad);
+}
+
+Tensor BatchNorm::ThroughActivation(const Context& ctx, const Tensor& dy, const Tensor& y) const {
+  if (!activation_) return dy;
+  Tensor g = Tensor::Uninitialized(dy.shape());
+  // LeakyReLU (slope >= 0) keeps its input's sign, so the output stands in for the input.
+  ctx.backend->ActivationBackward(activation_->f, activation_->slope, dy.numel(), y.data(), y.data(), dy.data(),
+                                  g.data());
+  return g;
 }
 
 Tensor BatchNorm::BackwardTraining(const Context& ctx, const Dims& d, const Tensor& dy,
                                    const ActivationCache& cache, bool want_input_grad) {
-  Tensor dx = want_input_grad ? Tensor::Zeros(dy.shape()) : Tensor();
+  Tensor dx = want_input_grad ? Tensor::Uninitialized(dy.shape()) : Tensor();
   // The kernel always accumulates dgamma/dbeta; discard them into scratch when not wanted.
   Tensor dgamma = ctx.param_grads ? dgamma_ : Tensor::Zeros(Shape{channels_});
   Tensor dbeta = ctx.param_grads ? dbeta_ : Tensor::Zeros(Shape{channels_});
+  if (activation_) {
+    ctx.backend->BatchNormActivationBackward(d.n, d.c, d.hw, cache.saved[kInput].data(), cache.saved[kOutput].data(),
+                                             dy.data(), cache.saved[kMean].data(), cache.saved[kVar].data(), eps_,
+                                             gamma_.data(), activation_->f, activation_->slope,
+                                             want_input_grad ? dx.data() : nullptr, dgamma.data(), dbeta.data());
+    return dx;
+  }
   ctx.backend->BatchNormBackward(d.n, d.c, d.hw, cache.saved[kInput].data(), dy.data(),
                                  cache.saved[kMean].data(), cache.saved[kVar].data(), eps_, gamma_.data(),
                                  want_input_grad ? dx.data() : nullptr, dgamma.data(), dbeta.data());
@@ -123,14 +149,14 @@ Tensor BatchNorm::BackwardEval(const Context& ctx, const Dims& d, const Tensor& 
   const Tensor zeros = Tensor::Zeros(Shape{channels_});
   Tensor dx;
   if (want_input_grad) {
-    dx = Tensor::Zeros(dy.shape());
+    dx = Tensor::Uninitialized(dy.shape());
     b.BatchNormApply(d.n, d.c, d.hw, dy.data(), zeros.data(), var, eps_, gamma_.data(), zeros.data(),
                      dx.data());
   }
   if (ctx.param_grads) {
     Tensor ones = Tensor::Zeros(Shape{channels_});
     ones.Fill(1.0f);
-    Tensor dy_xhat = Tensor::Zeros(dy.shape());
+    Tensor dy_xhat = Tensor::Uninitialized(dy.shape());
     b.BatchNormApply(d.n, d.c, d.hw, cache.saved[kInput].data(), mean, var, eps_, ones.data(), zeros.data(),
                      dy_xhat.data());
     b.Multiply(dy.numel(), dy_xhat.data(), dy.data(), dy_xhat.data());

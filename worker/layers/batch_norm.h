@@ -1,6 +1,9 @@
 // Batch normalisation per channel: [N, C] -> [N, C] (1d) or [N, C, H, W] -> [N, C, H, W] (2d).
 #pragma once
 
+#include <optional>
+
+#include "worker/layers/fused_activation.h"
 #include "worker/layers/layer.h"
 
 namespace gantry {
@@ -17,6 +20,10 @@ namespace gantry {
 // Backward gives dx of the global batch statistics (one Sum of 2C floats, made only when
 // the input gradient is wanted) and accumulates only this replica's rows' share of the
 // gamma/beta gradients, for the caller to sum over replicas with the other gradients.
+// With a fused activation the layer computes f(BatchNorm(x)); in training with per-rank
+// statistics (the DCGAN generator's case) normalisation and activation are one pass each
+// way (Backend::BatchNormActivationForward/Backward), otherwise they are composed.
+//
 // Every Sum is a collective: all replicas must make the same sequence of synchronised
 // Forward and Backward calls (same layers, order and want_input_grad). A Backward follows
 // its Forward's mode, so after a synchronised Forward its ctx must carry sync_bn too.
@@ -25,7 +32,8 @@ namespace gantry {
 // are too few to update them.
 class BatchNorm : public Layer {
  public:
-  explicit BatchNorm(int64_t channels, float eps = 1e-3f, float momentum = 0.99f);
+  explicit BatchNorm(int64_t channels, float eps = 1e-3f, float momentum = 0.99f,
+                     std::optional<FusedActivation> activation = std::nullopt);
 
   std::string name() const override { return "batch_norm"; }
   Shape OutputShape(const Shape& input) const override;
@@ -46,8 +54,9 @@ class BatchNorm : public Layer {
  private:
   // Layout of the ActivationCache: the input, the statistics it was normalised with,
   // whether those were batch statistics (so Backward follows Forward's mode, not its own
-  // ctx), and the global row count times hw when they were synchronised (else 0).
-  enum CacheSlot { kInput = 0, kMean = 1, kVar = 2, kTrainingFlag = 3, kGlobalCount = 4, kNumSlots = 5 };
+  // ctx), the global row count times hw when they were synchronised (else 0), and the
+  // output (read by a fused activation's backward).
+  enum CacheSlot { kInput = 0, kMean = 1, kVar = 2, kTrainingFlag = 3, kGlobalCount = 4, kOutput = 5, kNumSlots = 6 };
   struct Dims {
     int64_t n, c, hw;  // x viewed as [n, c, hw]
   };
@@ -64,9 +73,13 @@ class BatchNorm : public Layer {
   Tensor BackwardEval(const Context& ctx, const Dims& d, const Tensor& dy, const ActivationCache& cache,
                       bool want_input_grad);
 
+  // dL/d(normalised) from dL/dy through the fused activation (dy itself without one).
+  Tensor ThroughActivation(const Context& ctx, const Tensor& dy, const Tensor& y) const;
+
   int64_t channels_;
   float eps_;
   float momentum_;
+  std::optional<FusedActivation> activation_;
   Tensor gamma_, beta_, dgamma_, dbeta_;
   Tensor running_mean_, running_var_;
 };

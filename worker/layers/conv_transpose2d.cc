@@ -1,51 +1,6 @@
 #include "worker/layers/conv_transpose2d.h"
 
-#include <algorithm>
-
 namespace gantry {
-namespace {
-
-// Samples per chunk are chosen to make the chunk's GEMM at most about this many columns
-// wide. One 7x7 sample gives N = 49, too narrow for Eigen's kernels, so 7 of them go
-// together; a 14x14 sample (N = 196) runs alone. Wider chunks let the column and
-// channel-major buffers fall out of L2, and the scatter/copy passes around the GEMM then
-// slow down more than the GEMM speeds up (measured on the DCGAN layers, batch 64:
-// chunks of 4-16 7x7 samples beat both 1 and 64; 14x14 samples gain nothing).
-constexpr int64_t kTargetGemmColumns = 384;
-
-// The chunk of m samples at `nchw` ([m, channels, pixels]) as [channels, m * pixels]:
-// `nchw` itself for one sample, else rearranged into `buf`.
-const float* ChannelMajor(Backend& be, int64_t m, int64_t channels, int64_t pixels, const float* nchw,
-                          float* buf) {
-  if (m == 1) return nchw;
-  be.SwapLeadingDims(m, channels, pixels, nchw, buf);
-  return buf;
-}
-
-// The first `numel` floats of `buf`, grown (never shrunk) as needed.
-float* Reserve(Tensor& buf, int64_t numel) {
-  if (!buf.defined() || buf.numel() < numel) buf = Tensor::Zeros(Shape{numel});
-  return buf.data();
-}
-
-// Im2Col of m images (image_size floats apart) into side-by-side blocks of one
-// [rows, m * pixels] column matrix.
-void LowerChunk(Backend& be, ConvGeometry g, int64_t m, const float* images, int64_t image_size,
-                float* cols) {
-  const int64_t pixels = g.col_cols();
-  g.cols_stride = m * pixels;
-  for (int64_t j = 0; j < m; ++j) be.Im2Col(g, images + j * image_size, cols + j * pixels);
-}
-
-// The adjoint of LowerChunk: images[j] += col2im(block j of cols).
-void ScatterChunk(Backend& be, ConvGeometry g, int64_t m, const float* cols, float* images,
-                  int64_t image_size) {
-  const int64_t pixels = g.col_cols();
-  g.cols_stride = m * pixels;
-  for (int64_t j = 0; j < m; ++j) be.Col2Im(g, cols + j * pixels, images + j * image_size);
-}
-
-}  // namespace
 
 ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
                                  int64_t padding, int64_t output_padding, bool bias)
@@ -67,7 +22,7 @@ ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, int6
   CHECK_LT(output_padding, stride);
 }
 
-ConvGeometry ConvTranspose2d::Geometry(const Shape& input) const {
+ConvProblem ConvTranspose2d::Problem(const Shape& input, MathPrecision precision) const {
   CHECK(input.rank() == 4 && input[1] == in_)
       << "conv_transpose2d(" << in_ << "->" << out_ << ") got " << input.ToString();
   const int64_t grow = kernel_ - 2 * padding_ + output_padding_;
@@ -75,19 +30,22 @@ ConvGeometry ConvTranspose2d::Geometry(const Shape& input) const {
   const int64_t w = (input[3] - 1) * stride_ + grow;
   CHECK(input[2] > 0 && input[3] > 0 && h > 0 && w > 0)
       << "conv_transpose2d: empty output for input " << input.ToString();
-  return ConvGeometry{.channels = out_,
-                      .height = h,
-                      .width = w,
-                      .kernel = kernel_,
-                      .stride = stride_,
-                      .padding = padding_,
-                      .out_height = input[2],
-                      .out_width = input[3]};
+  return ConvProblem{.batch = input[0],
+                     .in_channels = out_,
+                     .out_channels = in_,
+                     .in_height = h,
+                     .in_width = w,
+                     .out_height = input[2],
+                     .out_width = input[3],
+                     .kernel = kernel_,
+                     .stride = stride_,
+                     .padding = padding_,
+                     .precision = precision};
 }
 
 Shape ConvTranspose2d::OutputShape(const Shape& input) const {
-  const ConvGeometry g = Geometry(input);
-  return Shape{input[0], out_, g.height, g.width};
+  const ConvProblem p = Problem(input, MathPrecision::kFp32);
+  return Shape{input[0], out_, p.in_height, p.in_width};
 }
 
 std::vector<ParamSpec> ConvTranspose2d::ParamSpecs() const {
@@ -99,35 +57,12 @@ void ConvTranspose2d::BindParams(std::span<const Tensor> params, std::span<const
   p_.Bind(name(), has_bias_, params, grads);
 }
 
-void ConvTranspose2d::set_max_column_floats(int64_t floats) {
-  CHECK_GT(floats, 0);
-  max_column_floats_ = floats;
-}
-
-int64_t ConvTranspose2d::ChunkSamples(const ConvGeometry& g, int64_t batch) const {
-  const int64_t wanted = kTargetGemmColumns / g.col_cols();
-  const int64_t fit = max_column_floats_ / (g.col_rows() * g.col_cols());
-  return std::clamp<int64_t>(std::min(wanted, fit), 1, std::max<int64_t>(batch, 1));
-}
-
 Tensor ConvTranspose2d::Forward(const Context& ctx, const Tensor& x, ActivationCache* cache) {
   CHECK(p_.weight.defined()) << "conv_transpose2d: parameters not bound";
-  const ConvGeometry g = Geometry(x.shape());
-  const int64_t n = x.dim(0), rows = g.col_rows(), pixels = g.col_cols();
-  const int64_t in_size = in_ * pixels, out_pixels = g.height * g.width, out_size = out_ * out_pixels;
-  Tensor y = Tensor::Zeros(Shape{n, out_, g.height, g.width});
-  Backend& be = *ctx.backend;
-  const int64_t chunk = ChunkSamples(g, n);
-  float* cols = Reserve(cols_, rows * pixels * chunk);
-  float* x_cm = chunk > 1 ? Reserve(channel_major_, in_size * chunk) : nullptr;
-  for (int64_t i0 = 0; i0 < n; i0 += chunk) {
-    const int64_t m = std::min(chunk, n - i0), wide = m * pixels;
-    const float* x_chunk = ChannelMajor(be, m, in_, pixels, x.data() + i0 * in_size, x_cm);
-    // cols [rows, m*pixels] = W^T (W viewed [in, rows]) * x_chunk [in, m*pixels], scattered onto y.
-    be.Gemm(true, false, rows, wide, in_, 1.0f, p_.weight.data(), rows, x_chunk, wide, 0.0f, cols, wide);
-    ScatterChunk(be, g, m, cols, y.data() + i0 * out_size, out_size);
-  }
-  if (has_bias_) be.AddChannelBias(n, out_, out_pixels, p_.bias.data(), y.data());
+  const ConvProblem p = Problem(x.shape(), ctx.precision);
+  Tensor y = Tensor::Uninitialized(OutputShape(x.shape()));
+  ctx.backend->ConvBackwardData(p, x.data(), p_.weight.data(), y.data());
+  if (has_bias_) ctx.backend->AddChannelBias(p.batch, out_, p.in_height * p.in_width, p_.bias.data(), y.data());
   cache->saved = {x};
   return y;
 }
@@ -136,37 +71,17 @@ Tensor ConvTranspose2d::Backward(const Context& ctx, const Tensor& dy, const Act
                                  bool want_input_grad) {
   CHECK_EQ(cache.saved.size(), 1u) << "conv_transpose2d: cache is not from Forward";
   const Tensor& x = cache.saved[0];
-  const ConvGeometry g = Geometry(x.shape());
+  const ConvProblem p = Problem(x.shape(), ctx.precision);
   CHECK(dy.shape() == OutputShape(x.shape())) << "conv_transpose2d: dy " << dy.shape().ToString();
-  const int64_t n = x.dim(0), rows = g.col_rows(), pixels = g.col_cols();
-  const int64_t in_size = in_ * pixels, out_pixels = g.height * g.width, out_size = out_ * out_pixels;
   Backend& be = *ctx.backend;
-  if (ctx.param_grads && has_bias_) be.ChannelSum(n, out_, out_pixels, dy.data(), p_.bias_grad.data());
-  if (!ctx.param_grads && !want_input_grad) return Tensor();
-
-  Tensor dx = want_input_grad ? Tensor::Zeros(x.shape()) : Tensor();
-  const int64_t chunk = ChunkSamples(g, n);
-  float* cols = Reserve(cols_, rows * pixels * chunk);
-  float* x_cm = chunk > 1 ? Reserve(channel_major_, in_size * chunk) : nullptr;
-  for (int64_t i0 = 0; i0 < n; i0 += chunk) {
-    const int64_t m = std::min(chunk, n - i0), wide = m * pixels;
-    // Both gradients read the gathered patches of dy: dcols [rows, m*pixels].
-    LowerChunk(be, g, m, dy.data() + i0 * out_size, out_size, cols);
-    if (ctx.param_grads) {
-      // dW [in, rows] += x_chunk [in, m*pixels] * dcols^T: one GEMM sums over the chunk.
-      const float* x_chunk = ChannelMajor(be, m, in_, pixels, x.data() + i0 * in_size, x_cm);
-      be.Gemm(false, true, in_, rows, wide, 1.0f, x_chunk, wide, cols, wide, 1.0f, p_.weight_grad.data(),
-              rows);
-    }
-    if (want_input_grad) {
-      // [in, m*pixels] = W [in, rows] * dcols, then back to NCHW (one sample's product
-      // already is).
-      float* dx_chunk = dx.data() + i0 * in_size;
-      float* product = m == 1 ? dx_chunk : x_cm;
-      be.Gemm(false, false, in_, wide, rows, 1.0f, p_.weight.data(), rows, cols, wide, 0.0f, product, wide);
-      if (m > 1) be.SwapLeadingDims(in_, m, pixels, x_cm, dx_chunk);
-    }
+  if (ctx.param_grads) {
+    if (has_bias_) be.ChannelSum(p.batch, out_, p.in_height * p.in_width, dy.data(), p_.bias_grad.data());
+    // The adjoint conv's x is this layer's dy, and its dy this layer's x.
+    be.ConvBackwardWeights(p, dy.data(), x.data(), p_.weight_grad.data());
   }
+  if (!want_input_grad) return Tensor();
+  Tensor dx = Tensor::Uninitialized(x.shape());
+  be.ConvForward(p, dy.data(), p_.weight.data(), dx.data());
   return dx;
 }
 

@@ -26,9 +26,9 @@ Tensor Linear::Forward(const Context& ctx, const Tensor& x, ActivationCache* cac
   CHECK(p_.weight.defined()) << "linear: parameters not bound";
   const Shape out_shape = OutputShape(x.shape());
   const int64_t n = x.dim(0);
-  Tensor y = Tensor::Zeros(out_shape);
-  ctx.backend->Gemm(false, true, n, out_, in_, 1.0f, x.data(), in_, p_.weight.data(), in_, 0.0f, y.data(),
-                    out_);
+  Tensor y = Tensor::Uninitialized(out_shape);
+  ctx.backend->Gemm(ctx.precision, false, true, n, out_, in_, 1.0f, x.data(), in_, p_.weight.data(), in_,
+                    0.0f, y.data(), out_);
   if (has_bias_) ctx.backend->AddChannelBias(n, out_, 1, p_.bias.data(), y.data());
   cache->saved = {x};
   return y;
@@ -43,12 +43,14 @@ Tensor Linear::Backward(const Context& ctx, const Tensor& dy, const ActivationCa
   Backend& be = *ctx.backend;
   if (ctx.param_grads) {
     // dW[out, in] += dy^T x;  db += column sums of dy.
-    be.Gemm(true, false, out_, in_, n, 1.0f, dy.data(), out_, x.data(), in_, 1.0f, p_.weight_grad.data(), in_);
+    be.Gemm(ctx.precision, true, false, out_, in_, n, 1.0f, dy.data(), out_, x.data(), in_, 1.0f,
+            p_.weight_grad.data(), in_);
     if (has_bias_) be.ChannelSum(n, out_, 1, dy.data(), p_.bias_grad.data());
   }
   if (!want_input_grad) return Tensor();
-  Tensor dx = Tensor::Zeros(x.shape());
-  be.Gemm(false, false, n, in_, out_, 1.0f, dy.data(), out_, p_.weight.data(), in_, 0.0f, dx.data(), in_);
+  Tensor dx = Tensor::Uninitialized(x.shape());
+  be.Gemm(ctx.precision, false, false, n, in_, out_, 1.0f, dy.data(), out_, p_.weight.data(), in_, 0.0f,
+          dx.data(), in_);
   return dx;
 }
 

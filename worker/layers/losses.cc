@@ -4,7 +4,7 @@ namespace gantry {
 
 LossResult BceWithLogitsLoss(const Context& ctx, const Tensor& logits, float target) {
   CHECK_GT(logits.numel(), 0) << "loss of an empty tensor";
-  LossResult r{0.0, Tensor::Zeros(logits.shape())};
+  LossResult r{0.0, Tensor::Uninitialized(logits.shape())};
   r.loss = ctx.backend->BceWithLogits(logits.numel(), logits.data(), target, r.grad.data());
   return r;
 }

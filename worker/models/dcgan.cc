@@ -1,5 +1,7 @@
 #include "worker/models/dcgan.h"
 
+#include <optional>
+
 #include "worker/layers/activation.h"
 #include "worker/layers/batch_norm.h"
 #include "worker/layers/conv2d.h"
@@ -11,31 +13,47 @@
 
 namespace gantry {
 
+namespace {
+
+// The LeakyReLU the layer before it absorbs when fusing, else none.
+std::optional<FusedActivation> Fused(const DcganConfig& c) {
+  if (!c.fuse_activations) return std::nullopt;
+  return FusedActivation{Activation::kLeakyRelu, c.leaky_slope};
+}
+
+// BatchNorm followed by LeakyReLU: one layer when fused, two otherwise.
+void AddBatchNormLeakyRelu(Sequential& s, int64_t channels, const DcganConfig& c) {
+  s.Add(std::make_unique<BatchNorm>(channels, c.bn_eps, c.bn_momentum, Fused(c)));
+  if (!c.fuse_activations) s.Add(MakeLeakyRelu(c.leaky_slope));
+}
+
+// Conv2d (with bias) followed by LeakyReLU: one layer when fused, two otherwise.
+void AddConvLeakyRelu(Sequential& s, int64_t in, int64_t out, const DcganConfig& c) {
+  s.Add(std::make_unique<Conv2d>(in, out, 5, 2, 2, /*bias=*/true, Fused(c)));
+  if (!c.fuse_activations) s.Add(MakeLeakyRelu(c.leaky_slope));
+}
+
+}  // namespace
+
 Sequential MakeDcganGenerator(const DcganConfig& c) {
   Sequential g;
-  g.Add(std::make_unique<Linear>(c.noise_dim, 7 * 7 * 256, /*bias=*/false))
-      .Add(std::make_unique<BatchNorm>(7 * 7 * 256, c.bn_eps, c.bn_momentum))
-      .Add(MakeLeakyRelu(c.leaky_slope))
-      .Add(std::make_unique<Reshape>(Shape{256, 7, 7}))
-      .Add(std::make_unique<ConvTranspose2d>(256, 128, 5, 1, 2, 0, /*bias=*/false))
-      .Add(std::make_unique<BatchNorm>(128, c.bn_eps, c.bn_momentum))
-      .Add(MakeLeakyRelu(c.leaky_slope))
-      .Add(std::make_unique<ConvTranspose2d>(128, 64, 5, 2, 2, 1, /*bias=*/false))
-      .Add(std::make_unique<BatchNorm>(64, c.bn_eps, c.bn_momentum))
-      .Add(MakeLeakyRelu(c.leaky_slope))
-      .Add(std::make_unique<ConvTranspose2d>(64, 1, 5, 2, 2, 1, /*bias=*/false))
-      .Add(MakeTanh());
+  g.Add(std::make_unique<Linear>(c.noise_dim, 7 * 7 * 256, /*bias=*/false));
+  AddBatchNormLeakyRelu(g, 7 * 7 * 256, c);
+  g.Add(std::make_unique<Reshape>(Shape{256, 7, 7}));
+  g.Add(std::make_unique<ConvTranspose2d>(256, 128, 5, 1, 2, 0, /*bias=*/false));
+  AddBatchNormLeakyRelu(g, 128, c);
+  g.Add(std::make_unique<ConvTranspose2d>(128, 64, 5, 2, 2, 1, /*bias=*/false));
+  AddBatchNormLeakyRelu(g, 64, c);
+  g.Add(std::make_unique<ConvTranspose2d>(64, 1, 5, 2, 2, 1, /*bias=*/false)).Add(MakeTanh());
   return g;
 }
 
 Sequential MakeDcganDiscriminator(const DcganConfig& c) {
   Sequential d;
-  d.Add(std::make_unique<Conv2d>(1, 64, 5, 2, 2, /*bias=*/true))
-      .Add(MakeLeakyRelu(c.leaky_slope))
-      .Add(std::make_unique<Dropout>(c.dropout))
-      .Add(std::make_unique<Conv2d>(64, 128, 5, 2, 2, /*bias=*/true))
-      .Add(MakeLeakyRelu(c.leaky_slope))
-      .Add(std::make_unique<Dropout>(c.dropout))
+  AddConvLeakyRelu(d, 1, 64, c);
+  d.Add(std::make_unique<Dropout>(c.dropout));
+  AddConvLeakyRelu(d, 64, 128, c);
+  d.Add(std::make_unique<Dropout>(c.dropout))
       .Add(std::make_unique<Flatten>())
       .Add(std::make_unique<Linear>(128 * 7 * 7, 1, /*bias=*/true));
   return d;

@@ -8,41 +8,12 @@
 #include <cstdint>
 #include <string_view>
 
+#include "worker/tensor/conv_problem.h"
+#include "worker/tensor/math_precision.h"
+
 namespace gantry {
 
-// Geometry of a square-kernel convolution, seen from the image side.
-// The image is [channels, height, width]; the column matrix is
-// [channels * kernel * kernel, out_height * out_width] where (out_y, out_x) indexes
-// kernel positions: image pixel (out_y*stride - padding + ky, out_x*stride - padding + kx).
-// For Conv2d the image is the input; for ConvTranspose2d it is the output (so output
-// padding just makes the image larger than the column side covers).
-// cols_stride lets the column matrix be one sample's block of columns inside a wider
-// matrix (a batch lowered side by side for one GEMM): row r of the block starts at
-// cols + r * cols_stride. Columns outside the block are never read or written.
-struct ConvGeometry {
-  int64_t channels = 0;
-  int64_t height = 0;
-  int64_t width = 0;
-  int64_t kernel = 0;
-  int64_t stride = 1;
-  int64_t padding = 0;
-  int64_t out_height = 0;
-  int64_t out_width = 0;
-  int64_t cols_stride = 0;  // row stride of the column matrix; 0: dense (col_cols())
-
-  int64_t col_rows() const { return channels * kernel * kernel; }
-  int64_t col_cols() const { return out_height * out_width; }
-  int64_t col_stride() const { return cols_stride != 0 ? cols_stride : col_cols(); }
-};
-
 enum class Activation { kLeakyRelu, kRelu, kTanh, kSigmoid };
-
-// The number format of the operands of the matrix products (GEMM, convolutions) of a
-// training run. kFp32 is plain fp32. kBf16 and kFp16 are mixed precision: the operands
-// (weights, activations, incoming gradients) are rounded to the 16-bit format before the
-// product, products accumulate in fp32 and results are fp32. Element-wise work,
-// BatchNorm, losses and optimizers stay fp32; master weights are always fp32.
-enum class MathPrecision { kFp32, kBf16, kFp16 };
 
 class Backend {
  public:
@@ -52,21 +23,25 @@ class Backend {
   // --- dense algebra -------------------------------------------------------------
   // C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C. op(X) is X or X^T; lda/ldb/ldc
   // are row strides of the stored matrices. beta == 0 ignores C's old contents (NaN too).
-  virtual void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                    const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+  // `precision` is the operand format of A and B (see MathPrecision); C is fp32.
+  virtual void Gemm(MathPrecision precision, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                    float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                     float* c, int64_t ldc) = 0;
+  // The fp32 GEMM.
+  void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+    Gemm(MathPrecision::kFp32, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
 
-  // --- convolution lowering (one image) ---------------------------------------------
-  // cols = im2col(image); positions outside the image read as 0.
-  virtual void Im2Col(const ConvGeometry& g, const float* image, float* cols) = 0;
-  // image += col2im(cols) (accumulates): the adjoint of Im2Col.
-  virtual void Col2Im(const ConvGeometry& g, const float* cols, float* image) = 0;
-
-  // --- layout -------------------------------------------------------------------------
-  // y[j][i][:] = x[i][j][:] for x viewed as [a, b, inner] (so y is [b, a, inner]); moves
-  // a batch between sample-major NCHW and the channel-major [C, N, HW] that a batched
-  // convolution GEMM reads and writes. y must not overlap x.
-  virtual void SwapLeadingDims(int64_t a, int64_t b, int64_t inner, const float* x, float* y) = 0;
+  // --- convolutions (a whole batch; shapes, layouts and the transposed-convolution
+  // correspondence are in worker/tensor/conv_problem.h). Operands are rounded to
+  // p.precision; results are fp32.
+  // y = conv(x, w).
+  virtual void ConvForward(const ConvProblem& p, const float* x, const float* w, float* y) = 0;
+  // dx = the input gradient given dy (the adjoint of ConvForward in x).
+  virtual void ConvBackwardData(const ConvProblem& p, const float* dy, const float* w, float* dx) = 0;
+  // dw += the weight gradient given x and dy (accumulates).
+  virtual void ConvBackwardWeights(const ConvProblem& p, const float* x, const float* dy, float* dw) = 0;
 
   // --- per-channel bias (x viewed as [n, c, hw]) ----------------------------------
   // y[i, ch, :] += bias[ch]
@@ -113,6 +88,23 @@ class Backend {
   virtual void BatchNormBackward(int64_t n, int64_t c, int64_t hw, const float* x, const float* dy,
                                  const float* mean, const float* var, float eps, const float* gamma,
                                  float* dx, float* dgamma, float* dbeta) = 0;
+
+  // --- fusions (the element-wise work XLA fuses around the DCGAN's products) --------
+  // f is applied to a layer's output, and its derivative is taken from that output y:
+  // LeakyReLU (slope >= 0) and ReLU keep the sign of their input, Tanh and Sigmoid
+  // have f' as a function of y.
+  // y = f(BatchNormApply(x)) in one pass.
+  virtual void BatchNormActivationForward(int64_t n, int64_t c, int64_t hw, const float* x, const float* mean,
+                                          const float* var, float eps, const float* gamma, const float* beta,
+                                          Activation f, float slope, float* y) = 0;
+  // BatchNormBackward of y = f(BatchNormApply(x)) given dL/dy (batch statistics).
+  virtual void BatchNormActivationBackward(int64_t n, int64_t c, int64_t hw, const float* x, const float* y,
+                                           const float* dy, const float* mean, const float* var, float eps,
+                                           const float* gamma, Activation f, float slope, float* dx,
+                                           float* dgamma, float* dbeta) = 0;
+  // y[i, ch, :] = f(y[i, ch, :] + bias[ch]) in place (bias + activation in one pass).
+  virtual void AddChannelBiasActivation(int64_t n, int64_t c, int64_t hw, const float* bias, Activation f,
+                                        float slope, float* y) = 0;
 
   // --- losses (mean over `count` elements) -----------------------------------------
   // Binary cross-entropy on logits against the constant label `target`, computed

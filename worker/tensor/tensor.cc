@@ -1,5 +1,7 @@
 #include "worker/tensor/tensor.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -8,13 +10,28 @@
 namespace gantry {
 namespace {
 constexpr size_t kAlignment = 64;  // one cache line, and an AVX-512 vector
+
+// A training step allocates and frees the same activation-sized buffers (up to ~26 MB at
+// batch 512) every step. glibc serves blocks above its mmap threshold with fresh mappings
+// and trims freed heap tops back to the OS, so each step page-faulted them in again
+// (about 10% of a oneDNN step at batch 256). Keep such blocks in the heap instead: the
+// threshold at glibc's maximum (32 MB on 64-bit) and trimming only past 1 GB free. This
+// is process-wide; it changes where memory comes from, never what a program computes.
+bool KeepActivationBuffersInTheHeap() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  return true;
 }
 
-Storage::Storage(size_t nbytes) : nbytes_(nbytes) {
+}  // namespace
+
+Storage::Storage(size_t nbytes, bool zeroed) : nbytes_(nbytes) {
+  static const bool heap_tuned = KeepActivationBuffersInTheHeap();
+  (void)heap_tuned;
   const size_t rounded = std::max<size_t>(kAlignment, (nbytes + kAlignment - 1) / kAlignment * kAlignment);
   bytes_ = static_cast<std::byte*>(std::aligned_alloc(kAlignment, rounded));
   if (bytes_ == nullptr) throw std::bad_alloc();
-  std::memset(bytes_, 0, rounded);
+  if (zeroed) std::memset(bytes_, 0, rounded);
 }
 
 Storage::~Storage() { std::free(bytes_); }
@@ -24,6 +41,14 @@ Tensor Tensor::Zeros(Shape shape, DType dtype) {
   t.shape_ = std::move(shape);
   t.dtype_ = dtype;
   t.storage_ = std::make_shared<Storage>(static_cast<size_t>(t.shape_.numel()) * DTypeSize(dtype));
+  return t;
+}
+
+Tensor Tensor::Uninitialized(Shape shape, DType dtype) {
+  Tensor t;
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  t.storage_ = std::make_shared<Storage>(static_cast<size_t>(t.shape_.numel()) * DTypeSize(dtype), false);
   return t;
 }
 

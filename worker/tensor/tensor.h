@@ -22,7 +22,8 @@ enum class Device { kCpu };
 // An owned, aligned byte buffer.
 class Storage {
  public:
-  explicit Storage(size_t nbytes);
+  // Zero-filled unless `zeroed` is false (then the contents are unspecified).
+  explicit Storage(size_t nbytes, bool zeroed = true);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -42,6 +43,9 @@ class Tensor {
 
   // A new zero-filled tensor.
   static Tensor Zeros(Shape shape, DType dtype = DType::kF32);
+  // A new tensor whose contents are unspecified: for outputs a kernel overwrites entirely
+  // (skips Zeros' fill, a full pass over memory per activation).
+  static Tensor Uninitialized(Shape shape, DType dtype = DType::kF32);
   // A new tensor holding a copy of `values` (size must equal shape.numel()).
   static Tensor FromVector(Shape shape, const std::vector<float>& values);
 

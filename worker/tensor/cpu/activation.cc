@@ -1,19 +1,10 @@
 #include <cmath>
 
 #include "common/check.h"
+#include "worker/tensor/cpu/activation_math.h"
 #include "worker/tensor/cpu/cpu_backend.h"
 
 namespace gantry {
-namespace {
-
-// Overflow-free in both directions: exp only ever sees a non-positive argument.
-inline float StableSigmoid(float x) {
-  if (x >= 0.0f) return 1.0f / (1.0f + std::exp(-x));
-  const float e = std::exp(x);
-  return e / (1.0f + e);
-}
-
-}  // namespace
 
 void EigenCpuBackend::ActivationForward(Activation f, float slope, int64_t count, const float* x, float* y) {
   // One loop per function keeps the branch out of the loop body, so each vectorises.

@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "worker/tensor/cpu/activation_math.h"
 #include "worker/tensor/cpu/cpu_backend.h"
 
 namespace gantry {
@@ -63,23 +64,58 @@ void CenteredChannelAffine(int64_t n, int64_t c, int64_t hw, const float* x, con
   }
 }
 
-// dx = a[ch] * dy - b[ch] * (x - mean[ch]) + d[ch].
-void BatchNormInputGrad(int64_t n, int64_t c, int64_t hw, const float* x, const float* dy, const float* mean,
+// dx = a[ch] * g(j) - b[ch] * (x - mean[ch]) + d[ch], g(j) the gradient reaching the
+// normalisation's output at flat index j.
+template <typename Grad>
+void BatchNormInputGrad(int64_t n, int64_t c, int64_t hw, const float* x, Grad g, const float* mean,
                         const float* a, const float* b, const float* d, float* dx) {
   for (int64_t i = 0; i < n; ++i) {
     if (hw == 1) {
       const int64_t o = i * c;
       for (int64_t ch = 0; ch < c; ++ch) {
-        dx[o + ch] = a[ch] * dy[o + ch] - b[ch] * (x[o + ch] - mean[ch]) + d[ch];
+        dx[o + ch] = a[ch] * g(o + ch) - b[ch] * (x[o + ch] - mean[ch]) + d[ch];
       }
       continue;
     }
     for (int64_t ch = 0; ch < c; ++ch) {
       const float ac = a[ch], bc = b[ch], dc = d[ch], mc = mean[ch];
       const int64_t o = (i * c + ch) * hw;
-      for (int64_t k = 0; k < hw; ++k) dx[o + k] = ac * dy[o + k] - bc * (x[o + k] - mc) + dc;
+      for (int64_t k = 0; k < hw; ++k) dx[o + k] = ac * g(o + k) - bc * (x[o + k] - mc) + dc;
     }
   }
+}
+
+// BatchNormBackward with the output gradient given as g(flat index): dgamma, dbeta
+// accumulate, dx (if not null) is overwritten.
+template <typename Grad>
+void NormBackward(int64_t n, int64_t c, int64_t hw, const float* x, Grad g, const float* mean, const float* var,
+                  float eps, const float* gamma, float* dx, float* dgamma, float* dbeta) {
+  const double count = static_cast<double>(n * hw);
+  const std::vector<double> sum_dy = ChannelReduce(n, c, hw, [&](int64_t j, int64_t) { return double{g(j)}; });
+  const std::vector<double> sum_dy_dev = ChannelReduce(
+      n, c, hw, [&](int64_t j, int64_t ch) { return double{g(j)} * (double{x[j]} - double{mean[ch]}); });
+  std::vector<float> a(static_cast<size_t>(c)), b(static_cast<size_t>(c)), d(static_cast<size_t>(c));
+  for (int64_t ch = 0; ch < c; ++ch) {
+    const double invstd = 1.0 / std::sqrt(double{var[ch]} + eps);
+    const double sum_dy_xhat = sum_dy_dev[ch] * invstd;
+    dgamma[ch] += static_cast<float>(sum_dy_xhat);
+    dbeta[ch] += static_cast<float>(sum_dy[ch]);
+    // dx = gamma*invstd * (dy - sum(dy)/M - xhat * sum(dy*xhat)/M), xhat = (x - mean)*invstd.
+    const double gi = double{gamma[ch]} * invstd;
+    a[ch] = static_cast<float>(gi);
+    b[ch] = static_cast<float>(gi * invstd * sum_dy_xhat / count);
+    d[ch] = static_cast<float>(-gi * sum_dy[ch] / count);
+  }
+  if (dx != nullptr) BatchNormInputGrad(n, c, hw, x, g, mean, a.data(), b.data(), d.data(), dx);
+}
+
+// Per-channel scale gamma / sqrt(var + eps), computed in double.
+std::vector<float> NormScale(int64_t c, const float* var, float eps, const float* gamma) {
+  std::vector<float> scale(static_cast<size_t>(c));
+  for (int64_t ch = 0; ch < c; ++ch) {
+    scale[ch] = static_cast<float>(double{gamma[ch]} / std::sqrt(double{var[ch]} + eps));
+  }
+  return scale;
 }
 
 }  // namespace
@@ -107,34 +143,64 @@ void EigenCpuBackend::BatchNormApply(int64_t n, int64_t c, int64_t hw, const flo
                                      float* y) {
   // gamma / sqrt(var + eps) once per channel, in double; then one subtract and one
   // multiply-add per element.
-  std::vector<float> scale(static_cast<size_t>(c));
-  for (int64_t ch = 0; ch < c; ++ch) {
-    scale[ch] = static_cast<float>(double{gamma[ch]} / std::sqrt(double{var[ch]} + eps));
-  }
+  const std::vector<float> scale = NormScale(c, var, eps, gamma);
   CenteredChannelAffine(n, c, hw, x, mean, scale.data(), beta, y);
 }
 
 void EigenCpuBackend::BatchNormBackward(int64_t n, int64_t c, int64_t hw, const float* x, const float* dy,
                                         const float* mean, const float* var, float eps, const float* gamma,
                                         float* dx, float* dgamma, float* dbeta) {
-  const double count = static_cast<double>(n * hw);
-  const std::vector<double> sum_dy =
-      ChannelReduce(n, c, hw, [&](int64_t j, int64_t) { return double{dy[j]}; });
-  const std::vector<double> sum_dy_dev = ChannelReduce(
-      n, c, hw, [&](int64_t j, int64_t ch) { return double{dy[j]} * (double{x[j]} - double{mean[ch]}); });
-  std::vector<float> a(static_cast<size_t>(c)), b(static_cast<size_t>(c)), d(static_cast<size_t>(c));
-  for (int64_t ch = 0; ch < c; ++ch) {
-    const double invstd = 1.0 / std::sqrt(double{var[ch]} + eps);
-    const double sum_dy_xhat = sum_dy_dev[ch] * invstd;
-    dgamma[ch] += static_cast<float>(sum_dy_xhat);
-    dbeta[ch] += static_cast<float>(sum_dy[ch]);
-    // dx = gamma*invstd * (dy - sum(dy)/M - xhat * sum(dy*xhat)/M), xhat = (x - mean)*invstd.
-    const double gi = double{gamma[ch]} * invstd;
-    a[ch] = static_cast<float>(gi);
-    b[ch] = static_cast<float>(gi * invstd * sum_dy_xhat / count);
-    d[ch] = static_cast<float>(-gi * sum_dy[ch] / count);
+  NormBackward(n, c, hw, x, [dy](int64_t j) { return dy[j]; }, mean, var, eps, gamma, dx, dgamma, dbeta);
+}
+
+void EigenCpuBackend::BatchNormActivationForward(int64_t n, int64_t c, int64_t hw, const float* x,
+                                                 const float* mean, const float* var, float eps,
+                                                 const float* gamma, const float* beta, Activation f, float slope,
+                                                 float* y) {
+  CHECK(f != Activation::kLeakyRelu || slope >= 0.0f) << "fused LeakyReLU needs slope >= 0, got " << slope;
+  const std::vector<float> scale = NormScale(c, var, eps, gamma);
+  if (f != Activation::kLeakyRelu) {
+    CenteredChannelAffine(n, c, hw, x, mean, scale.data(), beta, y);
+    for (int64_t j = 0; j < n * c * hw; ++j) y[j] = ApplyActivation(f, slope, y[j]);
+    return;
   }
-  if (dx != nullptr) BatchNormInputGrad(n, c, hw, x, dy, mean, a.data(), b.data(), d.data(), dx);
+  // LeakyReLU, the DCGAN's case: one branch-free pass that vectorises.
+  for (int64_t i = 0; i < n; ++i) {
+    if (hw == 1) {
+      const float* xi = x + i * c;
+      float* yi = y + i * c;
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const float v = (xi[ch] - mean[ch]) * scale[ch] + beta[ch];
+        yi[ch] = v > 0.0f ? v : slope * v;
+      }
+      continue;
+    }
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const float m = mean[ch], sc = scale[ch], b = beta[ch];
+      const float* xr = x + (i * c + ch) * hw;
+      float* yr = y + (i * c + ch) * hw;
+      for (int64_t k = 0; k < hw; ++k) {
+        const float v = (xr[k] - m) * sc + b;
+        yr[k] = v > 0.0f ? v : slope * v;
+      }
+    }
+  }
+}
+
+void EigenCpuBackend::BatchNormActivationBackward(int64_t n, int64_t c, int64_t hw, const float* x,
+                                                  const float* y, const float* dy, const float* mean,
+                                                  const float* var, float eps, const float* gamma, Activation f,
+                                                  float slope, float* dx, float* dgamma, float* dbeta) {
+  CHECK(f != Activation::kLeakyRelu || slope >= 0.0f) << "fused LeakyReLU needs slope >= 0, got " << slope;
+  // The activation's gradient is recomputed where it is read instead of stored; for
+  // LeakyReLU as a branch-free select, so the passes vectorise.
+  if (f == Activation::kLeakyRelu) {
+    auto g = [=](int64_t j) { return y[j] > 0.0f ? dy[j] : slope * dy[j]; };
+    NormBackward(n, c, hw, x, g, mean, var, eps, gamma, dx, dgamma, dbeta);
+    return;
+  }
+  auto g = [=](int64_t j) { return dy[j] * ActivationSlopeAtOutput(f, slope, y[j]); };
+  NormBackward(n, c, hw, x, g, mean, var, eps, gamma, dx, dgamma, dbeta);
 }
 
 }  // namespace gantry

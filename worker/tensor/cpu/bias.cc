@@ -1,3 +1,5 @@
+#include "common/check.h"
+#include "worker/tensor/cpu/activation_math.h"
 #include "worker/tensor/cpu/cpu_backend.h"
 
 namespace gantry {
@@ -8,6 +10,25 @@ void EigenCpuBackend::AddChannelBias(int64_t n, int64_t c, int64_t hw, const flo
       const float b = bias[ch];
       float* row = y + (i * c + ch) * hw;
       for (int64_t j = 0; j < hw; ++j) row[j] += b;
+    }
+  }
+}
+
+void EigenCpuBackend::AddChannelBiasActivation(int64_t n, int64_t c, int64_t hw, const float* bias, Activation f,
+                                               float slope, float* y) {
+  CHECK(f != Activation::kLeakyRelu || slope >= 0.0f) << "fused LeakyReLU needs slope >= 0, got " << slope;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const float b = bias[ch];
+      float* row = y + (i * c + ch) * hw;
+      if (f == Activation::kLeakyRelu) {  // the DCGAN's case, kept branch-free so it vectorises
+        for (int64_t j = 0; j < hw; ++j) {
+          const float v = row[j] + b;
+          row[j] = v > 0.0f ? v : slope * v;
+        }
+        continue;
+      }
+      for (int64_t j = 0; j < hw; ++j) row[j] = ApplyActivation(f, slope, row[j] + b);
     }
   }
 }

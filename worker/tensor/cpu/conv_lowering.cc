@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "common/check.h"
-#include "worker/tensor/cpu/cpu_backend.h"
+#include "worker/tensor/cpu/conv_lowering.h"
 
 namespace gantry {
 namespace {
@@ -65,7 +65,7 @@ void ForEachRun(const ConvGeometry& g, Col* cols, Img* image, Visit visit, Skip 
 
 }  // namespace
 
-void EigenCpuBackend::Im2Col(const ConvGeometry& g, const float* image, float* cols) {
+void Im2Col(const ConvGeometry& g, const float* image, float* cols) {
   CheckGeometry(g);
   const int64_t s = g.stride;
   auto copy = [s](float* dst, const float* src, int64_t count) {
@@ -79,7 +79,18 @@ void EigenCpuBackend::Im2Col(const ConvGeometry& g, const float* image, float* c
   ForEachRun(g, cols, image, copy, zero);
 }
 
-void EigenCpuBackend::Col2Im(const ConvGeometry& g, const float* cols, float* image) {
+ConvGeometry LoweringGeometry(const ConvProblem& p) {
+  return ConvGeometry{.channels = p.in_channels,
+                      .height = p.in_height,
+                      .width = p.in_width,
+                      .kernel = p.kernel,
+                      .stride = p.stride,
+                      .padding = p.padding,
+                      .out_height = p.out_height,
+                      .out_width = p.out_width};
+}
+
+void Col2Im(const ConvGeometry& g, const float* cols, float* image) {
   CheckGeometry(g);
   const int64_t s = g.stride;
   auto add = [s](const float* src, float* dst, int64_t count) {

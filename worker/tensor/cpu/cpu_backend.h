@@ -1,23 +1,36 @@
 // The Eigen-based reference CPU backend. Its methods are defined in one file per
-// kind of op (gemm.cc, conv_lowering.cc, swap_leading_dims.cc, bias.cc, channel_affine.cc,
-// activation.cc, elementwise.cc, dropout.cc, batchnorm.cc, loss.cc, optimizer_kernels.cc).
-// Single-threaded: data parallelism comes from ranks, not threads.
+// kind of op (gemm.cc, conv.cc over conv_lowering.cc and swap_leading_dims.cc, bias.cc,
+// channel_affine.cc, activation.cc, elementwise.cc, dropout.cc, batchnorm.cc, loss.cc,
+// optimizer_kernels.cc). Single-threaded: data parallelism comes from ranks, not threads.
+// Mixed precision (MathPrecision) rounds the operands and runs the fp32 code, which is
+// the reference definition of it. Scratch buffers are per thread, so one instance may
+// serve several ranks running as threads. Faster backends derive from this one and
+// override what they speed up.
 #pragma once
 
 #include "worker/tensor/backend.h"
 
 namespace gantry {
 
-class EigenCpuBackend final : public Backend {
+class EigenCpuBackend : public Backend {
  public:
-  std::string_view name() const override { return "cpu-eigen"; }
+  // The default cap on the column matrix of the convolutions: 16M floats (64 MB).
+  static constexpr int64_t kDefaultMaxColumnFloats = int64_t{16} << 20;
 
-  void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) override;
+  std::string_view name() const override { return "eigen"; }
 
-  void Im2Col(const ConvGeometry& g, const float* image, float* cols) override;
-  void Col2Im(const ConvGeometry& g, const float* cols, float* image) override;
-  void SwapLeadingDims(int64_t a, int64_t b, int64_t inner, const float* x, float* y) override;
+  // Caps the convolutions' column buffer at `floats`: a chunk of samples lowered
+  // together holds no more samples than fit (at least one), and fewer where a narrower
+  // GEMM already runs well. Results do not depend on the chunking beyond fp32 round-off.
+  void set_max_column_floats(int64_t floats);
+
+  using Backend::Gemm;
+  void Gemm(MathPrecision precision, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) override;
+
+  void ConvForward(const ConvProblem& p, const float* x, const float* w, float* y) override;
+  void ConvBackwardData(const ConvProblem& p, const float* dy, const float* w, float* dx) override;
+  void ConvBackwardWeights(const ConvProblem& p, const float* x, const float* dy, float* dw) override;
 
   void AddChannelBias(int64_t n, int64_t c, int64_t hw, const float* bias, float* y) override;
   void ChannelSum(int64_t n, int64_t c, int64_t hw, const float* dy, float* out) override;
@@ -42,6 +55,16 @@ class EigenCpuBackend final : public Backend {
                          const float* var, float eps, const float* gamma, float* dx, float* dgamma,
                          float* dbeta) override;
 
+  void BatchNormActivationForward(int64_t n, int64_t c, int64_t hw, const float* x, const float* mean,
+                                  const float* var, float eps, const float* gamma, const float* beta, Activation f,
+                                  float slope, float* y) override;
+  void BatchNormActivationBackward(int64_t n, int64_t c, int64_t hw, const float* x, const float* y,
+                                   const float* dy, const float* mean, const float* var, float eps,
+                                   const float* gamma, Activation f, float slope, float* dx, float* dgamma,
+                                   float* dbeta) override;
+  void AddChannelBiasActivation(int64_t n, int64_t c, int64_t hw, const float* bias, Activation f, float slope,
+                                float* y) override;
+
   double BceWithLogits(int64_t count, const float* logits, float target, float* dlogits) override;
   double L1Loss(int64_t count, const float* pred, const float* target, float* dpred) override;
 
@@ -49,6 +72,14 @@ class EigenCpuBackend final : public Backend {
                 const float* grad, float* param, float* m, float* v) override;
   void SgdStep(int64_t count, float lr, float momentum, const float* grad, float* param,
                float* momentum_buf) override;
+
+ private:
+  void EigenGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+  // Samples per chunk of a convolution (1..batch), from the GEMM width wanted and the cap.
+  int64_t ChunkSamples(const ConvProblem& p) const;
+
+  int64_t max_column_floats_ = kDefaultMaxColumnFloats;
 };
 
 }  // namespace gantry

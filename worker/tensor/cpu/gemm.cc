@@ -4,9 +4,11 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <Eigen/Core>
+#include <vector>
 
 #include "common/check.h"
 #include "worker/tensor/cpu/cpu_backend.h"
+#include "worker/tensor/cpu/operand_rounding.h"
 
 namespace gantry {
 namespace {
@@ -29,9 +31,9 @@ void AddProduct(const A& a, const B& b, float alpha, float beta, MutableMatrix& 
 
 }  // namespace
 
-void EigenCpuBackend::Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-                           int64_t ldc) {
+void EigenCpuBackend::Gemm(MathPrecision precision, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                           float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                           float* c, int64_t ldc) {
   CHECK(m >= 0 && n >= 0 && k >= 0) << "m=" << m << " n=" << n << " k=" << k;
   if (m == 0 || n == 0) return;
   // Stored shapes: A is [m,k] or, transposed, [k,m]; likewise B is [k,n] or [n,k].
@@ -50,6 +52,11 @@ void EigenCpuBackend::Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int
     }
     return;
   }
+  // Mixed precision: the product of rounded operands, exact per term, summed in fp32.
+  // Per thread: ranks may run as threads sharing this backend.
+  thread_local std::vector<float> a_rounded, b_rounded;
+  a = RoundedMatrix(precision, a_rows, a_cols, a, lda, a_rounded, &lda);
+  b = RoundedMatrix(precision, b_rows, b_cols, b, ldb, b_rounded, &ldb);
   const ConstMatrix am(a, a_rows, a_cols, Eigen::OuterStride<>(lda));
   const ConstMatrix bm(b, b_rows, b_cols, Eigen::OuterStride<>(ldb));
   if (!trans_a && !trans_b) {

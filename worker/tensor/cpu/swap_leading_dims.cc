@@ -1,11 +1,11 @@
 #include <cstring>
 
 #include "common/check.h"
-#include "worker/tensor/cpu/cpu_backend.h"
+#include "worker/tensor/cpu/swap_leading_dims.h"
 
 namespace gantry {
 
-void EigenCpuBackend::SwapLeadingDims(int64_t a, int64_t b, int64_t inner, const float* x, float* y) {
+void SwapLeadingDims(int64_t a, int64_t b, int64_t inner, const float* x, float* y) {
   CHECK(a >= 0 && b >= 0 && inner >= 0) << "a=" << a << " b=" << b << " inner=" << inner;
   const size_t run = static_cast<size_t>(inner) * sizeof(float);
   // Reads x in order; each [inner] run is contiguous on both sides, so a run of a few

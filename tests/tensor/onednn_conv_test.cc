@@ -1,0 +1,212 @@
+// The oneDNN convolutions against the Eigen reference: fp32 to fp32 round-off, bf16 and
+// fp16 against the reference at the same precision (same rounded operands, so only the
+// summation order differs) and against fp32 within the 16-bit formats' rounding bound.
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/testing/backend_compare.h"
+#include "tests/testing/gradient_check.h"
+#include "worker/tensor/cpu/cpu_backend.h"
+#if GANTRY_HAVE_ONEDNN
+#include "worker/tensor/onednn/onednn_backend.h"
+#endif
+
+namespace gantry {
+namespace {
+
+using testing::Abs;
+using testing::ExpectWithinBound;
+using testing::RandomTensor;
+
+ConvProblem Problem(int64_t n, int64_t c, int64_t o, int64_t h, int64_t w, int64_t k, int64_t s, int64_t p) {
+  return ConvProblem{.batch = n, .in_channels = c, .out_channels = o, .in_height = h, .in_width = w,
+                     .out_height = ConvOutSize(h, k, s, p), .out_width = ConvOutSize(w, k, s, p),
+                     .kernel = k, .stride = s, .padding = p};
+}
+
+std::vector<ConvProblem> Problems() {
+  return {
+      Problem(2, 128, 256, 7, 7, 5, 1, 2),   // G deconv1's adjoint (DCGAN, small batch)
+      Problem(3, 64, 128, 14, 14, 5, 2, 2),  // G deconv2's adjoint and D conv2
+      Problem(1, 1, 64, 28, 28, 5, 2, 2),    // G deconv3's adjoint and D conv1
+      Problem(1, 3, 5, 9, 7, 3, 2, 1),       // odd sizes, batch 1
+      Problem(3, 2, 4, 6, 6, 3, 2, 0),       // a trailing input row no window reaches
+      Problem(3, 17, 19, 10, 9, 4, 3, 2),    // channels off the 16-blocking, stride 3
+      Problem(2, 5, 3, 8, 8, 5, 1, 2),
+  };
+}
+
+// One op's inputs and the output's starting value (ConvBackwardWeights accumulates).
+struct Case {
+  ConvProblem p;
+  Tensor x, w, dy, dw0;
+};
+
+Case MakeCase(const ConvProblem& p) {
+  return Case{p, RandomTensor(Shape{p.batch, p.in_channels, p.in_height, p.in_width}, 1),
+              RandomTensor(Shape{p.out_channels, p.in_channels, p.kernel, p.kernel}, 2),
+              RandomTensor(Shape{p.batch, p.out_channels, p.out_height, p.out_width}, 3),
+              RandomTensor(Shape{p.out_channels, p.in_channels, p.kernel, p.kernel}, 4)};
+}
+
+// Runs `op` of c.p at `precision` on `be` with inputs taken through `in` (identity or
+// |.|, for magnitudes); dw starts from `start`.
+Tensor RunOp(Backend& be, ConvOp op, const Case& c, MathPrecision precision, Tensor (*in)(const Tensor&),
+             const Tensor& start) {
+  ConvProblem p = c.p;
+  p.precision = precision;
+  switch (op) {
+    case ConvOp::kForward: {
+      Tensor y = Tensor::Zeros(c.dy.shape());
+      be.ConvForward(p, in(c.x).data(), in(c.w).data(), y.data());
+      return y;
+    }
+    case ConvOp::kBackwardData: {
+      Tensor dx = Tensor::Zeros(c.x.shape());
+      be.ConvBackwardData(p, in(c.dy).data(), in(c.w).data(), dx.data());
+      return dx;
+    }
+    case ConvOp::kBackwardWeights: {
+      Tensor dw = start.Clone();
+      be.ConvBackwardWeights(p, in(c.x).data(), in(c.dy).data(), dw.data());
+      return dw;
+    }
+  }
+  return Tensor();
+}
+
+Tensor Same(const Tensor& t) { return t; }
+
+const char* OpName(ConvOp op) {
+  return op == ConvOp::kForward ? "forward" : op == ConvOp::kBackwardData ? "backward-data" : "backward-weights";
+}
+
+// The oneDNN routes a test runs under: the measured choice, and each route forced (so
+// every route is checked on every shape, not only where the choice sends it).
+std::vector<std::string> Routes() { return {"auto", "native", "rounded-fp32", "batch-as-channels"}; }
+
+// Makes `route` the oneDNN backend's (process-wide) convolution route.
+void SelectRoute(const std::string& route) {
+#if GANTRY_HAVE_ONEDNN
+  std::optional<ConvRoute> forced;
+  if (route == "native") forced = ConvRoute::kNative;
+  if (route == "rounded-fp32") forced = ConvRoute::kRoundedFp32;
+  if (route == "batch-as-channels") forced = ConvRoute::kBatchAsChannels;
+  OnednnBackend::ForceConvRoute(forced);
+#endif
+}
+
+// The magnitude of each output: the op on |operands| (plus |dw0| for the accumulator).
+Tensor Magnitude(const Case& c, ConvOp op) {
+  Tensor m = RunOp(CpuBackend(), op, c, MathPrecision::kFp32, Abs, Abs(c.dw0));
+  return m;
+}
+
+TEST(OnednnConvTest, Fp32MatchesTheReference) {
+  GANTRY_ONEDNN_OR_SKIP(onednn);
+  for (const ConvProblem& p : Problems()) {
+    const Case c = MakeCase(p);
+    for (ConvOp op : {ConvOp::kForward, ConvOp::kBackwardData, ConvOp::kBackwardWeights}) {
+      SCOPED_TRACE(p.ToString() + " " + OpName(op));
+      const Tensor ref = RunOp(CpuBackend(), op, c, MathPrecision::kFp32, Same, c.dw0);
+      for (const std::string& route : Routes()) {
+        SelectRoute(route);
+        const Tensor fast = RunOp(*onednn, op, c, MathPrecision::kFp32, Same, c.dw0);
+        ExpectWithinBound(fast, ref, Magnitude(c, op), testing::kReorderedSumTolerance, "fp32 " + route);
+      }
+      SelectRoute("auto");
+    }
+  }
+}
+
+// bf16 and fp16 against the reference at the same precision (tight: the same rounded
+// operands, products exact in fp32), and against fp32 within the format's bound; the
+// result must also sit much closer to the 16-bit reference than to fp32.
+TEST(OnednnConvTest, SixteenBitMatchesTheReferenceAndStaysWithinItsBoundOfFp32) {
+  GANTRY_ONEDNN_OR_SKIP(onednn);
+  for (MathPrecision prec : {MathPrecision::kBf16, MathPrecision::kFp16}) {
+    const double bound = prec == MathPrecision::kBf16 ? testing::kBf16ProductTolerance
+                                                      : testing::kFp16ProductTolerance;
+    for (const ConvProblem& p : Problems()) {
+      const Case c = MakeCase(p);
+      for (ConvOp op : {ConvOp::kForward, ConvOp::kBackwardData, ConvOp::kBackwardWeights}) {
+        SCOPED_TRACE(p.ToString() + " " + OpName(op) + " " + std::string(MathPrecisionName(prec)));
+        const Tensor magnitude = Magnitude(c, op);
+        const Tensor reference16 = RunOp(CpuBackend(), op, c, prec, Same, c.dw0);
+        const Tensor fp32 = RunOp(CpuBackend(), op, c, MathPrecision::kFp32, Same, c.dw0);
+        for (const std::string& route : Routes()) {
+          SCOPED_TRACE(route);
+          SelectRoute(route);
+          const Tensor fast = RunOp(*onednn, op, c, prec, Same, c.dw0);
+          ExpectWithinBound(fast, reference16, magnitude, testing::kReorderedSumTolerance,
+                            "vs reference at the same precision");
+          ExpectWithinBound(fast, fp32, magnitude, bound, "vs fp32");
+          testing::ExpectRoundedOperands(fast, reference16, fp32, magnitude);
+        }
+        SelectRoute("auto");
+      }
+    }
+  }
+}
+
+// Ranks may run as threads sharing the backend: each thread has its own plans and
+// scratch, so concurrent calls on the same problem give the single-thread result.
+TEST(OnednnConvTest, ThreadsShareTheBackendSafely) {
+  GANTRY_ONEDNN_OR_SKIP(onednn);
+  for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16}) {
+    const Case c = MakeCase(Problems()[1]);
+    const Tensor expected = RunOp(*onednn, ConvOp::kBackwardWeights, c, prec, Same, c.dw0);
+    std::vector<Tensor> results(3);
+    std::vector<std::thread> threads;
+    for (Tensor& r : results) {
+      threads.emplace_back([&, prec] {
+        for (int i = 0; i < 3; ++i) r = RunOp(*onednn, ConvOp::kBackwardWeights, c, prec, Same, c.dw0);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (const Tensor& r : results) {
+      for (int64_t i = 0; i < r.numel(); ++i) ASSERT_EQ(r.at(i), expected.at(i)) << i;
+    }
+  }
+}
+
+// Backward-weights adds to what the gradient held; twice is two contributions.
+TEST(OnednnConvTest, BackwardWeightsAccumulates) {
+  GANTRY_ONEDNN_OR_SKIP(onednn);
+  const Case c = MakeCase(Problems()[1]);
+  Tensor once = Tensor::Zeros(c.w.shape()), twice = Tensor::Zeros(c.w.shape());
+  onednn->ConvBackwardWeights(c.p, c.x.data(), c.dy.data(), once.data());
+  onednn->ConvBackwardWeights(c.p, c.x.data(), c.dy.data(), twice.data());
+  onednn->ConvBackwardWeights(c.p, c.x.data(), c.dy.data(), twice.data());
+  for (int64_t i = 0; i < once.numel(); ++i) ASSERT_FLOAT_EQ(twice.at(i), 2.0f * once.at(i)) << i;
+}
+
+#if GANTRY_HAVE_ONEDNN
+// Every op of the DCGAN's problems has oneDNN kernels on the native and batch-as-channels
+// routes (no silent fallback), and the measured choice sends only the one-input-channel
+// backward-data to the reference.
+TEST(OnednnConvTest, DcganProblemsRunWhereTheRoutesSay) {
+  for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16}) {
+    for (int i = 0; i < 3; ++i) {
+      ConvProblem p = Problems()[static_cast<size_t>(i)];
+      p.precision = prec;
+      for (ConvOp op : {ConvOp::kForward, ConvOp::kBackwardData, ConvOp::kBackwardWeights}) {
+        SCOPED_TRACE(p.ToString() + " " + OpName(op));
+        const bool reference = p.in_channels == 1 && op == ConvOp::kBackwardData;
+        EXPECT_EQ(OnednnBackend::ChooseConvRoute(p, op) == ConvRoute::kReference, reference);
+        for (const char* route : {"native", "batch-as-channels"}) {
+          SelectRoute(route);
+          EXPECT_EQ(OnednnBackend::ConvImplementation(p, op).find("eigen"), std::string::npos) << route;
+        }
+        SelectRoute("auto");
+      }
+    }
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace gantry

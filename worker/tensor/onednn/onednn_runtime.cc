@@ -1,0 +1,94 @@
+#include "worker/tensor/onednn/onednn_runtime.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "common/check.h"
+
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+#include <omp.h>
+#endif
+
+namespace gantry::onednn {
+namespace {
+
+// Debian's libdnnl is built on OpenMP (libgomp). Its parallel regions use as many
+// threads as omp_get_max_threads() of the calling thread, which defaults to every core:
+// two ranks on two cores would each spawn a team and fight over the cores. The setting
+// is per thread (an OpenMP ICV of the calling thread), so it is made in each thread that
+// uses oneDNN, and nothing in the environment changes (mpirun and its children see the
+// same OMP_* variables as before).
+void PinThisThreadToOneThread() {
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+  omp_set_num_threads(1);
+#elif DNNL_CPU_THREADING_RUNTIME != DNNL_RUNTIME_SEQ
+#error "gantry pins oneDNN to one thread per rank for the OpenMP and sequential runtimes only"
+#endif
+}
+
+const char* IsaName(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx (AMX bf16/int8)";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni (no bf16 instructions)";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core (no bf16 instructions)";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    default: return "other";
+  }
+}
+
+// What oneDNN runs bf16 products on, on this CPU. get_effective_cpu_isa() reports only
+// the cap ("all" unless ONEDNN_MAX_CPU_ISA is set), so ask a tiny bf16 matmul which
+// implementation it chose: the name carries the ISA.
+const char* DetectedIsa() {
+  const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  const dnnl::memory::desc a({32, 32}, dt::bf16, tag::ab), b({32, 32}, dt::bf16, tag::ab);
+  const dnnl::memory::desc c({32, 32}, dt::f32, tag::ab);
+  try {
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), eng);
+    const std::string impl = pd.impl_info_str();
+    if (impl.find("amx") != std::string::npos) return IsaName(dnnl::cpu_isa::avx512_core_amx);
+    if (impl.find("bf16") != std::string::npos) return IsaName(dnnl::cpu_isa::avx512_core_bf16);
+    return "no native bf16 kernels (bf16 matmul falls back to a reference implementation)";
+  } catch (const dnnl::error&) {
+    return "no bf16 matmul";
+  }
+}
+
+}  // namespace
+
+Runtime::Runtime() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) { PinThisThreadToOneThread(); }
+
+Runtime& Runtime::ForThisThread() {
+  thread_local Runtime runtime;
+  return runtime;
+}
+
+void* Runtime::Buffer(Slot slot, size_t bytes) {
+  Block& b = blocks_[static_cast<int>(slot)];
+  if (b.bytes < bytes) {
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    void* raw = std::aligned_alloc(64, rounded);
+    CHECK(raw != nullptr) << "onednn: out of memory for a " << rounded << "-byte scratch buffer";
+    b.data = {static_cast<std::byte*>(raw), std::free};
+    b.bytes = rounded;
+  }
+  return b.data.get();
+}
+
+std::string Describe() {
+  const dnnl_version_t* v = dnnl::version();
+  std::ostringstream s;
+  s << "oneDNN " << v->major << "." << v->minor << "." << v->patch << " ("
+#if DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP
+    << "OpenMP runtime"
+#else
+    << "sequential runtime"
+#endif
+    << ", 1 thread per rank), bf16 kernels: " << DetectedIsa();
+  return s.str();
+}
+
+}  // namespace gantry::onednn

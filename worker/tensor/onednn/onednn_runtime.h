@@ -1,0 +1,47 @@
+// Per-thread oneDNN state: the CPU engine and stream, the thread pinning, and reusable
+// scratch buffers. Each thread that runs oneDNN work gets its own (ranks may run as
+// threads in one process, as the tests do), so nothing here needs a lock.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace gantry::onednn {
+
+// The scratch buffers of one call: each slot is used at most once per primitive run,
+// so a plan's operands never share memory. Staging slots hold operands prepared before
+// a plan runs (rounded copies, im2col columns).
+enum class Slot { kInputA, kInputB, kOutput, kScratchpad, kStagingA, kStagingB, kCount };
+
+class Runtime {
+ public:
+  // This thread's runtime, made on first use. Making it limits oneDNN to one thread
+  // on this thread (a rank runs one thread; data parallelism comes from ranks).
+  static Runtime& ForThisThread();
+
+  const dnnl::engine& engine() const { return engine_; }
+  dnnl::stream& stream() { return stream_; }
+
+  // A 64-byte aligned buffer of at least `bytes` for `slot`, valid until the next call
+  // for the same slot on this thread (grown, never shrunk).
+  void* Buffer(Slot slot, size_t bytes);
+
+ private:
+  Runtime();
+
+  struct Block {
+    std::unique_ptr<std::byte, void (*)(void*)> data{nullptr, nullptr};
+    size_t bytes = 0;
+  };
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  Block blocks_[static_cast<int>(Slot::kCount)];
+};
+
+// "oneDNN 2.6.3 (OpenMP runtime, 1 thread per rank), ISA: ..." for logs and benchmarks.
+std::string Describe();
+
+}  // namespace gantry::onednn
