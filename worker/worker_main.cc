@@ -25,6 +25,7 @@
 #include "worker/comm/local_communicator.h"
 #include "worker/comm/mpi_communicator.h"
 #include "worker/data/mnist_dataset.h"
+#include "worker/tensor/backend_registry.h"
 #include "worker/train/run_folder.h"
 #include "worker/train/run_manifest.h"
 #include "worker/train/timing_report.h"
@@ -154,7 +155,7 @@ int Train(Group& group, const absl::StatusOr<RawSettings>& settings) {
   if (!agreed.ok() || !*agreed) return kExitUsage;
   if (config->limit_images > 0 && config->limit_images < data->count) KeepFirstImages(*data, config->limit_images);
 
-  Backend& backend = CpuBackend();
+  Backend& backend = *FindBackend(config->kernels);  // validated by ResolveTrainConfig
   if (root) {
     const std::string manifest =
         RunManifestJson(*config, data_dir, data->count, std::string(backend.name()), comm.size(), comm.backend_name());

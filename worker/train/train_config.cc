@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "worker/tensor/backend_registry.h"
 #include "absl/strings/strip.h"
 #include "common/status_macros.h"
 #include "worker/data/mnist_dataset.h"
@@ -62,6 +63,12 @@ const std::vector<Setting>& CoreSettings() {
        [](auto& n, auto& v, TrainConfig& c) {
          c.init = v == "normal" ? InitScheme::kNormal002 : InitScheme::kGlorotUniform;
          return OneOf(n, v, {"glorot", "normal"});
+       }},
+      {{"kernels", "compute kernels: onednn (fast; when built) | eigen (the portable reference)",
+        std::string(DefaultBackendName())},
+       [](auto& n, auto& v, TrainConfig& c) {
+         c.kernels = v;
+         return OneOf(n, v, BuiltBackendNames());
        }},
       {{"seed", "seed of weights, shuffling, noise and dropout", "1"},
        [](auto& n, auto& v, TrainConfig& c) {

@@ -16,6 +16,7 @@
 #include "worker/models/dcgan.h"
 #include "worker/optim/flat_parameters.h"
 #include "worker/optim/optimizer.h"
+#include "worker/tensor/backend_registry.h"
 #include "worker/train/mixed_precision.h"
 #include "worker/train/setting_table.h"
 
@@ -31,6 +32,7 @@ struct TrainConfig {
   DcganConfig dcgan;
   InitScheme init = InitScheme::kGlorotUniform;
   uint64_t seed = 1;
+  std::string kernels = std::string(DefaultBackendName());  // a FindBackend name
   int64_t max_steps = 0;        // per batch size, over all epochs; 0 = no limit
   int64_t limit_images = 0;     // train on the first N images only; 0 = all
   double progress_seconds = 5;  // interval of progress lines
