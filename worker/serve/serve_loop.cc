@@ -19,6 +19,12 @@ constexpr int kExitFatal = 1;
 
 namespace {
 
+std::string SignalName(int signal) {
+  if (signal == SIGTERM) return "SIGTERM";
+  if (signal == SIGINT) return "SIGINT";
+  return absl::StrCat("signal ", signal);
+}
+
 PoolCommand StopCommand(int exit_code) {
   PoolCommand stop;
   stop.kind = PoolCommand::kStop;
@@ -241,7 +247,7 @@ int ServeLoop::Stop(const PoolCommand& command) {
     if (active_ && !active_->sender.WaitDrained(options_.flush_seconds)) {
       spdlog::warn("{}: some reports could not be delivered before stopping", active_->control->job_id());
     }
-    std::fprintf(stderr, "gantry-worker serve: stopped by %s%s\n", strsignal(signal),
+    std::fprintf(stderr, "gantry-worker serve: stopped by %s%s\n", SignalName(signal).c_str(),
                  StopSignal() != 0 ? "" : " on another rank");
   }
   return 128 + signal;
