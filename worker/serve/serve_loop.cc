@@ -8,9 +8,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "coordinator/run_spec_settings.h"
 #include "spdlog/spdlog.h"
 #include "worker/serve/pool_observer.h"
 #include "worker/serve/stop_signals.h"
+#include "worker/train/train_config.h"
 
 namespace gantry {
 
@@ -23,6 +25,13 @@ std::string SignalName(int signal) {
   if (signal == SIGTERM) return "SIGTERM";
   if (signal == SIGINT) return "SIGINT";
   return absl::StrCat("signal ", signal);
+}
+
+// The other ranks wait for rank 0's plan in a collective bounded by the job's
+// --comm-timeout: rank 0 waits for the coordinator's plan a quarter of that at most.
+double PlanWaitSeconds(const v1::Job& job, double configured) {
+  const absl::StatusOr<TrainConfig> config = ResolveTrainConfig(RunSpecToSettings(job.spec()));
+  return config.ok() ? std::min(configured, config->comm_timeout_seconds / 4) : configured;
 }
 
 PoolCommand StopCommand(int exit_code) {
@@ -41,7 +50,7 @@ struct ServeLoop::ActiveJob {
       : control(std::make_shared<JobControl>(job.job().id(), job.job().attempts())),
         sender(api, group_id, buffer, *control,
                ReportSenderOptions{.interval_seconds = options.report_seconds, .backoff = options.backoff}),
-        observer(buffer, sender, *control, options.plan_wait_seconds) {
+        observer(buffer, sender, *control, PlanWaitSeconds(job.job(), options.plan_wait_seconds)) {
     control->AddPlan(job.plan());
   }
   std::shared_ptr<JobControl> control;

@@ -100,18 +100,23 @@ TEST_F(PoolEndToEnd, ASweepRunsToTheEndAndTheReportMatchesTheRunFolder) {
   EXPECT_EQ(groups["groups"][0]["hosts"].size(), 2u);
 }
 
-TEST_F(PoolEndToEnd, ACancelStopsTheRunAndThePoolTakesTheNextJob) {
+TEST_F(PoolEndToEnd, CancelledAndFailedJobsLeaveThePoolServing) {
   testing::CoordinatorProcess coordinator(dir_, dir_ + "/gantry.db", testing::kDataRoot);
   ASSERT_TRUE(coordinator.started());
   const int port = coordinator.port();
   const std::string long_job = Submit(port, "--limit-images 8192 --batch-size 32 --epochs 1");
+  // Valid at the coordinator, which cannot know the image count; refused on every rank.
+  const std::string bad_job = Submit(port, "--limit-images 16 --batch-size 32 --epochs 1");
   const std::string short_job = Submit(port, "--limit-images 128 --batch-size 32 --epochs 1");
-  testing::PoolProcess pool(dir_, coordinator.address(), {"--max-jobs", "2", "--report-seconds", "0.5"});
+  testing::PoolProcess pool(dir_, coordinator.address(), {"--max-jobs", "3", "--report-seconds", "0.5"});
   ASSERT_TRUE(WaitForSteps(port, long_job, 2)) << pool.process().Log();
   EXPECT_EQ(RunCommand(Gantry(port, "cancel " + long_job), 30).exit_code, 0);
   const CommandResult watched = RunCommand(Gantry(port, "watch " + long_job + " --for 20"), 30, false);
   EXPECT_EQ(watched.exit_code, 8) << "cancelled\n" << watched.output;
   EXPECT_THAT(watched.output, HasSubstr("cancelled on group-1"));
+  const CommandResult failed = RunCommand(Gantry(port, "watch " + bad_job + " --for 30"), 40, false);
+  EXPECT_EQ(failed.exit_code, 7) << failed.output;
+  EXPECT_THAT(failed.output, HasSubstr("--batch-size 32 exceeds the 16 training images"));
   EXPECT_EQ(RunCommand(Gantry(port, "watch " + short_job + " --for 30"), 40, false).exit_code, 0);
   EXPECT_EQ(pool.process().Wait(30), 0) << pool.process().Log();
   const std::string log = pool.process().Log();
