@@ -1,5 +1,6 @@
 #include "worker/serve/serve_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -51,6 +52,7 @@ absl::Status CheckOptions(const ServeOptions& o) {
     return absl::InvalidArgumentError("--plan-wait-seconds, --flush-seconds: zero or more seconds");
   }
   if (o.max_jobs < 0) return absl::InvalidArgumentError("--max-jobs: 0 (no limit) or more");
+  if (!positive(o.backoff.max_seconds)) return absl::InvalidArgumentError("--max-backoff: a positive number of seconds");
   return absl::OkStatus();
 }
 
@@ -84,6 +86,7 @@ int ServeCommand::Run(int* argc, char*** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
     return kExitUsage;
   }
+  options_.backoff.initial_seconds = std::min(options_.backoff.initial_seconds, options_.backoff.max_seconds);
   std::unique_ptr<MpiCommunicator> mpi;
   std::unique_ptr<Communicator> local;
   if (MpiCommunicator::LaunchedUnderMpi()) {

@@ -194,6 +194,36 @@ TEST_F(PoolEndToEnd, SigtermStopsEveryRankCleanlyAndTheJobIsRequeued) {
   EXPECT_TRUE(testing::WaitUntil([&] { return testing::JobStatus(port, id)["state"] == "JOB_STATE_QUEUED"; }, 20));
 }
 
+TEST_F(PoolEndToEnd, AOneProcessPoolRunsAJobOverTlsWithAToken) {
+  if (!std::filesystem::exists("/usr/bin/openssl")) GTEST_SKIP() << "openssl not installed";
+  const CommandResult made = RunCommand(
+      absl::StrCat("/usr/bin/openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 ",
+                   "-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout ", dir_,
+                   "/key.pem -out ", dir_, "/cert.pem"),
+      30);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  std::ofstream(dir_ + "/token") << "0123456789abcdef0123456789abcdef\n";
+  testing::CoordinatorProcess coordinator(dir_, dir_ + "/gantry.db", testing::kDataRoot,
+                                          {"--token-file", dir_ + "/token", "--tls-cert", dir_ + "/cert.pem",
+                                           "--tls-key", dir_ + "/key.pem"});
+  ASSERT_TRUE(coordinator.started());
+  const int port = coordinator.port();
+  const std::string cli = "--tls-ca " + dir_ + "/cert.pem --token " + dir_ + "/token";
+  const CommandResult submitted = RunCommand(
+      Gantry(port, cli + " --json submit --dataset fashion-mnist --world-size 1 --limit-images 64 --batch-size 32"),
+      30, false);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
+  const std::string id = nlohmann::json::parse(submitted.output).at("id").get<std::string>();
+  // No mpirun: a group of one process.
+  testing::ChildProcess pool({GANTRY_WORKER_BIN, "serve", "--coordinator", coordinator.address(), "--tls-ca",
+                              dir_ + "/cert.pem", "--token", dir_ + "/token", "--max-jobs", "1", "--runs-dir",
+                              dir_ + "/runs"},
+                             dir_ + "/pool.log");
+  EXPECT_EQ(pool.Wait(60), 0) << pool.Log();
+  EXPECT_EQ(testing::JobStatus(port, id + " " + cli)["state"], "JOB_STATE_SUCCEEDED");
+  EXPECT_THAT(testing::ReadFile(dir_ + "/runs/" + id + "/epochs.csv"), HasSubstr("\n32,1,"));
+}
+
 TEST_F(PoolEndToEnd, APoolWithoutTheTokenIsRefused) {
   std::ofstream(dir_ + "/token") << "0123456789abcdef0123456789abcdef\n";
   testing::CoordinatorProcess coordinator(dir_, dir_ + "/gantry.db", testing::kDataRoot,
