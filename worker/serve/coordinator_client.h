@@ -19,7 +19,7 @@ struct CoordinatorClientOptions {
   std::string tls_ca;           // PEM file of the CA that signed the coordinator's certificate
   bool tls = false;             // TLS with the system's CAs (implied by tls_ca)
   double call_timeout_seconds = 10;
-  double reconnect_seconds = 2;  // the channel's longest wait between connection attempts
+  double reconnect_seconds = 1;  // the channel's longest wait between connection attempts
 };
 
 class GrpcCoordinatorClient final : public CoordinatorApi {

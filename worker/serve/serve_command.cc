@@ -1,5 +1,7 @@
 #include "worker/serve/serve_command.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -118,10 +120,13 @@ int ServeCommand::Run(int* argc, char*** argv) {
     if (!connect_status.ok()) std::fprintf(stderr, "error: %s\n", std::string(connect_status.message()).c_str());
     return kExitUsage;
   }
+  // The way out after a failure mid-job: the other threads are still running, so no
+  // destructors run on the way out.
   auto abort_group = [&](int code) {
     spdlog::default_logger()->flush();
+    std::fflush(nullptr);
     if (mpi && comm.size() > 1) mpi->Abort(code);
-    std::exit(code);
+    _exit(code);
   };
   ServeLoop loop(comm, client.get(), options_, job_log.get(), abort_group);
   return loop.Run();
