@@ -72,6 +72,8 @@ class StragglerTracker {
   int64_t flag_count() const { return flag_count_; }
 
   bool window_full() const { return filled_ == config_.window; }
+  // Steps the window holds now (at most the configured window).
+  int window_steps() const { return filled_; }
   bool IsFlagged(int rank) const;
   // Per-field medians of the rank's timings over the window; zeros while it is empty.
   StepTiming WindowMedian(int rank) const;

@@ -3,6 +3,7 @@
 //   gantry-worker train --dataset mnist --data-dir DIR --epochs 3 --batch-size 64 --out RUN
 //   gantry-worker train --config run.yaml [--flag value ...]   (flags override the file)
 //   mpirun -np 2 gantry-worker train ...                        (synchronous data parallel)
+//   mpirun -np 2 gantry-worker serve --coordinator HOST:PORT     (a worker pool; worker/serve)
 //
 // Under mpirun, rank 0's flags are the run's: rank 0 validates them and broadcasts them,
 // so no rank can run with a different setting. Rank 0 writes the run folder.
@@ -25,6 +26,7 @@
 #include "worker/comm/local_communicator.h"
 #include "worker/comm/mpi_communicator.h"
 #include "worker/data/mnist_dataset.h"
+#include "worker/serve/serve_command.h"
 #include "worker/tensor/backend_registry.h"
 #include "worker/train/run_folder.h"
 #include "worker/train/run_manifest.h"
@@ -205,11 +207,13 @@ int main(int argc, char** argv) {
     flags[s.name] = s.is_flag ? train->add_flag("--" + s.name + "{true}", flag_values[s.name], help)
                               : train->add_option("--" + s.name, flag_values[s.name], help);
   }
+  ServeCommand serve(app);  // `gantry-worker serve`: the worker pool mode (worker/serve)
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (serve.selected()) return serve.Run(&argc, &argv);
 
   // Every rank parses its own command line (so --help works anywhere), but only rank 0's
   // result is used; ShareConfig hands it to the others.

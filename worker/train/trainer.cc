@@ -126,18 +126,28 @@ absl::StatusOr<std::vector<EpochRow>> Trainer::TrainOneBatchSize(int64_t batch) 
   }
   std::vector<EpochRow> rows;
   for (int64_t epoch = 1; epoch <= config_.epochs && run.steps_left > 0; ++epoch) {
-    RETURN_IF_ERROR(AgreeOnShares(run));
+    RETURN_IF_ERROR(AgreeOnShares(run, epoch));
     ASSIGN_OR_RETURN(EpochRow row, TrainOneEpoch(run, epoch));
     if (is_root()) {
       RETURN_IF_ERROR(FinishEpoch(run, row));
       rows.push_back(row);
+      if (observer_) observer_->OnEpochRow(row, RankWindows(run.tracker, run.shares));
     }
   }
   return rows;
 }
 
-absl::Status Trainer::AgreeOnShares(BatchRun& run) {
-  if (is_root() && config_.rebalance) {
+absl::Status Trainer::AgreeOnShares(BatchRun& run, int64_t epoch) {
+  // An observer's plan (the coordinator's, in pool mode) comes first.
+  const std::optional<std::vector<int64_t>> planned =
+      is_root() && observer_ ? UsableShares(observer_->SharesFor(run.batch, epoch), run.batch, comm_.size())
+                             : std::nullopt;
+  if (planned && *planned != run.shares) {
+    spdlog::info("global batch {} epoch {}: shares {} -> {} (planned)", run.batch, epoch,
+                 absl::StrJoin(run.shares, "/"), absl::StrJoin(*planned, "/"));
+    run.shares = *planned;
+    run.tracker.ResetWindow();
+  } else if (!planned && is_root() && config_.rebalance) {
     if (auto better = PlanRebalance(run.tracker, run.shares, run.batch)) {
       spdlog::info("rebalancing global batch {}: shares {} -> {} (by measured throughput)", run.batch,
                    absl::StrJoin(run.shares, "/"), absl::StrJoin(*better, "/"));
@@ -160,6 +170,7 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run, int64_t epoch) {
   const int64_t flags_before = run.tracker.flag_count();
   const double epoch_start = clock_.NowSeconds();
   for (int64_t step = 0; step < steps; ++step) {
+    if (observer_) RETURN_IF_ERROR(StopPoint(comm_, *observer_, comm_options_, run.batch, epoch, step + 1));
     const double t0 = clock_.NowSeconds();
     std::optional<Tensor> real = loader.Next();
     if (!real.has_value()) return absl::InternalError("data loader ended before the epoch's last step");
@@ -192,9 +203,16 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run, int64_t epoch) {
     for (const StragglerEvent& e : run.tracker.TakeNewEvents()) {
       spdlog::warn("{}", DescribeEvent(e));
       RETURN_IF_ERROR(folder_->AppendStragglerRow(e, run.batch, epoch));
+      if (observer_) observer_->OnStraggler(e, run.batch, epoch);
     }
     acc.AddStep(clock_.NowSeconds() - t0, data_wait, r.allreduce_s, d_loss, g_loss);
     progress.MaybePrint(run.batch, epoch, config_.epochs, step + 1, steps, acc);
+    if (observer_) {
+      observer_->OnStep({.batch_size = run.batch, .epoch = epoch, .step = step + 1, .steps_in_epoch = steps,
+                         .global_step = run.global_step, .step_seconds = clock_.NowSeconds() - t0,
+                         .samples_per_s = acc.RecentSamplesPerSecond(), .d_loss = acc.mean_d_loss(),
+                         .g_loss = acc.mean_g_loss()});
+    }
   }
   run.steps_left -= steps;
   EpochRow row = acc.Finish(clock_.NowSeconds() - epoch_start, comm_.size(), run.tracker.flag_count() - flags_before);

@@ -19,6 +19,7 @@
 #include "worker/train/epoch_metrics.h"
 #include "worker/train/run_folder.h"
 #include "worker/train/train_config.h"
+#include "worker/train/train_observer.h"
 
 namespace gantry {
 
@@ -33,11 +34,15 @@ class Trainer {
   // epochs.csv); other ranks return an empty list.
   absl::StatusOr<std::vector<EpochRow>> Run();
 
+  // Follows (and may steer or stop) the run; see train_observer.h. Set it on every rank
+  // or on none, before Run(). Run() returns CANCELLED when the observers stop it.
+  void set_observer(TrainObserver* observer) { observer_ = observer; }
+
  private:
   struct BatchRun;
   absl::StatusOr<std::vector<EpochRow>> TrainOneBatchSize(int64_t batch);
   absl::StatusOr<EpochRow> TrainOneEpoch(BatchRun& run, int64_t epoch);
-  absl::Status AgreeOnShares(BatchRun& run);
+  absl::Status AgreeOnShares(BatchRun& run, int64_t epoch);
   absl::Status FinishEpoch(BatchRun& run, const EpochRow& row);
   // Rank 0: a warning per skipped network step (the first few per batch size).
   void ReportSkips(BatchRun& run, const DataParallelStepResult& r, int64_t epoch, int64_t step);
@@ -51,6 +56,7 @@ class Trainer {
   const Clock& clock_;
   Backend& backend_;
   CommOptions comm_options_;
+  TrainObserver* observer_ = nullptr;  // not owned; null: nobody follows the run
 };
 
 // A fixed-width table of the rows (one line per epoch) for the terminal.

@@ -1,0 +1,65 @@
+#include "worker/serve/pool_collectives.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace gantry {
+namespace {
+
+constexpr size_t kHostNameBytes = 128;  // the coordinator's bound on a host entry
+
+}  // namespace
+
+absl::StatusOr<PoolCommand> ShareCommand(Communicator& comm, const PoolCommand& mine, bool stopping,
+                                         const CommOptions& opts) {
+  float stops = stopping ? 1.0f : 0.0f;
+  RETURN_IF_ERROR(comm.AllReduceSum(&stops, 1, opts));
+  std::string payload;
+  std::array<int64_t, 3> header{mine.kind, 0, mine.exit_code};
+  if (comm.rank() == 0 && mine.kind == PoolCommand::kRunJob) {
+    payload = mine.job.SerializeAsString();
+    header[1] = static_cast<int64_t>(payload.size());
+  }
+  RETURN_IF_ERROR(comm.Broadcast(header.data(), sizeof(header), 0, opts));
+  PoolCommand command;
+  command.kind = static_cast<PoolCommand::Kind>(header[0]);
+  command.exit_code = header[2];
+  if (header[1] > 0) {
+    payload.resize(static_cast<size_t>(header[1]));
+    RETURN_IF_ERROR(comm.Broadcast(payload.data(), header[1], 0, opts));
+    if (!command.job.ParseFromString(payload)) {
+      return absl::InternalError(absl::StrCat("rank ", comm.rank(), ": the job rank 0 sent does not parse"));
+    }
+  }
+  if (stops > 0) {
+    command.kind = PoolCommand::kStop;
+    command.signalled = true;
+  }
+  return command;
+}
+
+absl::StatusOr<bool> EveryRankOk(Communicator& comm, bool ok, const CommOptions& opts) {
+  float failures = ok ? 0.0f : 1.0f;
+  RETURN_IF_ERROR(comm.AllReduceSum(&failures, 1, opts));
+  return failures == 0.0f;
+}
+
+absl::StatusOr<std::vector<std::string>> GatherHostNames(Communicator& comm, const CommOptions& opts) {
+  std::array<char, kHostNameBytes> mine{};
+  if (gethostname(mine.data(), mine.size() - 1) != 0) std::strncpy(mine.data(), "unknown", mine.size() - 1);
+  std::vector<char> all(comm.rank() == 0 ? kHostNameBytes * static_cast<size_t>(comm.size()) : 0);
+  RETURN_IF_ERROR(comm.Gather(mine.data(), kHostNameBytes, comm.rank() == 0 ? all.data() : nullptr, 0, opts));
+  std::vector<std::string> hosts;
+  for (int r = 0; comm.rank() == 0 && r < comm.size(); ++r) {
+    const char* entry = all.data() + static_cast<size_t>(r) * kHostNameBytes;
+    hosts.emplace_back(entry, strnlen(entry, kHostNameBytes - 1));
+  }
+  return hosts;
+}
+
+}  // namespace gantry

@@ -1,0 +1,43 @@
+// The pool mode's TrainObserver: on rank 0 it turns the trainer's steps, straggler
+// events and epoch rows into reports for the coordinator, takes the coordinator's shard
+// plans, and stops the run when the job is cancelled, gone, or the process was asked to
+// stop; on the other ranks it only passes on a stop signal that process received. The
+// trainer's stop agreement then stops every rank before the same step.
+#pragma once
+
+#include <memory>
+
+#include "worker/serve/job_control.h"
+#include "worker/serve/report_buffer.h"
+#include "worker/serve/report_sender.h"
+#include "worker/train/train_observer.h"
+
+namespace gantry {
+
+// Rank 0.
+class PoolObserver final : public TrainObserver {
+ public:
+  // All must outlive the observer. `plan_wait_seconds` bounds the wait for the
+  // coordinator's plan at an epoch's start.
+  PoolObserver(ReportBuffer& buffer, ReportSender& sender, JobControl& job, double plan_wait_seconds);
+
+  std::optional<std::vector<int64_t>> SharesFor(int64_t batch_size, int64_t epoch) override;
+  void OnStep(const StepProgress& progress) override;
+  void OnStraggler(const StragglerEvent& event, int64_t batch_size, int64_t epoch) override;
+  void OnEpochRow(const EpochRow& row, const std::vector<RankWindow>& windows) override;
+  bool ShouldStop() override;
+
+ private:
+  ReportBuffer& buffer_;
+  ReportSender& sender_;
+  JobControl& job_;
+  const double plan_wait_seconds_;
+};
+
+// Every other rank.
+class FollowerObserver final : public TrainObserver {
+ public:
+  bool ShouldStop() override;
+};
+
+}  // namespace gantry
