@@ -3,12 +3,18 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/check.h"
 
 namespace gantry {
 
 void ByteWriter::Raw(const void* data, size_t size) {
   const auto* p = static_cast<const uint8_t*>(data);
   bytes_.insert(bytes_.end(), p, p + size);
+}
+
+void ByteWriter::PatchU32(size_t offset, uint32_t v) {
+  CHECK_LE(offset + sizeof(v), bytes_.size()) << "patch beyond the written bytes";
+  std::memcpy(bytes_.data() + offset, &v, sizeof(v));
 }
 
 void ByteWriter::String(const std::string& s) {

@@ -36,6 +36,11 @@ class ByteWriter {
   void Doubles(std::span<const double> values);
   void I64s(std::span<const int64_t> values);
   void Raw(const void* data, size_t size);
+  // Overwrites 4 bytes already written at `offset` (a field whose value is known later).
+  void PatchU32(size_t offset, uint32_t v);
+  // Makes room for `more` further bytes at once (large arrays: one allocation).
+  void Reserve(size_t more) { bytes_.reserve(bytes_.size() + more); }
+  size_t size() const { return bytes_.size(); }
 
   const std::vector<uint8_t>& bytes() const { return bytes_; }
   std::vector<uint8_t> Take() { return std::move(bytes_); }

@@ -73,6 +73,7 @@ int64_t LayoutNumel(const std::vector<LayoutEntry>& layout) {
 }
 
 void PutNetwork(ByteWriter& w, const NetworkState& n) {
+  w.Reserve((n.params.size() + n.buffers.size()) * sizeof(float) + 4096);
   PutLayout(w, n.param_layout);
   PutLayout(w, n.buffer_layout);
   w.Floats(n.params);
@@ -99,6 +100,9 @@ absl::Status CheckNetwork(const NetworkState& n, const std::string& source) {
 }
 
 void PutOptimizer(ByteWriter& w, const OptimizerState& o) {
+  size_t values = 0;
+  for (const std::vector<float>& b : o.buffers) values += b.size();
+  w.Reserve(values * sizeof(float) + 256);
   w.String(o.kind);
   w.I64(o.steps_taken);
   w.U64(o.buffers.size());

@@ -80,21 +80,25 @@ uint32_t Crc32(std::span<const uint8_t> bytes) {
 }
 
 std::vector<uint8_t> FrameCheckpoint(const std::vector<SectionBytes>& sections) {
-  ByteWriter payload;
-  for (const SectionBytes& s : sections) {
-    payload.U32(static_cast<uint32_t>(s.tag));
-    payload.U32(0);
-    payload.U64(s.bytes.size());
-    payload.Raw(s.bytes.data(), s.bytes.size());
-  }
+  size_t payload_bytes = 0;
+  for (const SectionBytes& s : sections) payload_bytes += kSectionFrameBytes + s.bytes.size();
   ByteWriter file;
+  file.Reserve(kCheckpointHeaderBytes + payload_bytes);  // one allocation for a file of tens of MiB
   file.Raw(kMagic, sizeof(kMagic));
   file.U32(kCheckpointVersion);
   file.U32(static_cast<uint32_t>(kCheckpointHeaderBytes));
-  file.U64(payload.bytes().size());
-  file.U32(Crc32(payload.bytes()));
-  file.U32(Crc32(std::span<const uint8_t>(file.bytes().data(), kHeaderCrcOffset)));
-  file.Raw(payload.bytes().data(), payload.bytes().size());
+  file.U64(payload_bytes);
+  file.U32(0);  // payload CRC, patched below
+  file.U32(0);  // header CRC, patched below
+  for (const SectionBytes& s : sections) {
+    file.U32(static_cast<uint32_t>(s.tag));
+    file.U32(0);
+    file.U64(s.bytes.size());
+    file.Raw(s.bytes.data(), s.bytes.size());
+  }
+  const std::span<const uint8_t> all(file.bytes());
+  file.PatchU32(kHeaderCrcOffset - 4, Crc32(all.subspan(kCheckpointHeaderBytes)));
+  file.PatchU32(kHeaderCrcOffset, Crc32(all.first(kHeaderCrcOffset)));
   return file.Take();
 }
 
