@@ -3,6 +3,7 @@
 //   gantry-worker train --dataset mnist --data-dir DIR --epochs 3 --batch-size 64 --out RUN
 //   gantry-worker train --config run.yaml [--flag value ...]   (flags override the file)
 //   gantry-worker train --resume RUN                            (continue from RUN's newest checkpoint)
+//   gantry-worker inspect-checkpoint RUN|FILE                   (check a checkpoint, print it as JSON)
 //   mpirun -np 2 gantry-worker train ...                        (synchronous data parallel)
 //
 // Under mpirun, rank 0's flags are the run's: rank 0 validates them and broadcasts them,
@@ -26,6 +27,7 @@
 #include "worker/comm/local_communicator.h"
 #include "worker/comm/mpi_communicator.h"
 #include "worker/data/mnist_dataset.h"
+#include "worker/train/checkpoint_summary.h"
 #include "worker/train/resume.h"
 #include "worker/train/run_folder.h"
 #include "worker/train/run_manifest.h"
@@ -198,10 +200,20 @@ int main(int argc, char** argv) {
     flags[s.name] = s.is_flag ? train->add_flag("--" + s.name + "{true}", flag_values[s.name], help)
                               : train->add_option("--" + s.name, flag_values[s.name], help);
   }
+  CLI::App* inspect = app.add_subcommand(
+      "inspect-checkpoint", "check a checkpoint (as --resume would) and print what it holds, as JSON; exit 2 if damaged");
+  std::string inspect_path;
+  inspect->add_option("PATH", inspect_path, "a checkpoint file, or a run folder (its newest checkpoint)")->required();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (inspect->parsed()) {
+    const absl::StatusOr<std::string> summary = CheckpointSummaryJson(inspect_path);
+    if (!summary.ok()) std::fprintf(stderr, "error: %s\n", std::string(summary.status().message()).c_str());
+    if (summary.ok()) std::fputs(summary->c_str(), stdout);
+    return summary.ok() ? 0 : kExitUsage;
   }
 
   // Every rank parses its own command line (so --help works anywhere), but only rank 0's
