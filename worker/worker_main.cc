@@ -19,6 +19,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/clock.h"
 #include "common/file_io.h"
 #include "spdlog/sinks/basic_file_sink.h"
@@ -189,8 +190,8 @@ int main(int argc, char** argv) {
   train->add_option("--config", config_path, "YAML or JSON run file of setting: value pairs");
   train->add_option("--resume", resume_dir,
                     "continue the run in folder RUN from its newest usable checkpoint, with the settings in "
-                    "RUN/run.json (only --data-dir, --progress-seconds, --comm-timeout, --checkpoint-every-steps and "
-                    "--keep-checkpoints may be given with it); a finished run is reported and left as it is")
+                    "RUN/run.json (only --" + absl::StrJoin(ResumeOverridableSettings(), ", --") +
+                        " may be given with it); a finished run is reported and left as it is")
       ->option_text("RUN");
   std::map<std::string, std::string> flag_values;
   std::map<std::string, CLI::Option*> flags;
