@@ -73,7 +73,8 @@ TrainingState NewestState(const TrainConfig& c, int64_t images) {
   return loaded->state;
 }
 
-void ExpectSameRun(const TrainConfig& straight, const TrainConfig& resumed, int64_t images) {
+void ExpectSameRun(const TrainConfig& straight, const TrainConfig& resumed, int64_t images,
+                   const std::string& last_samples = "samples/epoch_002.npy") {
   const TrainingState a = NewestState(straight, images);
   const TrainingState b = NewestState(resumed, images);
   EXPECT_TRUE(SameBits(a.g.params, b.g.params));
@@ -89,25 +90,25 @@ void ExpectSameRun(const TrainConfig& straight, const TrainConfig& resumed, int6
   EXPECT_EQ(a.d_scaler, b.d_scaler);
   EXPECT_EQ(a.position, b.position);  // the noise stream's state included
   EXPECT_EQ(CsvWithoutTiming(straight.out + "/epochs.csv"), CsvWithoutTiming(resumed.out + "/epochs.csv"));
-  EXPECT_EQ(ReadAll(straight.out + "/samples/epoch_002.npy"), ReadAll(resumed.out + "/samples/epoch_002.npy"));
+  EXPECT_EQ(ReadAll(straight.out + "/" + last_samples), ReadAll(resumed.out + "/" + last_samples));
+  EXPECT_FALSE(ReadAll(resumed.out + "/" + last_samples).empty());
 }
 
 // 24 images in batches of 4: 6 steps per epoch, 2 epochs; checkpoints after steps 4
-// (mid epoch 1), 6 (end of epoch 1), 8 (mid epoch 2) and 12 (the end).
+// (mid epoch 1), 6 (end of epoch 1), 8 (mid epoch 2) and 12 (the end). Killed after
+// step 9, the run resumes from step 8.
 TEST(Resume, MidEpochCheckpointsResumeBitIdentically) {
   const ImageDataset data = testing::TinyImages(24);
   const TrainConfig straight = QuickRunConfig(FreshTestDir("straight") + "/run");
   ASSERT_TRUE(RunProcess(straight, data, false).ok());
 
   const TrainConfig c = QuickRunConfig(FreshTestDir("mid_epoch") + "/run");
-  EXPECT_EQ(RunProcess(c, data, false, 5).status().code(), absl::StatusCode::kAborted);
-  EXPECT_FALSE(std::filesystem::exists(c.out + "/epochs.csv"));
-  // Resumed at step 4 (epoch 1, step 4 of 6), and killed again after step 9.
-  EXPECT_EQ(RunProcess(c, data, true, 5).status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(RunProcess(c, data, false, 9).status().code(), absl::StatusCode::kAborted);
   const SweepPosition at = NewestState(c, 24).position;
   EXPECT_EQ(at.run_step, 8);
   EXPECT_EQ(at.epoch, 2);
   EXPECT_EQ(at.step_in_epoch, 2);
+  EXPECT_THAT(ReadAll(c.out + "/epochs.csv"), HasSubstr("\n4,1,"));
   // Resumed at step 8 (epoch 2, step 2 of 6): the rest of epoch 2 from the same permutation.
   absl::StatusOr<std::vector<EpochRow>> rows = RunProcess(c, data, true);
   ASSERT_TRUE(rows.ok()) << rows.status();
@@ -149,6 +150,31 @@ TEST(Resume, EpochEndCheckpointResumesBitIdenticallyWithLossScaling) {
   const TrainingState end = NewestState(c, 24);
   EXPECT_EQ(end.rows[0].skipped_steps_d, 1);  // the forced overflow at step 5
   EXPECT_TRUE(RunFinished(end, c));
+}
+
+// A sweep killed in its second batch size, after the first one's last checkpoint:
+// the resume finds the first batch size done and starts the second from its seed.
+TEST(Resume, ASweepResumesAtTheNextBatchSize) {
+  const ImageDataset data = testing::TinyImages(16);
+  auto config = [](const std::string& name) {
+    TrainConfig c = QuickRunConfig(FreshTestDir(name) + "/run");
+    c.batch_sizes = {4, 8};  // 4 steps, then 2 steps
+    c.epochs = 1;
+    c.checkpoint_every_steps = 0;
+    return c;
+  };
+  const TrainConfig straight = config("sweep_straight");
+  ASSERT_TRUE(RunProcess(straight, data, false).ok());
+  const TrainConfig c = config("sweep");
+  EXPECT_EQ(RunProcess(c, data, false, 5).status().code(), absl::StatusCode::kAborted);
+  const TrainingState at = NewestState(c, 16);
+  EXPECT_EQ(at.position.batch_index, 0);
+  EXPECT_FALSE(RunFinished(at, c));
+  absl::StatusOr<std::vector<EpochRow>> rows = RunProcess(c, data, true);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[1].batch_size, 8);
+  ExpectSameRun(straight, c, 16, "samples/b0008/epoch_001.npy");
 }
 
 TEST(Resume, EveryRankGetsTheCheckpointOrTheSameError) {
