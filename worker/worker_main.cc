@@ -13,28 +13,21 @@
 // file, configuration, data, or nothing to resume from; 1 failed while running (under
 // mpirun the whole job is aborted, so mpirun exits non-zero).
 #include <cstdio>
-#include <ctime>
 #include <map>
 #include <memory>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/clock.h"
-#include "common/file_io.h"
 #include "spdlog/sinks/basic_file_sink.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "worker/comm/local_communicator.h"
 #include "worker/comm/mpi_communicator.h"
-#include "worker/data/mnist_dataset.h"
 #include "worker/train/checkpoint_summary.h"
 #include "worker/train/resume.h"
-#include "worker/train/run_folder.h"
-#include "worker/train/run_manifest.h"
-#include "worker/train/shared_settings.h"
-#include "worker/train/timing_report.h"
 #include "worker/train/train_config.h"
+#include "worker/train/train_job.h"
 #include "worker/train/trainer.h"
 
 namespace gantry {
@@ -42,14 +35,6 @@ namespace {
 
 constexpr int kExitUsage = 2;
 constexpr int kExitFailure = 1;
-
-std::string DefaultRunFolder() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  return absl::StrFormat("runs/%04d%02d%02d-%02d%02d%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                         tm.tm_min, tm.tm_sec);
-}
 
 // Rank 0 logs to the console and log.txt (when it has a run folder; appended to on
 // resume); other ranks log warnings and errors to the console only, tagged with their rank.
@@ -91,87 +76,28 @@ absl::StatusOr<Group> JoinGroup(int* argc, char*** argv) {
   return g;
 }
 
-// Rank 0: timing.md and the closing summary.
-int Report(const std::vector<EpochRow>& rows, const RunFolder& folder, const TrainConfig& config, int world_size) {
-  const std::string timing = TimingMarkdown(rows, world_size, DescribePrecision(config.mixed, world_size));
-  if (absl::Status s = WriteFileAtomically(folder.File("timing.md"), timing); !s.ok()) {
-    spdlog::error("{}", std::string(s.message()));
-    return kExitFailure;
-  }
-  std::printf("\n%s\n%s\n", FormatEpochTable(rows).c_str(), timing.c_str());
-  spdlog::info("run folder: {} (epochs.csv, timing.md, samples/, checkpoints/, run.json, log.txt)", folder.path());
-  spdlog::info("timing table: {}", folder.File("timing.md"));
-  spdlog::info("samples: {}", folder.File("samples"));
-  return 0;
-}
-
-// `resume`: the settings came from a run folder's run.json, whose run is continued.
-int Train(Group& group, const absl::StatusOr<RawSettings>& settings, bool resume) {
-  Communicator& comm = group.comm();
-  const bool root = comm.rank() == 0;
-  CommOptions opts;
-  opts.timeout_seconds = 600;  // start-up: other ranks may still be loading data
-  absl::StatusOr<SharedSettings> shared = ShareSettings(comm, settings, opts);
-  if (!shared.ok()) {
-    if (root) std::fprintf(stderr, "error: %s\n", std::string(shared.status().message()).c_str());
-    return kExitUsage;
-  }
-  TrainConfig& config = shared->config;
-  if (config.out.empty()) config.out = shared->raw["out"] = DefaultRunFolder();
-
-  std::optional<RunFolder> folder;
-  absl::Status folder_status;
-  if (root) {
-    absl::StatusOr<RunFolder> opened = resume ? RunFolder::Open(config.out) : RunFolder::Create(config.out);
-    if (opened.ok()) folder.emplace(*opened);
-    folder_status = opened.status();
-  }
-  SetUpLogging(comm.rank(), folder ? folder->File("log.txt") : "");
-  if (!folder_status.ok()) spdlog::error("{}", std::string(folder_status.message()));
-  absl::StatusOr<bool> agreed = AllRanksOk(comm, folder_status.ok(), opts);
-  if (!agreed.ok() || !*agreed) return kExitUsage;
-
-  const std::string data_dir = EffectiveDataDir(config);
-  if (root) spdlog::info("loading {} from {} on {} rank(s)", config.dataset, data_dir, comm.size());
-  absl::StatusOr<ImageDataset> data = LoadMnistDir(data_dir, /*train=*/true);
-  if (!data.ok()) spdlog::error("{}", std::string(data.status().message()));
-  agreed = AllRanksOk(comm, data.ok(), opts);
-  if (!agreed.ok() || !*agreed) return kExitUsage;
-  KeepFirstImages(*data, config.limit_images);
-
-  Backend& backend = CpuBackend();
-  std::optional<TrainingState> state;
-  if (resume) {
-    const CheckpointStore store(root ? folder->CheckpointDir() : "");
-    absl::StatusOr<TrainingState> loaded =
-        ShareNewestCheckpoint(comm, root ? &store : nullptr, ExpectationsFor(config, data->count), opts);
-    if (!loaded.ok()) {  // the same on every rank: no abort needed
-      if (root) spdlog::error("cannot resume {}: {}", config.out, std::string(loaded.status().message()));
+// Runs the job and turns its end into the exit code.
+int Train(Group& group, const TrainJobRequest& request) {
+  const TrainJobResult r = RunTrainJob(group.comm(), request, SetUpLogging);
+  const bool root = group.comm().rank() == 0;
+  const std::string message(r.status.message());
+  switch (r.end) {
+    case TrainJobEnd::kRefused:
+      if (root || !absl::IsAborted(r.status)) spdlog::error("{}", message);
       return kExitUsage;
-    }
-    if (RunFinished(*loaded, config)) {
-      if (!root) return 0;
-      spdlog::info("{} already finished ({} epoch rows); nothing to train", config.out, loaded->rows.size());
-      const absl::Status s = folder->ResetRows(loaded->rows, loaded->straggler_rows);
-      if (!s.ok()) spdlog::error("{}", std::string(s.message()));
-      return s.ok() ? Report(loaded->rows, *folder, config, comm.size()) : kExitFailure;
-    }
-    state = std::move(*loaded);
-  } else if (root) {
-    const std::string manifest = RunManifestJson(config, shared->raw, data_dir, data->count,
-                                                 std::string(backend.name()), comm.size(), comm.backend_name());
-    if (absl::Status s = folder->WriteRunJson(manifest); !s.ok()) {
-      spdlog::error("{}", std::string(s.message()));
-      group.Exit(kExitFailure);
-    }
+    case TrainJobEnd::kFailed:
+      spdlog::error("{}", message);
+      group.Exit(absl::IsInvalidArgument(r.status) ? kExitUsage : kExitFailure);
+    case TrainJobEnd::kTrained:
+    case TrainJobEnd::kAlreadyFinished:
+      break;
   }
-  Trainer trainer(config, *data, folder ? &*folder : nullptr, comm, Clock::Real(), backend);
-  absl::StatusOr<std::vector<EpochRow>> rows = trainer.Run(state ? &*state : nullptr);
-  if (!rows.ok()) {
-    spdlog::error("{}", std::string(rows.status().message()));
-    group.Exit(absl::IsInvalidArgument(rows.status()) ? kExitUsage : kExitFailure);
-  }
-  return root ? Report(*rows, *folder, config, comm.size()) : 0;
+  if (!root) return 0;
+  std::printf("\n%s\n%s\n", FormatEpochTable(r.rows).c_str(), r.timing_markdown.c_str());
+  spdlog::info("run folder: {} (epochs.csv, timing.md, samples/, checkpoints/, run.json, log.txt)", r.config.out);
+  spdlog::info("timing table: {}/timing.md", r.config.out);
+  spdlog::info("samples: {}/samples", r.config.out);
+  return 0;
 }
 
 }  // namespace
@@ -245,5 +171,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(group.status().message()).c_str());
     return 1;
   }
-  return Train(*group, settings, !resume_dir.empty());
+  return Train(*group, TrainJobRequest{settings, !resume_dir.empty()});
 }

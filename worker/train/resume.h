@@ -1,5 +1,7 @@
 // Resuming a run folder: `gantry-worker train --resume RUN`, and what a worker pool
-// does with a job that comes back to the queue. On every rank of the group:
+// does with a job that comes back to the queue. RunTrainJob (train_job.h) does all of
+// the following when asked to resume; the parts are here for callers that need them
+// one by one. On every rank of the group:
 //
 //   1. Rank 0: ResumeSettings(RUN, overrides) gives the run's own settings (from
 //      RUN/run.json). Share and resolve them as a new run's settings are shared, so
