@@ -2,36 +2,33 @@
 //
 //   gantry-worker train --dataset mnist --data-dir DIR --epochs 3 --batch-size 64 --out RUN
 //   gantry-worker train --config run.yaml [--flag value ...]   (flags override the file)
-//   mpirun -np 2 gantry-worker train ...                        (synchronous data parallel)
+//   gantry-worker train --resume RUN                            (continue from RUN's newest checkpoint)
 //   mpirun -np 2 gantry-worker serve --coordinator HOST:PORT     (a worker pool; worker/serve)
+//   gantry-worker inspect-checkpoint RUN|FILE                   (check a checkpoint, print it as JSON)
+//   mpirun -np 2 gantry-worker train ...                        (synchronous data parallel)
 //
 // Under mpirun, rank 0's flags are the run's: rank 0 validates them and broadcasts them,
 // so no rank can run with a different setting. Rank 0 writes the run folder.
 //
-// Exit codes: 0 trained; 2 bad flags, run file, configuration or data; 1 failed while
-// running (under mpirun the whole job is aborted, so mpirun exits non-zero).
+// Exit codes: 0 trained, or --resume found the run already finished; 2 bad flags, run
+// file, configuration, data, or nothing to resume from; 1 failed while running (under
+// mpirun the whole job is aborted, so mpirun exits non-zero).
 #include <cstdio>
-#include <ctime>
 #include <map>
 #include <memory>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
-#include "common/clock.h"
-#include "common/file_io.h"
-#include "nlohmann/json.hpp"
+#include "absl/strings/str_join.h"
 #include "spdlog/sinks/basic_file_sink.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "worker/comm/local_communicator.h"
 #include "worker/comm/mpi_communicator.h"
-#include "worker/data/mnist_dataset.h"
-#include "worker/serve/serve_command.h"
-#include "worker/tensor/backend_registry.h"
-#include "worker/train/run_folder.h"
-#include "worker/train/run_manifest.h"
-#include "worker/train/timing_report.h"
+#include "worker/train/checkpoint_summary.h"
+#include "worker/train/resume.h"
 #include "worker/train/train_config.h"
+#include "worker/train/train_job.h"
 #include "worker/train/trainer.h"
 
 namespace gantry {
@@ -40,16 +37,8 @@ namespace {
 constexpr int kExitUsage = 2;
 constexpr int kExitFailure = 1;
 
-std::string DefaultRunFolder() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&t, &tm);
-  return absl::StrFormat("runs/%04d%02d%02d-%02d%02d%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                         tm.tm_min, tm.tm_sec);
-}
-
-// Rank 0 logs to the console and log.txt (when it has a run folder); other ranks log
-// warnings and errors to the console only, tagged with their rank.
+// Rank 0 logs to the console and log.txt (when it has a run folder; appended to on
+// resume); other ranks log warnings and errors to the console only, tagged with their rank.
 void SetUpLogging(int rank, const std::string& log_path) {
   auto console = std::make_shared<spdlog::sinks::stdout_color_sink_mt>();
   std::vector<spdlog::sink_ptr> sinks{console};
@@ -60,13 +49,6 @@ void SetUpLogging(int rank, const std::string& log_path) {
   logger->set_level(rank == 0 ? spdlog::level::info : spdlog::level::warn);
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
-}
-
-// Keeps only the first `count` images (--limit-images), for quick runs.
-void KeepFirstImages(ImageDataset& data, int64_t count) {
-  data.pixels.resize(static_cast<size_t>(count * data.sample_numel()));
-  data.labels.resize(static_cast<size_t>(count));
-  data.count = count;
 }
 
 // The process's rank group: MPI under mpirun, else a group of one.
@@ -95,93 +77,27 @@ absl::StatusOr<Group> JoinGroup(int* argc, char*** argv) {
   return g;
 }
 
-// Rank 0 sends its resolved settings (or its error) to every rank; returns the same
-// configuration on all ranks, or the error on all ranks.
-absl::StatusOr<TrainConfig> ShareConfig(Communicator& comm, const absl::StatusOr<RawSettings>& mine,
-                                        const CommOptions& opts) {
-  std::string payload;
-  if (comm.rank() == 0) {
-    nlohmann::json j;
-    if (mine.ok()) {
-      j["settings"] = *mine;
-    } else {
-      j["error"] = std::string(mine.status().message());
-    }
-    payload = j.dump();
-  }
-  int64_t size = static_cast<int64_t>(payload.size());
-  if (absl::Status s = comm.Broadcast(&size, sizeof(size), 0, opts); !s.ok()) return s;
-  payload.resize(static_cast<size_t>(size));
-  if (absl::Status s = comm.Broadcast(payload.data(), size, 0, opts); !s.ok()) return s;
-  const nlohmann::json j = nlohmann::json::parse(payload);
-  if (j.contains("error")) return absl::InvalidArgumentError(j["error"].get<std::string>());
-  return ResolveTrainConfig(j["settings"].get<RawSettings>());
-}
-
-// True on every rank when every rank's `ok` is true.
-absl::StatusOr<bool> AllRanksOk(Communicator& comm, bool ok, const CommOptions& opts) {
-  float failures = ok ? 0.0f : 1.0f;
-  if (absl::Status s = comm.AllReduceSum(&failures, 1, opts); !s.ok()) return s;
-  return failures == 0.0f;
-}
-
-int Train(Group& group, const absl::StatusOr<RawSettings>& settings) {
-  Communicator& comm = group.comm();
-  const bool root = comm.rank() == 0;
-  CommOptions opts;
-  opts.timeout_seconds = 600;  // start-up: other ranks may still be loading data
-  absl::StatusOr<TrainConfig> config = ShareConfig(comm, settings, opts);
-  if (!config.ok()) {
-    if (root) std::fprintf(stderr, "error: %s\n", std::string(config.status().message()).c_str());
-    return kExitUsage;
-  }
-  if (config->out.empty()) config->out = DefaultRunFolder();
-
-  std::optional<RunFolder> folder;
-  absl::Status folder_status;
-  if (root) {
-    absl::StatusOr<RunFolder> created = RunFolder::Create(config->out);
-    if (created.ok()) folder.emplace(*created);
-    folder_status = created.status();
-  }
-  SetUpLogging(comm.rank(), folder ? folder->File("log.txt") : "");
-  if (!folder_status.ok()) spdlog::error("{}", std::string(folder_status.message()));
-  absl::StatusOr<bool> agreed = AllRanksOk(comm, folder_status.ok(), opts);
-  if (!agreed.ok() || !*agreed) return kExitUsage;
-
-  const std::string data_dir = EffectiveDataDir(*config);
-  if (root) spdlog::info("loading {} from {} on {} rank(s)", config->dataset, data_dir, comm.size());
-  absl::StatusOr<ImageDataset> data = LoadMnistDir(data_dir, /*train=*/true);
-  if (!data.ok()) spdlog::error("{}", std::string(data.status().message()));
-  agreed = AllRanksOk(comm, data.ok(), opts);
-  if (!agreed.ok() || !*agreed) return kExitUsage;
-  if (config->limit_images > 0 && config->limit_images < data->count) KeepFirstImages(*data, config->limit_images);
-
-  Backend& backend = *FindBackend(config->kernels);  // validated by ResolveTrainConfig
-  if (root) {
-    const std::string manifest =
-        RunManifestJson(*config, data_dir, data->count, std::string(backend.name()), comm.size(), comm.backend_name());
-    if (absl::Status s = folder->WriteRunJson(manifest); !s.ok()) {
-      spdlog::error("{}", std::string(s.message()));
-      group.Exit(kExitFailure);
-    }
-  }
-  Trainer trainer(*config, *data, folder ? &*folder : nullptr, comm, Clock::Real(), backend);
-  absl::StatusOr<std::vector<EpochRow>> rows = trainer.Run();
-  if (!rows.ok()) {
-    spdlog::error("{}", std::string(rows.status().message()));
-    group.Exit(absl::IsInvalidArgument(rows.status()) ? kExitUsage : kExitFailure);
+// Runs the job and turns its end into the exit code.
+int Train(Group& group, const TrainJobRequest& request) {
+  const TrainJobResult r = RunTrainJob(group.comm(), request, SetUpLogging);
+  const bool root = group.comm().rank() == 0;
+  const std::string message(r.status.message());
+  switch (r.end) {
+    case TrainJobEnd::kRefused:
+      if (root || !absl::IsAborted(r.status)) spdlog::error("{}", message);
+      return kExitUsage;
+    case TrainJobEnd::kFailed:
+      spdlog::error("{}", message);
+      group.Exit(absl::IsInvalidArgument(r.status) ? kExitUsage : kExitFailure);
+    case TrainJobEnd::kTrained:
+    case TrainJobEnd::kAlreadyFinished:
+      break;
   }
   if (!root) return 0;
-  const std::string timing = TimingMarkdown(*rows, comm.size(), DescribePrecision(config->mixed, comm.size()));
-  if (absl::Status s = WriteFileAtomically(folder->File("timing.md"), timing); !s.ok()) {
-    spdlog::error("{}", std::string(s.message()));
-    return kExitFailure;
-  }
-  std::printf("\n%s\n%s\n", FormatEpochTable(*rows).c_str(), timing.c_str());
-  spdlog::info("run folder: {} (epochs.csv, timing.md, samples/, run.json, log.txt)", folder->path());
-  spdlog::info("timing table: {}", folder->File("timing.md"));
-  spdlog::info("samples: {}", folder->File("samples"));
+  std::printf("\n%s\n%s\n", FormatEpochTable(r.rows).c_str(), r.timing_markdown.c_str());
+  spdlog::info("run folder: {} (epochs.csv, timing.md, samples/, checkpoints/, run.json, log.txt)", r.config.out);
+  spdlog::info("timing table: {}/timing.md", r.config.out);
+  spdlog::info("samples: {}/samples", r.config.out);
   return 0;
 }
 
@@ -195,10 +111,15 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("gantry-worker ") + GANTRY_VERSION);
 
   CLI::App* train = app.add_subcommand("train", "train a model and write its run folder");
-  std::string config_path;
+  std::string config_path, resume_dir;
   // Not checked for existence here: only rank 0 reads it (other hosts may lack it), and
   // ReadRunFile reports a missing file by name.
   train->add_option("--config", config_path, "YAML or JSON run file of setting: value pairs");
+  train->add_option("--resume", resume_dir,
+                    "continue the run in folder RUN from its newest usable checkpoint, with the settings in "
+                    "RUN/run.json (only --" + absl::StrJoin(ResumeOverridableSettings(), ", --") +
+                        " may be given with it); a finished run is reported and left as it is")
+      ->option_text("RUN");
   std::map<std::string, std::string> flag_values;
   std::map<std::string, CLI::Option*> flags;
   for (const SettingInfo& s : TrainSettings()) {
@@ -207,22 +128,42 @@ int main(int argc, char** argv) {
     flags[s.name] = s.is_flag ? train->add_flag("--" + s.name + "{true}", flag_values[s.name], help)
                               : train->add_option("--" + s.name, flag_values[s.name], help);
   }
+  CLI::App* inspect = app.add_subcommand(
+      "inspect-checkpoint", "check a checkpoint (as --resume would) and print what it holds, as JSON; exit 2 if damaged");
+  std::string inspect_path;
+  inspect->add_option("PATH", inspect_path, "a checkpoint file, or a run folder (its newest checkpoint)")->required();
   ServeCommand serve(app);  // `gantry-worker serve`: the worker pool mode (worker/serve)
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  if (inspect->parsed()) {
+    const absl::StatusOr<std::string> summary = CheckpointSummaryJson(inspect_path);
+    if (!summary.ok()) std::fprintf(stderr, "error: %s\n", std::string(summary.status().message()).c_str());
+    if (summary.ok()) std::fputs(summary->c_str(), stdout);
+    return summary.ok() ? 0 : kExitUsage;
+  }
   if (serve.selected()) return serve.Run(&argc, &argv);
 
   // Every rank parses its own command line (so --help works anywhere), but only rank 0's
-  // result is used; ShareConfig hands it to the others.
-  absl::StatusOr<RawSettings> settings = RawSettings{};
-  if (!config_path.empty()) settings = ReadRunFile(config_path);
-  if (settings.ok()) {
-    for (const auto& [name, option] : flags) {
-      if (option->count() > 0) (*settings)[name] = flag_values[name];
+  // result is used; ShareSettings hands it to the others.
+  RawSettings given;
+  for (const auto& [name, option] : flags) {
+    if (option->count() > 0) given[name] = flag_values[name];
+  }
+  absl::StatusOr<RawSettings> settings = given;
+  if (!resume_dir.empty()) {
+    settings = config_path.empty() ? ResumeSettings(resume_dir, given)
+                                   : absl::InvalidArgumentError("--config cannot be combined with --resume: the run's "
+                                                                "settings come from RUN/run.json");
+  } else if (!config_path.empty()) {
+    settings = ReadRunFile(config_path);
+    if (settings.ok()) {
+      for (const auto& [name, value] : given) (*settings)[name] = value;
     }
+  }
+  if (settings.ok()) {
     if (absl::StatusOr<TrainConfig> checked = ResolveTrainConfig(*settings); !checked.ok()) {
       settings = checked.status();
     }
@@ -233,5 +174,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(group.status().message()).c_str());
     return 1;
   }
-  return Train(*group, settings);
+  return Train(*group, TrainJobRequest{settings, !resume_dir.empty()});
 }

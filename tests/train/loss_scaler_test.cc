@@ -131,5 +131,30 @@ TEST(LossScaler, InvalidConfigurationsNameTheSetting) {
   EXPECT_TRUE(ValidateLossScaleConfig(Dynamic()).ok());
 }
 
+TEST(LossScaler, RestoredStateContinuesTheSameWay) {
+  LossScaler a(Dynamic());
+  for (bool finite : {true, false, true, true}) a.Update(finite);
+  LossScaler b(Dynamic());
+  ASSERT_TRUE(b.Restore(a.state()).ok());
+  EXPECT_EQ(b.state(), a.state());
+  for (bool finite : {true, true, false, true}) EXPECT_EQ(b.Update(finite), a.Update(finite));
+  EXPECT_EQ(b.state(), a.state());
+  EXPECT_EQ(b.scale(), a.scale());
+}
+
+TEST(LossScaler, RestoreRefusesAStateOfOtherSettings) {
+  LossScaler none(LossScaleConfig{});
+  EXPECT_THAT(none.Restore({1024.0f, 0, 0}).message(), HasSubstr("loss scaler (none): cannot take the saved scale 1024"));
+  LossScaleConfig fixed = Dynamic(8.0f);
+  fixed.mode = LossScaleMode::kStatic;
+  LossScaler stat(fixed);
+  EXPECT_FALSE(stat.Restore({16.0f, 0, 0}).ok());
+  EXPECT_TRUE(stat.Restore({8.0f, 0, 2}).ok());
+  LossScaler dyn(Dynamic());
+  EXPECT_FALSE(dyn.Restore({-1.0f, 0, 0}).ok());
+  EXPECT_FALSE(dyn.Restore({std::numeric_limits<float>::infinity(), 0, 0}).ok());
+  EXPECT_EQ(dyn.scale(), 1024.0f);
+}
+
 }  // namespace
 }  // namespace gantry

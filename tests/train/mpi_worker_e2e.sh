@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end gantry-worker runs under `mpirun -np 2` on a slice of Fashion-MNIST (the
 # Debian package scripts/install_deps.sh installs). Usage:
-#   mpi_worker_e2e.sh MPIEXEC WORKER SCENARIO      SCENARIO: sweep | straggler | stuck | overflow
+#   mpi_worker_e2e.sh MPIEXEC WORKER SCENARIO      SCENARIO: sweep | straggler | stuck | overflow | resume
 # Exit 0: pass; 77: skipped (no dataset); anything else: fail, with the reason.
 set -uo pipefail
 mpiexec=$1 worker=$2 scenario=$3
@@ -15,6 +15,10 @@ column() { awk -F, -v name="$1" -v row="$2" 'NR == 1 { for (i = 1; i <= NF; i++)
                                             NR == row + 1 { print $c }' "$out/epochs.csv"; }
 run() { "$mpiexec" --allow-run-as-root --oversubscribe -np 2 "$worker" train --data-dir "$data" --out "$out" \
           --progress-seconds 1 "$@" >"$log" 2>&1; }
+# epochs.csv of run folder $1 without its timing columns (seconds, step times, data wait,
+# all-reduce time and share, straggler flags, peak RSS).
+rows_without_timing() { cut -d, -f1,2,6,7,8,12,16-19 "$1/epochs.csv"; }
+state_crc() { "$worker" inspect-checkpoint "$1" | grep '"state_crc32"'; }
 
 case $scenario in
   sweep)
@@ -64,6 +68,48 @@ case $scenario in
       || fail "no log line for the skipped step"
     grep -q '"allreduce_dtype": "bf16"' "$out/run.json" || fail "run.json lacks the bf16 all-reduce"
     grep -q "(2 ranks, bf16, dynamic loss scaling, bf16 all-reduce)" "$out/timing.md" || fail "timing.md title"
+    ;;
+  resume)
+    # 128 images in global batches of 16: 8 steps per epoch, 2 epochs, a checkpoint every
+    # 3 steps and at each epoch end. The job is SIGKILLed mid epoch 2, its newest
+    # checkpoint is then damaged, and `--resume` must fall back to the one before (mid
+    # epoch 2 too) and end bit-identical to a run that was never interrupted.
+    settings=(--limit-images 128 --batch-size 16 --epochs 2 --checkpoint-every-steps 3)
+    final=$out
+    out=$(dirname "$final")/reference
+    run "${settings[@]}" || fail "the uninterrupted run: exit code $?"
+    out=$final
+    # Rank 1 sleeps 150 ms a step (no effect on the arithmetic) to leave time for the kill.
+    "$mpiexec" --allow-run-as-root --oversubscribe -np 2 "$worker" train --data-dir "$data" --out "$out" \
+        --progress-seconds 1 "${settings[@]}" --debug-slow-rank 1 --debug-slow-ms 150 >"$log" 2>&1 &
+    job=$!
+    for _ in $(seq 600); do [[ -e $out/checkpoints/ckpt-12.bin ]] && break; sleep 0.05; done
+    ranks=$(pgrep -P "$job")
+    [[ -n $ranks ]] || fail "no rank processes under mpirun $job"
+    kill -KILL $ranks
+    wait "$job" && fail "mpirun exited 0 although its ranks were killed"
+    [[ -e $out/checkpoints/ckpt-12.bin ]] || fail "no mid-epoch checkpoint before the kill"
+    [[ ! -e $out/checkpoints/ckpt-16.bin ]] || fail "the run finished before it was killed"
+    newest=$(ls "$out"/checkpoints/ckpt-*.bin | sort -t- -k2 -n | tail -1)
+    printf '\xff' | dd of="$newest" bs=1 seek=4096 conv=notrunc status=none
+    "$worker" inspect-checkpoint "$newest" >/dev/null 2>&1 && fail "inspect-checkpoint accepts a damaged file"
+    "$mpiexec" --allow-run-as-root --oversubscribe -np 2 "$worker" train --data-dir "$data" --resume "$out" \
+        >"$log" 2>&1 || fail "resume: exit code $?"
+    grep -q "checkpoint passed over: $newest: checksum mismatch" "$log" || fail "the damaged $newest was not reported"
+    grep -qE "resuming at batch 16 epoch 2 step [1-7]/8" "$log" || fail "did not resume mid epoch 2"
+    [[ $(state_crc "$out") == "$(state_crc "$(dirname "$out")/reference")" ]] \
+      || fail "final weights/optimizer/scaler state differ from the uninterrupted run"
+    [[ $(rows_without_timing "$out") == "$(rows_without_timing "$(dirname "$out")/reference")" ]] \
+      || fail "epochs.csv differs from the uninterrupted run's"
+    [[ $(tail -n +2 "$out/epochs.csv" | wc -l) == 2 ]] || fail "epochs.csv should have 2 rows"
+    cmp -s "$out/samples/epoch_002.npy" "$(dirname "$out")/reference/samples/epoch_002.npy" \
+      || fail "epoch 2 samples differ from the uninterrupted run's"
+    # One process is enough for these: --out with its recorded value is accepted, another
+    # seed is not; a finished run is reported and left alone.
+    "$worker" train --resume "$out" --out "$out" --seed 7 >"$log" 2>&1 && fail "--seed 7 was accepted with --resume"
+    grep -q "; --seed would change them (allowed with --resume: --data-dir," "$log" || fail "no message naming --seed"
+    "$worker" train --data-dir "$data" --resume "$out" >"$log" 2>&1 || fail "resuming a finished run: exit code $?"
+    grep -q "already finished (2 epoch rows); nothing to train" "$log" || fail "a finished run was not reported"
     ;;
   *) echo "unknown scenario $scenario"; exit 2 ;;
 esac

@@ -63,5 +63,47 @@ TEST(RunFolder, SamplePathsPerSweep) {
   EXPECT_TRUE(std::filesystem::is_directory(std::filesystem::path(swept).parent_path()));
 }
 
+TEST(RunFolder, RefusesAFolderHoldingCheckpoints) {
+  const std::string dir = FreshDir("with_checkpoints");
+  std::filesystem::create_directories(dir + "/checkpoints");
+  EXPECT_TRUE(RunFolder::Create(dir).ok());  // an empty checkpoint folder is no run
+  std::ofstream(dir + "/checkpoints/ckpt-5.bin") << "x";
+  EXPECT_THAT(RunFolder::Create(dir).status().message(),
+              HasSubstr("already holds a run's checkpoints; continue it with --resume " + dir));
+}
+
+TEST(RunFolder, OpenNeedsARunJson) {
+  const std::string dir = FreshDir("open");
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(RunFolder::Open(dir).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(RunFolder::Open(dir).status().message(), HasSubstr(dir + ": not a run folder (no run.json)"));
+  std::ofstream(dir + "/run.json") << "{}";
+  const auto folder = RunFolder::Open(dir);
+  ASSERT_TRUE(folder.ok()) << folder.status();
+  EXPECT_EQ(folder->CheckpointDir(), dir + "/checkpoints");
+}
+
+TEST(RunFolder, ResetRowsDropsRowsWrittenAfterTheCheckpoint) {
+  const auto folder = RunFolder::Create(FreshDir("reset"));
+  ASSERT_TRUE(folder.ok());
+  EpochRow row;
+  row.batch_size = 8;
+  for (int e = 1; e <= 3; ++e) {
+    row.epoch = e;
+    ASSERT_TRUE(folder->AppendEpochRow(row).ok());
+  }
+  ASSERT_TRUE(folder->AppendStragglerRow(StragglerEvent{}, 8, 3).ok());
+  row.epoch = 1;
+  EpochRow second = row;
+  second.epoch = 2;
+  ASSERT_TRUE(folder->ResetRows({row, second}, "8,2,7,1,3.000,1.000,3.000\n").ok());
+  const std::string csv = ReadAll(folder->File("epochs.csv"));
+  EXPECT_EQ(csv, EpochCsvHeader() + "\n" + EpochCsvLine(row) + "\n" + EpochCsvLine(second) + "\n");
+  EXPECT_EQ(ReadAll(folder->File("stragglers.csv")), StragglerCsvHeader() + "\n8,2,7,1,3.000,1.000,3.000\n");
+  ASSERT_TRUE(folder->ResetRows({}, "").ok());  // resumed before the first epoch ended
+  EXPECT_FALSE(std::filesystem::exists(folder->File("epochs.csv")));
+  EXPECT_FALSE(std::filesystem::exists(folder->File("stragglers.csv")));
+}
+
 }  // namespace
 }  // namespace gantry

@@ -179,5 +179,61 @@ TEST(WorkerCli, Bf16RunSkipsAForcedOverflowAndReportsIt) {
   EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("(1 rank, bf16, dynamic loss scaling)"));
 }
 
+// --resume from the command line: a finished run is left alone; what cannot be resumed
+// says why; a checkpoint folder that cannot be written stops the run naming it.
+TEST(WorkerCli, ResumeRefusesWhatItCannotContinue) {
+  const std::string data = MakeTinyMnist("resume", 20);
+  const std::string out = FreshRunDir("resume");
+  const std::string train = "train --dataset mnist --data-dir " + data + " --batch-size 10 --epochs 2 ";
+  ASSERT_EQ(RunWorker(train + "--out " + out).exit_code, 0);
+  const auto manifest = nlohmann::json::parse(ReadAll(out + "/run.json"));
+  EXPECT_EQ(manifest["settings"]["batch-size"], "10");
+  EXPECT_EQ(manifest["config"]["checkpoint_every_steps"], 500);
+
+  Result r = RunWorker("train --resume " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(out + " already finished (2 epoch rows); nothing to train"));
+  r = RunWorker("train --resume " + out + " --lr 0.5 --epochs 3 --progress-seconds 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--resume continues " + out + " with the settings in its run.json; --epochs, --lr "
+                                  "would change them (allowed with --resume: --data-dir, --progress-seconds"));
+  r = RunWorker("train --resume " + out + " --config run.yaml");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--config cannot be combined with --resume"));
+  r = RunWorker("train --resume " + data);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr(data + ": not a run folder (no readable run.json)"));
+  r = RunWorker(train + "--out " + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("already holds a run"));
+
+  // A run folder whose checkpoints are gone.
+  fs::remove_all(out + "/checkpoints");
+  r = RunWorker("train --resume " + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("cannot resume " + out + ": " + out + "/checkpoints: no checkpoints to resume from"));
+  // A run.json from before checkpoints.
+  std::ofstream(out + "/run.json") << R"({"config": {}})";
+  r = RunWorker("train --resume " + out);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr(out + "/run.json: holds no \"settings\""));
+
+  const std::string blocked = FreshRunDir("blocked_checkpoints");
+  fs::create_directories(blocked);
+  std::ofstream(blocked + "/checkpoints") << "a file where the checkpoint folder goes";
+  r = RunWorker(train + "--out " + blocked);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.output, HasSubstr("checkpoint at step 2: " + blocked + "/checkpoints: cannot create the checkpoint "
+                                  "folder"));
+  EXPECT_THAT(r.output, HasSubstr("the run stops here, the earlier checkpoints are intact"));
+
+  r = RunWorker("--help");
+  EXPECT_THAT(r.output, HasSubstr("inspect-checkpoint"));
+  r = RunWorker("train --help");
+  EXPECT_THAT(r.output, HasSubstr("--resume RUN"));
+  EXPECT_THAT(r.output, HasSubstr("--checkpoint-every-steps"));
+  EXPECT_THAT(r.output, HasSubstr("--keep-checkpoints"));
+}
+
 }  // namespace
 }  // namespace gantry

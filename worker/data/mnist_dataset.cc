@@ -86,4 +86,11 @@ std::string DefaultDataDir(const std::string& dataset) {
   return "";
 }
 
+void KeepFirstImages(ImageDataset& data, int64_t count) {
+  if (count <= 0 || count >= data.count) return;
+  data.pixels.resize(static_cast<size_t>(count * data.sample_numel()));
+  data.labels.resize(static_cast<size_t>(count));
+  data.count = count;
+}
+
 }  // namespace gantry

@@ -22,6 +22,10 @@ struct ImageDataset {
   int64_t sample_numel() const { return channels * height * width; }
 };
 
+// Keeps only the first `count` images (--limit-images); no change when count <= 0 or
+// count >= the images held.
+void KeepFirstImages(ImageDataset& data, int64_t count);
+
 // Loads `dir`/train-images-idx3-ubyte and `dir`/train-labels-idx1-ubyte (t10k-* when
 // !train), each raw or with a .gz suffix (the raw file wins when both exist). Fails
 // when `dir` is empty or lacks the files (naming the files expected there), when

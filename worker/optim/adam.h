@@ -21,6 +21,9 @@ class Adam final : public Optimizer {
   int64_t steps_taken() const override { return step_; }
   std::vector<Tensor> state() const override { return {m_, v_}; }
 
+ protected:
+  void set_steps_taken(int64_t steps) override { step_ = steps; }
+
  private:
   AdamConfig config_;
   Tensor m_;  // first moment

@@ -1,10 +1,35 @@
 #include "worker/optim/optimizer.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "worker/optim/adam.h"
 #include "worker/optim/sgd.h"
 
 namespace gantry {
+
+absl::Status Optimizer::RestoreState(const std::vector<std::vector<float>>& buffers, int64_t steps_taken) {
+  const std::vector<Tensor> mine = state();
+  if (buffers.size() != mine.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(name(), " optimizer: the saved state has ", buffers.size(),
+                                                   " buffer(s), this optimizer has ", mine.size()));
+  }
+  for (size_t i = 0; i < mine.size(); ++i) {
+    if (static_cast<int64_t>(buffers[i].size()) != mine[i].numel()) {
+      return absl::InvalidArgumentError(absl::StrCat(name(), " optimizer: saved state buffer ", i, " holds ",
+                                                     buffers[i].size(), " values, this optimizer's holds ",
+                                                     mine[i].numel()));
+    }
+  }
+  if (steps_taken < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(name(), " optimizer: negative step count ", steps_taken));
+  }
+  for (size_t i = 0; i < mine.size(); ++i) {
+    std::copy(buffers[i].begin(), buffers[i].end(), mine[i].data());
+  }
+  set_steps_taken(steps_taken);
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const OptimizerConfig& c, int64_t size) {
   if (!(c.lr > 0.0f)) return absl::InvalidArgumentError(absl::StrCat("lr: must be > 0, got ", c.lr));

@@ -20,8 +20,18 @@ class Optimizer {
   // params -= update(grads); both are flat buffers of the size given at construction.
   virtual void Step(Backend& backend, const Tensor& params, const Tensor& grads) = 0;
   virtual int64_t steps_taken() const = 0;
-  // The optimizer's state buffers (for checkpoints), in a fixed order.
+  // The optimizer's state buffers (for checkpoints), in a fixed order. They are views:
+  // writing into them changes the optimizer's state.
   virtual std::vector<Tensor> state() const = 0;
+
+  // Puts back a state saved from state() and steps_taken() (a checkpoint's), so the
+  // next Step() does exactly what it would have done in the run that saved it.
+  // INVALID_ARGUMENT, naming the difference, when `buffers` is not as many buffers of the
+  // same sizes as state(); the optimizer is then unchanged.
+  absl::Status RestoreState(const std::vector<std::vector<float>>& buffers, int64_t steps_taken);
+
+ protected:
+  virtual void set_steps_taken(int64_t steps) = 0;
 };
 
 struct OptimizerConfig {

@@ -14,6 +14,9 @@ class Sgd final : public Optimizer {
   int64_t steps_taken() const override { return step_; }
   std::vector<Tensor> state() const override { return {velocity_}; }
 
+ protected:
+  void set_steps_taken(int64_t steps) override { step_ = steps; }
+
  private:
   float lr_;
   float momentum_;

@@ -32,6 +32,17 @@ DataParallelStep::DataParallelStep(Dcgan& model, Optimizer& g_opt, Optimizer& d_
   }
 }
 
+absl::Status DataParallelStep::Restore(const LossScalerState& g, const LossScalerState& d, int64_t steps_run) {
+  if (steps_run < 0) return absl::InvalidArgumentError("a negative step count cannot be resumed");
+  LossScaler g_scaler = g_scaler_, d_scaler = d_scaler_;
+  RETURN_IF_ERROR(g_scaler.Restore(g));
+  RETURN_IF_ERROR(d_scaler.Restore(d));
+  g_scaler_ = g_scaler;
+  d_scaler_ = d_scaler;
+  steps_run_ = steps_run;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bool> DataParallelStep::ExchangeGradients(FlatParameters& params, const LossScaler& scaler,
                                                          double* seconds) {
   float* grads = params.grads().data();

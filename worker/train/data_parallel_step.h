@@ -77,6 +77,12 @@ class DataParallelStep {
 
   const LossScaler& g_scaler() const { return g_scaler_; }
   const LossScaler& d_scaler() const { return d_scaler_; }
+  // Steps this object has run (what --debug-inject-inf-step counts).
+  int64_t steps_run() const { return steps_run_; }
+
+  // Resumes where a checkpointed step object stood: both scalers' states and its step
+  // count. Errors (a state from other loss-scale settings) leave this object unchanged.
+  absl::Status Restore(const LossScalerState& g, const LossScalerState& d, int64_t steps_run);
 
  private:
   // All-reduces `params`' gradient in the wire format, then unscales it and checks it.

@@ -24,42 +24,44 @@ std::string EpochCsvLine(const EpochRow& r) {
 
 void EpochAccumulator::AddStep(double step_seconds, double data_wait_seconds, double allreduce_seconds,
                                double d_loss, double g_loss) {
-  step_seconds_.push_back(step_seconds);
-  data_wait_sum_ += data_wait_seconds;
-  allreduce_sum_ += allreduce_seconds;
-  d_loss_sum_ += d_loss;
-  g_loss_sum_ += g_loss;
+  sums_.step_seconds.push_back(step_seconds);
+  sums_.data_wait_s += data_wait_seconds;
+  sums_.allreduce_s += allreduce_seconds;
+  sums_.d_loss += d_loss;
+  sums_.g_loss += g_loss;
 }
 
 double EpochAccumulator::RecentSamplesPerSecond(size_t window) const {
-  const size_t n = std::min(window, step_seconds_.size());
+  const std::vector<double>& steps = sums_.step_seconds;
+  const size_t n = std::min(window, steps.size());
   if (n == 0) return 0.0;
-  const double secs = std::accumulate(step_seconds_.end() - static_cast<std::ptrdiff_t>(n), step_seconds_.end(), 0.0);
+  const double secs = std::accumulate(steps.end() - static_cast<std::ptrdiff_t>(n), steps.end(), 0.0);
   return secs > 0 ? static_cast<double>(n * batch_size_) / secs : 0.0;
 }
 
 EpochRow EpochAccumulator::Finish(double epoch_seconds, int world_size, int64_t straggler_flags) const {
+  const std::vector<double>& step_seconds = sums_.step_seconds;
   EpochRow r;
   r.batch_size = batch_size_;
   r.epoch = epoch_;
   r.steps = steps();
   r.seconds = epoch_seconds;
-  const double steady_s = SteadyStateMean(step_seconds_, 0.1);
+  const double steady_s = SteadyStateMean(step_seconds, 0.1);
   r.steady_step_ms = steady_s * 1e3;
   r.samples_per_s = steady_s > 0 ? static_cast<double>(batch_size_) / steady_s : 0.0;
   r.d_loss = mean_d_loss();
   r.g_loss = mean_g_loss();
-  r.step_p50_ms = Percentile(step_seconds_, 0.5) * 1e3;
-  r.step_p99_ms = Percentile(step_seconds_, 0.99) * 1e3;
+  r.step_p50_ms = Percentile(step_seconds, 0.5) * 1e3;
+  r.step_p99_ms = Percentile(step_seconds, 0.99) * 1e3;
   const double n = static_cast<double>(std::max<int64_t>(1, steps()));
-  r.data_wait_ms = data_wait_sum_ / n * 1e3;
+  r.data_wait_ms = sums_.data_wait_s / n * 1e3;
   r.world_size = world_size;
-  r.allreduce_ms = allreduce_sum_ / n * 1e3;
-  const double mean_step_ms = std::accumulate(step_seconds_.begin(), step_seconds_.end(), 0.0) / n * 1e3;
+  r.allreduce_ms = sums_.allreduce_s / n * 1e3;
+  const double mean_step_ms = std::accumulate(step_seconds.begin(), step_seconds.end(), 0.0) / n * 1e3;
   r.allreduce_share = mean_step_ms > 0 ? r.allreduce_ms / mean_step_ms : 0.0;
   r.straggler_flags = straggler_flags;
-  r.skipped_steps_g = skipped_g_;
-  r.skipped_steps_d = skipped_d_;
+  r.skipped_steps_g = sums_.skipped_g;
+  r.skipped_steps_d = sums_.skipped_d;
   return r;
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gantry {
@@ -29,6 +30,7 @@ struct EpochRow {
   int64_t skipped_steps_g = 0; // G's optimizer steps skipped in the epoch (inf/NaN gradient)
   int64_t skipped_steps_d = 0;
   double peak_rss_mb = 0;      // peak resident set of rank 0's process so far, MiB (ru_maxrss)
+  bool operator==(const EpochRow&) const = default;
 };
 
 // The CSV header line and a row, without trailing newline. Column order is a
@@ -36,22 +38,38 @@ struct EpochRow {
 std::string EpochCsvHeader();
 std::string EpochCsvLine(const EpochRow& row);
 
+// What an epoch's row is built from. Saved in checkpoints, so an epoch resumed part way
+// through ends with the row the uninterrupted epoch would have had.
+struct EpochSums {
+  std::vector<double> step_seconds;  // one per step so far
+  double data_wait_s = 0;
+  double allreduce_s = 0;
+  double d_loss = 0;
+  double g_loss = 0;
+  int64_t skipped_g = 0;
+  int64_t skipped_d = 0;
+  bool operator==(const EpochSums&) const = default;
+};
+
 class EpochAccumulator {
  public:
-  EpochAccumulator(int64_t batch_size, int64_t epoch) : batch_size_(batch_size), epoch_(epoch) {}
+  // `sums`: the steps already done in this epoch (none for a fresh epoch).
+  EpochAccumulator(int64_t batch_size, int64_t epoch, EpochSums sums = {})
+      : batch_size_(batch_size), epoch_(epoch), sums_(std::move(sums)) {}
 
   void AddStep(double step_seconds, double data_wait_seconds, double allreduce_seconds, double d_loss,
                double g_loss);
   // Counts the networks whose optimizer step was skipped in a step.
   void AddSkips(bool g_skipped, bool d_skipped) {
-    skipped_g_ += g_skipped;
-    skipped_d_ += d_skipped;
+    sums_.skipped_g += g_skipped;
+    sums_.skipped_d += d_skipped;
   }
-  int64_t skipped_g() const { return skipped_g_; }
-  int64_t skipped_d() const { return skipped_d_; }
-  int64_t steps() const { return static_cast<int64_t>(step_seconds_.size()); }
-  double mean_d_loss() const { return steps() ? d_loss_sum_ / steps() : 0.0; }
-  double mean_g_loss() const { return steps() ? g_loss_sum_ / steps() : 0.0; }
+  const EpochSums& sums() const { return sums_; }
+  int64_t skipped_g() const { return sums_.skipped_g; }
+  int64_t skipped_d() const { return sums_.skipped_d; }
+  int64_t steps() const { return static_cast<int64_t>(sums_.step_seconds.size()); }
+  double mean_d_loss() const { return steps() ? sums_.d_loss / steps() : 0.0; }
+  double mean_g_loss() const { return steps() ? sums_.g_loss / steps() : 0.0; }
   // Samples per second over the most recent steps (up to `window`), for progress lines.
   double RecentSamplesPerSecond(size_t window = 20) const;
 
@@ -61,13 +79,7 @@ class EpochAccumulator {
  private:
   int64_t batch_size_;
   int64_t epoch_;
-  std::vector<double> step_seconds_;
-  double data_wait_sum_ = 0;
-  double allreduce_sum_ = 0;
-  double d_loss_sum_ = 0;
-  double g_loss_sum_ = 0;
-  int64_t skipped_g_ = 0;
-  int64_t skipped_d_ = 0;
+  EpochSums sums_;
 };
 
 }  // namespace gantry

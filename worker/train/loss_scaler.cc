@@ -48,6 +48,21 @@ LossScaler::LossScaler(const LossScaleConfig& config)
   CHECK(valid.ok()) << std::string(valid.message());
 }
 
+absl::Status LossScaler::Restore(const LossScalerState& state) {
+  if (!std::isfinite(state.scale) || !(state.scale > 0.0f) || state.clean_streak < 0 || state.skipped < 0 ||
+      (config_.mode == LossScaleMode::kNone && state.scale != 1.0f) ||
+      (config_.mode == LossScaleMode::kStatic && state.scale != config_.init_scale)) {
+    return absl::InvalidArgumentError(absl::StrCat("loss scaler (", LossScaleModeName(config_.mode),
+                                                   "): cannot take the saved scale ", state.scale, ", streak ",
+                                                   state.clean_streak, ", skipped ", state.skipped,
+                                                   " (saved under other loss-scale settings?)"));
+  }
+  scale_ = state.scale;
+  clean_streak_ = state.clean_streak;
+  skipped_ = state.skipped;
+  return absl::OkStatus();
+}
+
 bool LossScaler::Update(bool gradients_finite) {
   if (config_.mode == LossScaleMode::kNone) return true;
   if (!gradients_finite) {

@@ -43,6 +43,14 @@ absl::Status ValidateLossScaleConfig(const LossScaleConfig& config);
 // "none" | "static" | "dynamic".
 std::string LossScaleModeName(LossScaleMode mode);
 
+// What a scaler remembers between steps (for checkpoints).
+struct LossScalerState {
+  float scale = 1;
+  int64_t clean_streak = 0;
+  int64_t skipped = 0;
+  bool operator==(const LossScalerState&) const = default;
+};
+
 class LossScaler {
  public:
   // `config` must be valid (CHECKed).
@@ -62,6 +70,13 @@ class LossScaler {
   int64_t skipped_steps() const { return skipped_; }
   // Clean steps since the last growth or backoff (GradScaler's growth tracker).
   int64_t clean_streak() const { return clean_streak_; }
+
+  LossScalerState state() const { return {scale_, clean_streak_, skipped_}; }
+  // Puts back a state saved by state() of a scaler with the same configuration, so the
+  // next Update() decides as the saving scaler's would have. INVALID_ARGUMENT when the
+  // scale is not a positive finite number, or is not 1 in mode none (a state from a run
+  // with other loss-scale settings); the scaler is then unchanged.
+  absl::Status Restore(const LossScalerState& state);
 
  private:
   LossScaleConfig config_;

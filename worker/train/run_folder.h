@@ -6,10 +6,12 @@
 //   log.txt                the run's log
 //   stragglers.csv         one row per straggler event (only when there was one)
 //   timing.md              per-batch-size timing summary, written at the end
+//   checkpoints/           ckpt-<step>.bin, the newest few (checkpoint_store.h)
 // A sweep over several batch sizes puts its samples under samples/bBBBB/ instead.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/straggler_tracker.h"
@@ -20,11 +22,16 @@ namespace gantry {
 class RunFolder {
  public:
   // Creates `path` (and samples/), or fails with a message naming the path and the fix:
-  // not creatable, not writable, or already holding a run (an epochs.csv), which is
-  // never overwritten.
+  // not creatable, not writable, or already holding a run (an epochs.csv or
+  // checkpoints), which is never overwritten.
   static absl::StatusOr<RunFolder> Create(const std::string& path);
 
+  // An existing run folder, to resume: NOT_FOUND naming the path when it holds no
+  // run.json (not a run folder), PERMISSION_DENIED when it is not writable.
+  static absl::StatusOr<RunFolder> Open(const std::string& path);
+
   const std::string& path() const { return path_; }
+  std::string CheckpointDir() const { return File("checkpoints"); }
   std::string File(const std::string& name) const { return path_ + "/" + name; }
 
   // Writes run.json atomically.
@@ -32,6 +39,11 @@ class RunFolder {
   // Appends a row to epochs.csv (header first when the file is new) and syncs it to
   // disk, so a crash loses at most the epoch in flight.
   absl::Status AppendEpochRow(const EpochRow& row) const;
+  // Makes epochs.csv hold exactly `rows` and stragglers.csv exactly `straggler_rows`
+  // (lines without the header; empty: no file), each replaced atomically. On resume this
+  // drops the rows written after the checkpoint, so none is doubled when the steps after
+  // it run again.
+  absl::Status ResetRows(const std::vector<EpochRow>& rows, const std::string& straggler_rows) const;
   // Appends a row to stragglers.csv (header first when the file is new).
   absl::Status AppendStragglerRow(const StragglerEvent& event, int64_t batch_size, int64_t epoch) const;
   // Path of a sample file ("png" or "npy") for `epoch`; `sweep` selects the per-batch

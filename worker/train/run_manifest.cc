@@ -41,7 +41,8 @@ nlohmann::ordered_json LossScaleJson(const LossScaleConfig& ls) {
 
 }  // namespace
 
-std::string RunManifestJson(const TrainConfig& c, const std::string& data_dir, int64_t train_images,
+std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, const std::string& data_dir,
+                            int64_t train_images,
                             const std::string& backend, int world_size, const std::string& transport) {
   nlohmann::ordered_json j;
   j["gantry_version"] = GANTRY_VERSION;
@@ -68,6 +69,8 @@ std::string RunManifestJson(const TrainConfig& c, const std::string& data_dir, i
   cfg["max_steps"] = c.max_steps;
   cfg["limit_images"] = c.limit_images;
   cfg["out"] = c.out;
+  cfg["checkpoint_every_steps"] = c.checkpoint_every_steps;
+  cfg["keep_checkpoints"] = c.keep_checkpoints;
   cfg["sync_bn"] = c.sync_bn;
   cfg["rebalance"] = c.rebalance;
   cfg["straggler"] = {{"factor", c.straggler.factor}, {"window", c.straggler.window}};
@@ -85,6 +88,7 @@ std::string RunManifestJson(const TrainConfig& c, const std::string& data_dir, i
     cfg["debug_slow"] = {{"rank", c.debug_slow_rank}, {"ms", c.debug_slow_ms}, {"factor", c.debug_slow_factor}};
   }
   j["config"] = cfg;
+  j["settings"] = settings;
   return j.dump(2) + "\n";
 }
 

@@ -1,5 +1,6 @@
 // run.json: the resolved configuration of a run with the versions and host that ran it,
-// so a run folder alone says how to reproduce it.
+// so a run folder alone says how to reproduce it, and the settings as given ("settings":
+// name -> value), from which `gantry-worker train --resume` rebuilds the configuration.
 #pragma once
 
 #include <string>
@@ -9,8 +10,10 @@
 namespace gantry {
 
 // `backend` names the kernel backend; `data_dir` is the resolved data folder;
-// `world_size` ranks joined over `transport` ("local" or "mpi").
-std::string RunManifestJson(const TrainConfig& config, const std::string& data_dir, int64_t train_images,
+// `world_size` ranks joined over `transport` ("local" or "mpi"). `settings` are the ones
+// `config` was resolved from.
+std::string RunManifestJson(const TrainConfig& config, const RawSettings& settings, const std::string& data_dir,
+                            int64_t train_images,
                             const std::string& backend, int world_size, const std::string& transport);
 
 }  // namespace gantry

@@ -87,6 +87,14 @@ const std::vector<Setting>& CoreSettings() {
        }},
       {{"out", "run folder to create (default: runs/<date>-<time>)", ""},
        [](auto&, auto& v, TrainConfig& c) { c.out = v; return absl::OkStatus(); }},
+      {{"checkpoint-every-steps", "write a checkpoint every K steps, and at every epoch end (0: at epoch ends only)",
+        "500"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(c.checkpoint_every_steps, ParseInt(n, v, 0));
+         return absl::OkStatus();
+       }},
+      {{"keep-checkpoints", "keep the newest N checkpoints in RUN/checkpoints", "3"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.keep_checkpoints, ParseInt(n, v, 1)); return absl::OkStatus(); }},
       {{"sync-bn", "sum BatchNorm statistics across ranks", "false", /*is_flag=*/true},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.sync_bn, ParseBool(n, v)); return absl::OkStatus(); }},
       {{"rebalance", "re-split the global batch by measured rank speed at epoch ends", "false", /*is_flag=*/true},

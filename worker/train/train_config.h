@@ -37,6 +37,8 @@ struct TrainConfig {
   int64_t limit_images = 0;     // train on the first N images only; 0 = all
   double progress_seconds = 5;  // interval of progress lines
   std::string out;              // the run folder
+  int64_t checkpoint_every_steps = 500;  // and at every epoch end; 0: only at epoch ends
+  int64_t keep_checkpoints = 3;          // the newest this many stay in RUN/checkpoints
 
   // Mixed precision: operand format, loss scaling, gradient wire format (see
   // mixed_precision.h). Loss scaling defaults to dynamic and the wire to bf16 when the

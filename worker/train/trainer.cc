@@ -7,15 +7,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/file_io.h"
 #include "common/shard_plan.h"
 #include "common/status_macros.h"
 #include "common/straggler_tracker.h"
 #include "spdlog/spdlog.h"
-#include "worker/data/batch_sampler.h"
 #include "worker/data/prefetch_loader.h"
 #include "worker/tensor/random.h"
-#include "worker/train/data_parallel_step.h"
+#include "worker/train/checkpoint_codec.h"
 #include "worker/train/peak_rss.h"
 #include "worker/train/progress_line.h"
 #include "worker/train/sample_writer.h"
@@ -24,17 +22,9 @@ namespace gantry {
 namespace {
 
 constexpr int64_t kSampleCount = 64;                 // an 8x8 grid
-constexpr uint64_t kNoiseStream = 0x6e6f697365ull;   // "noise"
 constexpr uint64_t kSampleStream = 0x73616d706cull;  // "sampl"
 constexpr uint64_t kDropoutStream = 0x64726f70ull;   // "drop"
 constexpr int64_t kSkipsLogged = 10;                 // per batch size; the rest only counted
-
-Tensor NormalNoise(Rng& rng, int64_t rows, int64_t dim) {
-  Tensor z = Tensor::Zeros(Shape{rows, dim});
-  float* p = z.data();
-  for (int64_t i = 0; i < z.numel(); ++i) p[i] = static_cast<float>(rng.Normal());
-  return z;
-}
 
 // What each rank reports to rank 0 after every step.
 struct RankStepReport {
@@ -52,37 +42,15 @@ DebugSlowdown SlowdownFor(const TrainConfig& c, int rank) {
 
 }  // namespace
 
-// Everything one batch size's training needs, fresh for each batch size of a sweep.
-struct Trainer::BatchRun {
-  BatchRun(const TrainConfig& c, const ImageDataset& data, int64_t batch, int world, const Clock& clock)
-      : batch(batch),
-        model(c.dcgan),
-        sampler(data.count, c.seed),
-        noise_rng(Mix64(c.seed ^ kNoiseStream)),
-        shares(EvenShares(batch, world)),
-        tracker(world, c.straggler, clock) {}
-
-  int64_t batch;
-  Dcgan model;
-  std::unique_ptr<Optimizer> g_opt, d_opt;
-  std::unique_ptr<DataParallelStep> step;
-  EpochSampler sampler;
-  Rng noise_rng;
-  std::vector<int64_t> shares;  // rows of each global batch per rank; sums to batch
-  StragglerTracker tracker;     // meaningful on rank 0
-  int64_t global_step = 0;
-  int64_t steps_left = 0;
-  int64_t skips_logged = 0;     // skipped network steps logged so far (rank 0)
-};
-
 Trainer::Trainer(const TrainConfig& config, const ImageDataset& data, const RunFolder* folder, Communicator& comm,
                  const Clock& clock, Backend& backend)
     : config_(config), data_(data), folder_(folder), comm_(comm), clock_(clock), backend_(backend) {
   comm_options_.timeout_seconds = config.comm_timeout_seconds;
   CHECK(folder_ != nullptr || !is_root()) << "rank 0 needs the run folder";
+  if (is_root()) store_.emplace(folder_->CheckpointDir());
 }
 
-absl::StatusOr<std::vector<EpochRow>> Trainer::Run() {
+absl::Status Trainer::CheckRunFits() const {
   for (int64_t batch : config_.batch_sizes) {
     if (batch > data_.count) {
       return absl::InvalidArgumentError(absl::StrCat("--batch-size ", batch, " exceeds the ", data_.count,
@@ -99,51 +67,85 @@ absl::StatusOr<std::vector<EpochRow>> Trainer::Run() {
                                                    " does not exist in a run of ", comm_.size(), " rank(s); use 0 to ",
                                                    comm_.size() - 1));
   }
-  std::vector<EpochRow> all;
-  for (int64_t batch : config_.batch_sizes) {
-    ASSIGN_OR_RETURN(std::vector<EpochRow> rows, TrainOneBatchSize(batch));
-    all.insert(all.end(), rows.begin(), rows.end());
-  }
-  return all;
+  return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<EpochRow>> Trainer::TrainOneBatchSize(int64_t batch) {
-  BatchRun run(config_, data_, batch, comm_.size(), clock_);
-  run.model.Initialize(config_.init, config_.seed);
-  RETURN_IF_ERROR(BroadcastModel(comm_, run.model, comm_options_));
+absl::StatusOr<std::vector<EpochRow>> Trainer::Run(const TrainingState* resume) {
+  RETURN_IF_ERROR(CheckRunFits());
+  int64_t first_batch = 0;
+  if (resume != nullptr) {
+    first_batch = resume->position.batch_index;
+    run_step_ = resume->position.run_step;
+    if (is_root()) {
+      rows_ = resume->rows;
+      straggler_rows_ = resume->straggler_rows;
+      RETURN_IF_ERROR(folder_->ResetRows(rows_, straggler_rows_));
+    }
+  }
+  if (is_root()) store_->RemoveLeftoverTemporaries();
+  for (int64_t i = first_batch; i < static_cast<int64_t>(config_.batch_sizes.size()); ++i) {
+    RETURN_IF_ERROR(TrainOneBatchSize(i, i == first_batch ? resume : nullptr));
+  }
+  return is_root() ? rows_ : std::vector<EpochRow>{};
+}
+
+absl::Status Trainer::SetUp(BatchRun& run, const TrainingState* resume) {
+  if (resume == nullptr) {
+    run.model.Initialize(config_.init, config_.seed);
+    RETURN_IF_ERROR(BroadcastModel(comm_, run.model, comm_options_));
+  }
   ASSIGN_OR_RETURN(run.g_opt, MakeOptimizer(config_.optimizer, run.model.g_params().num_params()));
   ASSIGN_OR_RETURN(run.d_opt, MakeOptimizer(config_.optimizer, run.model.d_params().num_params()));
   run.step = std::make_unique<DataParallelStep>(run.model, *run.g_opt, *run.d_opt, comm_, backend_, comm_options_,
                                                 config_.sync_bn, clock_, SlowdownFor(config_, comm_.rank()),
                                                 config_.mixed);
-  run.steps_left = config_.max_steps > 0 ? config_.max_steps : INT64_MAX;
-  const int64_t steps_per_epoch = StepsPerEpoch(data_.count, batch);
+  if (resume == nullptr) return absl::OkStatus();
+  // Every rank decoded the same checkpoint, so the replicas start equal without a broadcast.
+  RETURN_IF_ERROR(RestoreBatchRun(*resume, comm_.size(), run));
+  if (is_root() && resume->position.world_size != comm_.size()) {
+    spdlog::warn("the checkpoint was taken on {} rank(s) and the run resumes on {}: even shares from here on, so the "
+                 "result is no longer bit-identical to an uninterrupted run",
+                 resume->position.world_size, comm_.size());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::TrainOneBatchSize(int64_t batch_index, const TrainingState* resume) {
+  BatchRun run(config_, data_, batch_index, comm_.size(), clock_);
+  RETURN_IF_ERROR(SetUp(run, resume));
+  if (run.Done(config_.epochs)) return absl::OkStatus();  // resumed after its last epoch
+  const int64_t steps_per_epoch = StepsPerEpoch(data_.count, run.batch);
   if (is_root()) {
     spdlog::info("training dcgan at global batch {} on {} rank(s) in {}: {} steps/epoch x {} epochs ({} images, {} "
                  "left out per epoch)",
-                 batch, comm_.size(), DescribePrecision(config_.mixed, comm_.size()), steps_per_epoch,
-                 config_.epochs, data_.count, data_.count - steps_per_epoch * batch);
+                 run.batch, comm_.size(), DescribePrecision(config_.mixed, comm_.size()), steps_per_epoch,
+                 config_.epochs, data_.count, data_.count - steps_per_epoch * run.batch);
+    if (resume != nullptr) {
+      spdlog::info("resuming at batch {} epoch {} step {}/{} (step {} of the run)", run.batch, run.epoch,
+                   run.step_in_epoch, steps_per_epoch, run_step_);
+    }
   }
-  std::vector<EpochRow> rows;
-  for (int64_t epoch = 1; epoch <= config_.epochs && run.steps_left > 0; ++epoch) {
-    RETURN_IF_ERROR(AgreeOnShares(run, epoch));
-    ASSIGN_OR_RETURN(EpochRow row, TrainOneEpoch(run, epoch));
+  while (!run.Done(config_.epochs)) {
+    if (run.step_in_epoch == 0) RETURN_IF_ERROR(AgreeOnShares(run));
+    ASSIGN_OR_RETURN(const EpochRow row, TrainOneEpoch(run));
+    ++run.epoch;
+    run.step_in_epoch = 0;
     if (is_root()) {
       RETURN_IF_ERROR(FinishEpoch(run, row));
-      rows.push_back(row);
+      RETURN_IF_ERROR(SaveCheckpoint(run, EpochInProgress{}));
       if (observer_) observer_->OnEpochRow(row, RankWindows(run.tracker, run.shares));
     }
   }
-  return rows;
+  return absl::OkStatus();
 }
 
-absl::Status Trainer::AgreeOnShares(BatchRun& run, int64_t epoch) {
+absl::Status Trainer::AgreeOnShares(BatchRun& run) {
   // An observer's plan (the coordinator's, in pool mode) comes first.
   const std::optional<std::vector<int64_t>> planned =
-      is_root() && observer_ ? UsableShares(observer_->SharesFor(run.batch, epoch), run.batch, comm_.size())
+      is_root() && observer_ ? UsableShares(observer_->SharesFor(run.batch, run.epoch), run.batch, comm_.size())
                              : std::nullopt;
   if (planned && *planned != run.shares) {
-    spdlog::info("global batch {} epoch {}: shares {} -> {} (planned)", run.batch, epoch,
+    spdlog::info("global batch {} epoch {}: shares {} -> {} (planned)", run.batch, run.epoch,
                  absl::StrJoin(run.shares, "/"), absl::StrJoin(*planned, "/"));
     run.shares = *planned;
     run.tracker.ResetWindow();
@@ -159,17 +161,26 @@ absl::Status Trainer::AgreeOnShares(BatchRun& run, int64_t epoch) {
                          comm_options_);
 }
 
-absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run, int64_t epoch) {
-  const int64_t steps = std::min(StepsPerEpoch(data_.count, run.batch), run.steps_left);
+bool Trainer::MidEpochCheckpointDue(bool epoch_goes_on) const {
+  // The last step of an epoch is followed by the epoch-end checkpoint anyway.
+  return is_root() && epoch_goes_on && config_.checkpoint_every_steps > 0 &&
+         run_step_ % config_.checkpoint_every_steps == 0;
+}
+
+absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
+  const int64_t epoch = run.epoch;
+  const int64_t first = run.step_in_epoch;  // > 0: resumed part way through
+  const int64_t end = std::min(StepsPerEpoch(data_.count, run.batch), first + run.steps_left);
   const RowRange rows = ShareRanges(run.shares)[static_cast<size_t>(comm_.rank())];
-  PrefetchLoader loader(data_, run.sampler, run.batch, epoch, rows.begin, rows.end);
-  EpochAccumulator acc(run.batch, epoch);
+  PrefetchLoader loader(data_, run.sampler, run.batch, epoch, PrefetchOptions{.rows = rows, .first_step = first});
+  const EpochInProgress before = first > 0 ? run.resumed : EpochInProgress{};
+  EpochAccumulator acc(run.batch, epoch, before.sums);
   ProgressLine progress(clock_, config_.progress_seconds, DescribePrecision(config_.mixed, comm_.size()));
   const std::vector<double> weights = GradientWeights(run.shares);
   std::vector<RankStepReport> reports(static_cast<size_t>(comm_.size()));
-  const int64_t flags_before = run.tracker.flag_count();
-  const double epoch_start = clock_.NowSeconds();
-  for (int64_t step = 0; step < steps; ++step) {
+  const int64_t flags_before = run.tracker.flag_count() - before.straggler_flags;
+  const double epoch_start = clock_.NowSeconds() - before.seconds;
+  for (int64_t step = first; step < end; ++step) {
     if (observer_) RETURN_IF_ERROR(StopPoint(comm_, *observer_, comm_options_, run.batch, epoch, step + 1));
     const double t0 = clock_.NowSeconds();
     std::optional<Tensor> real = loader.Next();
@@ -183,38 +194,49 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run, int64_t epoch) {
     const RankStepReport mine{data_wait, r.compute_s, r.allreduce_s, r.d_loss, r.g_loss};
     RETURN_IF_ERROR(comm_.Gather(&mine, sizeof(mine), reports.data(), 0, comm_options_));
     ++run.global_step;
-    if (!is_root()) continue;
+    ++run.step_in_epoch;
+    --run.steps_left;
+    ++run_step_;
 
-    double d_loss = 0, g_loss = 0;
-    std::vector<StepTiming> timings;
-    for (size_t i = 0; i < reports.size(); ++i) {
-      d_loss += weights[i] * reports[i].d_loss;
-      g_loss += weights[i] * reports[i].g_loss;
-      timings.push_back({reports[i].data_wait_s, reports[i].compute_s, reports[i].allreduce_s});
+    if (is_root()) {
+      double d_loss = 0, g_loss = 0;
+      std::vector<StepTiming> timings;
+      for (size_t i = 0; i < reports.size(); ++i) {
+        d_loss += weights[i] * reports[i].d_loss;
+        g_loss += weights[i] * reports[i].g_loss;
+        timings.push_back({reports[i].data_wait_s, reports[i].compute_s, reports[i].allreduce_s});
+      }
+      if (!std::isfinite(d_loss) || !std::isfinite(g_loss)) {
+        return absl::InternalError(absl::StrFormat(
+            "batch %d epoch %d step %d: loss is not finite (d_loss %g, g_loss %g); lower --lr", run.batch, epoch,
+            step + 1, d_loss, g_loss));
+      }
+      acc.AddSkips(!r.g_stepped, !r.d_stepped);
+      ReportSkips(run, r, step + 1);
+      run.tracker.AddStep(run.global_step, timings);
+      for (const StragglerEvent& e : run.tracker.TakeNewEvents()) {
+        spdlog::warn("{}", DescribeEvent(e));
+        RETURN_IF_ERROR(folder_->AppendStragglerRow(e, run.batch, epoch));
+        absl::StrAppend(&straggler_rows_, StragglerCsvLine(e, run.batch, epoch), "\n");
+        if (observer_) observer_->OnStraggler(e, run.batch, epoch);
+      }
+      acc.AddStep(clock_.NowSeconds() - t0, data_wait, r.allreduce_s, d_loss, g_loss);
+      progress.MaybePrint(run.batch, epoch, config_.epochs, step + 1, end, acc);
+      if (observer_) {
+        observer_->OnStep({.batch_size = run.batch, .epoch = epoch, .step = step + 1, .steps_in_epoch = end,
+                           .global_step = run.global_step, .step_seconds = clock_.NowSeconds() - t0,
+                           .samples_per_s = acc.RecentSamplesPerSecond(), .d_loss = acc.mean_d_loss(),
+                           .g_loss = acc.mean_g_loss()});
+      }
     }
-    if (!std::isfinite(d_loss) || !std::isfinite(g_loss)) {
-      return absl::InternalError(absl::StrFormat(
-          "batch %d epoch %d step %d: loss is not finite (d_loss %g, g_loss %g); lower --lr", run.batch, epoch,
-          step + 1, d_loss, g_loss));
+    if (MidEpochCheckpointDue(step + 1 < end)) {
+      RETURN_IF_ERROR(SaveCheckpoint(run, EpochInProgress{acc.sums(), clock_.NowSeconds() - epoch_start,
+                                                          run.tracker.flag_count() - flags_before}));
     }
-    acc.AddSkips(!r.g_stepped, !r.d_stepped);
-    ReportSkips(run, r, epoch, step + 1);
-    run.tracker.AddStep(run.global_step, timings);
-    for (const StragglerEvent& e : run.tracker.TakeNewEvents()) {
-      spdlog::warn("{}", DescribeEvent(e));
-      RETURN_IF_ERROR(folder_->AppendStragglerRow(e, run.batch, epoch));
-      if (observer_) observer_->OnStraggler(e, run.batch, epoch);
-    }
-    acc.AddStep(clock_.NowSeconds() - t0, data_wait, r.allreduce_s, d_loss, g_loss);
-    progress.MaybePrint(run.batch, epoch, config_.epochs, step + 1, steps, acc);
-    if (observer_) {
-      observer_->OnStep({.batch_size = run.batch, .epoch = epoch, .step = step + 1, .steps_in_epoch = steps,
-                         .global_step = run.global_step, .step_seconds = clock_.NowSeconds() - t0,
-                         .samples_per_s = acc.RecentSamplesPerSecond(), .d_loss = acc.mean_d_loss(),
-                         .g_loss = acc.mean_g_loss()});
+    if (interrupt_after_ > 0 && ++steps_this_process_ >= interrupt_after_) {
+      return absl::AbortedError(absl::StrCat("interrupted after ", steps_this_process_, " steps (test hook)"));
     }
   }
-  run.steps_left -= steps;
   EpochRow row = acc.Finish(clock_.NowSeconds() - epoch_start, comm_.size(), run.tracker.flag_count() - flags_before);
   row.loss_scale_g = run.step->g_scaler().scale();
   row.loss_scale_d = run.step->d_scaler().scale();
@@ -222,12 +244,12 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run, int64_t epoch) {
   return row;
 }
 
-void Trainer::ReportSkips(BatchRun& run, const DataParallelStepResult& r, int64_t epoch, int64_t step) {
+void Trainer::ReportSkips(BatchRun& run, const DataParallelStepResult& r, int64_t step) {
   auto report = [&](const char* name, bool stepped, const LossScaler& scaler) {
     if (stepped || ++run.skips_logged > kSkipsLogged) return;
     spdlog::warn("batch {} epoch {} step {}: {}'s gradient holds inf/NaN; {}'s step skipped on every rank, its loss "
                  "scale now {}{}",
-                 run.batch, epoch, step, name, name, scaler.scale(),
+                 run.batch, run.epoch, step, name, name, scaler.scale(),
                  run.skips_logged == kSkipsLogged ? " (further skips are only counted, in epochs.csv)" : "");
   };
   report("G", r.g_stepped, run.step->g_scaler());
@@ -236,6 +258,7 @@ void Trainer::ReportSkips(BatchRun& run, const DataParallelStepResult& r, int64_
 
 absl::Status Trainer::FinishEpoch(BatchRun& run, const EpochRow& row) {
   RETURN_IF_ERROR(folder_->AppendEpochRow(row));
+  rows_.push_back(row);
   const bool sweep = config_.batch_sizes.size() > 1;
   ASSIGN_OR_RETURN(const std::string png, folder_->SamplePath(run.batch, sweep, row.epoch, "png"));
   ASSIGN_OR_RETURN(const std::string npy, folder_->SamplePath(run.batch, sweep, row.epoch, "npy"));
@@ -248,6 +271,23 @@ absl::Status Trainer::FinishEpoch(BatchRun& run, const EpochRow& row) {
                run.batch, row.epoch, row.seconds, row.steps, row.steady_step_ms, row.samples_per_s, row.allreduce_ms,
                100.0 * row.allreduce_share, row.d_loss, row.g_loss, absl::StrJoin(run.shares, "/"), row.loss_scale_g,
                row.loss_scale_d, row.skipped_steps_g, row.skipped_steps_d, row.peak_rss_mb, png);
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::SaveCheckpoint(BatchRun& run, const EpochInProgress& epoch) {
+  const double t0 = clock_.NowSeconds();
+  TrainingState state = CaptureBatchRun(run, epoch, config_.seed, data_.count, comm_.size());
+  state.position.run_step = run_step_;
+  state.rows = rows_;
+  state.straggler_rows = straggler_rows_;
+  const std::vector<uint8_t> bytes = EncodeCheckpoint(state);
+  if (absl::Status s = store_->Save(run_step_, bytes, config_.keep_checkpoints); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("checkpoint at step ", run_step_, ": ", s.message(),
+                                               "; the run stops here, the earlier checkpoints are intact"));
+  }
+  spdlog::info("checkpoint {} ({:.1f} MiB in {:.2f} s): batch {} epoch {} step {}", store_->PathFor(run_step_),
+               static_cast<double>(bytes.size()) / (1 << 20), clock_.NowSeconds() - t0, run.batch, run.epoch,
+               run.step_in_epoch);
   return absl::OkStatus();
 }
 

@@ -2,12 +2,15 @@
 // from the same seed trained for the configured epochs by all ranks in lockstep
 // (synchronous data-parallel SGD; one rank is the plain single-process case).
 //
-// Rank 0 owns the outputs: epochs.csv rows, stragglers.csv, samples, progress lines.
-// Every step it gathers each rank's timings (O(ranks) numbers) for the straggler
-// tracker, and at each epoch start it broadcasts the per-rank shares of the global
-// batch (even, or rebalanced by measured speed with --rebalance).
+// Rank 0 owns the outputs: epochs.csv rows, stragglers.csv, samples, progress lines and
+// checkpoints (every config.checkpoint_every_steps steps and at each epoch end; see
+// checkpoint_store.h). Every step it gathers each rank's timings (O(ranks) numbers) for
+// the straggler tracker, and at each epoch start it broadcasts the per-rank shares of
+// the global batch (even, or rebalanced by measured speed with --rebalance).
 #pragma once
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -15,11 +18,13 @@
 #include "worker/comm/communicator.h"
 #include "worker/data/mnist_dataset.h"
 #include "worker/tensor/backend.h"
-#include "worker/train/data_parallel_step.h"
+#include "worker/train/batch_run.h"
+#include "worker/train/checkpoint_store.h"
 #include "worker/train/epoch_metrics.h"
 #include "worker/train/run_folder.h"
 #include "worker/train/train_config.h"
 #include "worker/train/train_observer.h"
+#include "worker/train/training_state.h"
 
 namespace gantry {
 
@@ -30,22 +35,35 @@ class Trainer {
   Trainer(const TrainConfig& config, const ImageDataset& data, const RunFolder* folder, Communicator& comm,
           const Clock& clock, Backend& backend);
 
-  // Trains every batch size in turn. On rank 0 returns all epoch rows (also written to
-  // epochs.csv); other ranks return an empty list.
-  absl::StatusOr<std::vector<EpochRow>> Run();
+  // Trains every batch size in turn: from the start, or with `resume` from where a
+  // checkpoint left the run. `resume` must be the same on every rank (resume.h shares it)
+  // and match the run (CheckMatchesRun); rank 0 first makes epochs.csv and
+  // stragglers.csv hold the checkpoint's rows. On rank 0 returns every epoch row of the
+  // run, those from before the resume included (also in epochs.csv); other ranks return
+  // an empty list.
+  absl::StatusOr<std::vector<EpochRow>> Run(const TrainingState* resume = nullptr);
+
+  // For tests of resuming: Run() returns ABORTED after this many steps of this Trainer,
+  // writing nothing for the steps since the last checkpoint, as a killed process would.
+  // 0: never.
+  void InterruptAfterSteps(int64_t steps) { interrupt_after_ = steps; }
 
   // Follows (and may steer or stop) the run; see train_observer.h. Set it on every rank
   // or on none, before Run(). Run() returns CANCELLED when the observers stop it.
   void set_observer(TrainObserver* observer) { observer_ = observer; }
 
  private:
-  struct BatchRun;
-  absl::StatusOr<std::vector<EpochRow>> TrainOneBatchSize(int64_t batch);
-  absl::StatusOr<EpochRow> TrainOneEpoch(BatchRun& run, int64_t epoch);
-  absl::Status AgreeOnShares(BatchRun& run, int64_t epoch);
+  absl::Status CheckRunFits() const;
+  absl::Status TrainOneBatchSize(int64_t batch_index, const TrainingState* resume);
+  absl::Status SetUp(BatchRun& run, const TrainingState* resume);
+  absl::StatusOr<EpochRow> TrainOneEpoch(BatchRun& run);
+  absl::Status AgreeOnShares(BatchRun& run);
   absl::Status FinishEpoch(BatchRun& run, const EpochRow& row);
+  // Rank 0: the checkpoint of the state after the latest step.
+  absl::Status SaveCheckpoint(BatchRun& run, const EpochInProgress& epoch);
+  bool MidEpochCheckpointDue(bool epoch_goes_on) const;
   // Rank 0: a warning per skipped network step (the first few per batch size).
-  void ReportSkips(BatchRun& run, const DataParallelStepResult& r, int64_t epoch, int64_t step);
+  void ReportSkips(BatchRun& run, const DataParallelStepResult& r, int64_t step);
 
   bool is_root() const { return comm_.rank() == 0; }
 
@@ -56,6 +74,12 @@ class Trainer {
   const Clock& clock_;
   Backend& backend_;
   CommOptions comm_options_;
+  std::optional<CheckpointStore> store_;  // rank 0
+  std::vector<EpochRow> rows_;            // rank 0: every row of the run so far
+  std::string straggler_rows_;            // rank 0: every stragglers.csv line so far
+  int64_t run_step_ = 0;                  // steps of the whole run so far
+  int64_t steps_this_process_ = 0;
+  int64_t interrupt_after_ = 0;
   TrainObserver* observer_ = nullptr;  // not owned; null: nobody follows the run
 };
 

@@ -1,0 +1,29 @@
+// Shared by the checkpoint and resume tests: tiny deterministic data, a quick run
+// configuration, and real (DCGAN-shaped) training states.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "worker/data/mnist_dataset.h"
+#include "worker/train/train_config.h"
+#include "worker/train/training_state.h"
+
+namespace gantry::testing {
+
+// `count` deterministic 1x28x28 images in [-1, 1].
+ImageDataset TinyImages(int64_t count);
+
+// Batch 4, 2 epochs, a checkpoint every 4 steps, no progress lines, run folder `out`.
+TrainConfig QuickRunConfig(const std::string& out);
+
+// The state of a freshly initialised run of `config` on `data` (one rank, at the start).
+TrainingState FreshState(const TrainConfig& config, const ImageDataset& data);
+
+// An empty folder under the test temp dir.
+std::string FreshTestDir(const std::string& name);
+
+// Whether two float arrays hold the same bits (not just equal values).
+bool SameBits(const std::vector<float>& a, const std::vector<float>& b);
+
+}  // namespace gantry::testing

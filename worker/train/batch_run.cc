@@ -1,0 +1,100 @@
+#include "worker/train/batch_run.h"
+
+#include "common/shard_plan.h"
+#include "common/status_macros.h"
+#include "worker/train/checkpoint_match.h"
+
+namespace gantry {
+namespace {
+
+constexpr uint64_t kNoiseStream = 0x6e6f697365ull;  // "noise"
+
+NetworkState CaptureNetwork(FlatParameters& p) {
+  const Tensor& params = p.params();
+  const Tensor& buffers = p.buffers();
+  return NetworkState{LayoutOf(p.param_entries()), LayoutOf(p.buffer_entries()),
+                      std::vector<float>(params.data(), params.data() + params.numel()),
+                      std::vector<float>(buffers.data(), buffers.data() + buffers.numel())};
+}
+
+OptimizerState CaptureOptimizer(const Optimizer& opt) {
+  OptimizerState o{opt.name(), opt.steps_taken(), {}};
+  for (const Tensor& t : opt.state()) o.buffers.emplace_back(t.data(), t.data() + t.numel());
+  return o;
+}
+
+void RestoreNetwork(const NetworkState& saved, FlatParameters& p) {
+  // Sizes were checked against this model's layout (CheckMatchesRun).
+  CHECK_EQ(static_cast<int64_t>(saved.params.size()), p.params().numel());
+  CHECK_EQ(static_cast<int64_t>(saved.buffers.size()), p.buffers().numel());
+  std::copy(saved.params.begin(), saved.params.end(), p.params().data());
+  std::copy(saved.buffers.begin(), saved.buffers.end(), p.buffers().data());
+}
+
+}  // namespace
+
+BatchRun::BatchRun(const TrainConfig& c, const ImageDataset& data, int64_t batch_index, int world, const Clock& clock)
+    : batch_index(batch_index),
+      batch(c.batch_sizes[static_cast<size_t>(batch_index)]),
+      model(c.dcgan),
+      sampler(data.count, c.seed),
+      noise_rng(Mix64(c.seed ^ kNoiseStream)),
+      shares(EvenShares(batch, world)),
+      tracker(world, c.straggler, clock),
+      steps_left(c.max_steps > 0 ? c.max_steps : INT64_MAX) {}
+
+Tensor NormalNoise(Rng& rng, int64_t rows, int64_t dim) {
+  Tensor z = Tensor::Zeros(Shape{rows, dim});
+  float* p = z.data();
+  for (int64_t i = 0; i < z.numel(); ++i) p[i] = static_cast<float>(rng.Normal());
+  return z;
+}
+
+TrainingState CaptureBatchRun(BatchRun& run, const EpochInProgress& epoch, uint64_t seed,
+                              int64_t dataset_images, int world_size) {
+  CHECK(run.g_opt && run.d_opt && run.step) << "capture before the batch run was set up";
+  TrainingState s;
+  SweepPosition& p = s.position;
+  p.batch_index = run.batch_index;
+  p.batch_size = run.batch;
+  p.epoch = run.epoch;
+  p.step_in_epoch = run.step_in_epoch;
+  p.batch_step = run.global_step;
+  p.steps_left = run.steps_left;
+  p.seed = seed;
+  p.dataset_images = dataset_images;
+  p.world_size = world_size;
+  p.noise_rng_state = run.noise_rng.state();
+  p.skips_logged = run.skips_logged;
+  s.g = CaptureNetwork(run.model.g_params());
+  s.d = CaptureNetwork(run.model.d_params());
+  s.g_opt = CaptureOptimizer(*run.g_opt);
+  s.d_opt = CaptureOptimizer(*run.d_opt);
+  s.g_scaler = run.step->g_scaler().state();
+  s.d_scaler = run.step->d_scaler().state();
+  s.shares = run.shares;
+  s.epoch = epoch;
+  return s;
+}
+
+absl::Status RestoreBatchRun(const TrainingState& s, int world_size, BatchRun& run) {
+  CHECK(run.g_opt && run.d_opt && run.step) << "restore before the batch run was set up";
+  const SweepPosition& p = s.position;
+  CHECK_EQ(p.batch_index, run.batch_index);
+  RETURN_IF_ERROR(run.g_opt->RestoreState(s.g_opt.buffers, s.g_opt.steps_taken));
+  RETURN_IF_ERROR(run.d_opt->RestoreState(s.d_opt.buffers, s.d_opt.steps_taken));
+  RETURN_IF_ERROR(run.step->Restore(s.g_scaler, s.d_scaler, p.batch_step));
+  RestoreNetwork(s.g, run.model.g_params());
+  RestoreNetwork(s.d, run.model.d_params());
+  run.noise_rng.set_state(p.noise_rng_state);
+  if (static_cast<int>(s.shares.size()) == world_size) run.shares = s.shares;
+  run.epoch = p.epoch;
+  run.step_in_epoch = p.step_in_epoch;
+  run.global_step = p.batch_step;
+  run.steps_left = p.steps_left;
+  run.skips_logged = p.skips_logged;
+  run.resumed = s.epoch;
+  return absl::OkStatus();
+}
+
+}  // namespace gantry

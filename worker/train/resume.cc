@@ -1,0 +1,97 @@
+#include "worker/train/resume.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+#include "nlohmann/json.hpp"
+#include "spdlog/spdlog.h"
+#include "worker/train/checkpoint_codec.h"
+
+namespace gantry {
+namespace {
+
+// The "settings" object of run.json.
+absl::StatusOr<RawSettings> RecordedSettings(const std::string& run_dir) {
+  const std::string path = run_dir + "/run.json";
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(run_dir, ": not a run folder (no readable run.json)"));
+  nlohmann::json manifest;
+  try {
+    manifest = nlohmann::json::parse(in);
+    if (!manifest.contains("settings")) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": holds no \"settings\" (written by a gantry without ",
+                                                     "checkpoints), so the run cannot be resumed"));
+    }
+    return manifest["settings"].get<RawSettings>();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a valid run.json: ", e.what()));
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& ResumeOverridableSettings() {
+  static const auto* names = new std::vector<std::string>{"data-dir", "progress-seconds", "comm-timeout",
+                                                          "checkpoint-every-steps", "keep-checkpoints"};
+  return *names;
+}
+
+absl::StatusOr<RawSettings> ResumeSettings(const std::string& run_dir, const RawSettings& overrides) {
+  ASSIGN_OR_RETURN(RawSettings settings, RecordedSettings(run_dir));
+  const std::vector<std::string>& allowed = ResumeOverridableSettings();
+  std::vector<std::string> refused;
+  for (const auto& [name, value] : overrides) {
+    const bool harmless = std::find(allowed.begin(), allowed.end(), name) != allowed.end();
+    const auto recorded = settings.find(name);
+    if (!harmless && (recorded == settings.end() || recorded->second != value)) {
+      refused.push_back("--" + name);
+      continue;
+    }
+    settings[name] = value;
+  }
+  if (!refused.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--resume continues ", run_dir, " with the settings in its run.json; ", absl::StrJoin(refused, ", "),
+        " would change them (allowed with --resume: --", absl::StrJoin(allowed, ", --"), ")"));
+  }
+  settings["out"] = run_dir;
+  return settings;
+}
+
+absl::StatusOr<TrainingState> ShareNewestCheckpoint(Communicator& comm, const CheckpointStore* store,
+                                                    const CheckpointExpectations& run, const CommOptions& options) {
+  absl::StatusOr<LoadedCheckpoint> loaded = absl::UnknownError("not rank 0");
+  std::string payload;          // the checkpoint file, or the error's message
+  int64_t header[2] = {0, 0};   // status code (0: OK), payload bytes
+  if (comm.rank() == 0) {
+    CHECK(store != nullptr) << "rank 0 needs the checkpoint store";
+    loaded = store->LoadNewestUsable(run);
+    if (loaded.ok()) {
+      for (const std::string& fault : loaded->passed_over) spdlog::warn("checkpoint passed over: {}", fault);
+      spdlog::info("resuming from {}", loaded->path);
+      payload.assign(loaded->bytes.begin(), loaded->bytes.end());
+    } else {
+      header[0] = static_cast<int64_t>(loaded.status().code());
+      payload = std::string(loaded.status().message());
+    }
+    header[1] = static_cast<int64_t>(payload.size());
+  }
+  RETURN_IF_ERROR(comm.Broadcast(header, sizeof(header), 0, options));
+  payload.resize(static_cast<size_t>(header[1]));
+  RETURN_IF_ERROR(comm.Broadcast(payload.data(), header[1], 0, options));
+  if (header[0] != 0) return absl::Status(static_cast<absl::StatusCode>(header[0]), payload);
+  if (comm.rank() == 0) return std::move(loaded->state);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(payload.data());
+  return DecodeCheckpoint(std::span<const uint8_t>(bytes, payload.size()), "the checkpoint sent by rank 0");
+}
+
+bool RunFinished(const TrainingState& state, const TrainConfig& config) {
+  const SweepPosition& p = state.position;
+  return p.batch_index + 1 == static_cast<int64_t>(config.batch_sizes.size()) &&
+         (p.epoch > config.epochs || p.steps_left == 0);
+}
+
+}  // namespace gantry

@@ -1,0 +1,119 @@
+#include "worker/train/train_job.h"
+
+#include <ctime>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/clock.h"
+#include "common/file_io.h"
+#include "spdlog/spdlog.h"
+#include "worker/data/mnist_dataset.h"
+#include "worker/tensor/backend_registry.h"
+#include "worker/train/resume.h"
+#include "worker/train/run_folder.h"
+#include "worker/train/run_manifest.h"
+#include "worker/train/shared_settings.h"
+#include "worker/train/timing_report.h"
+#include "worker/train/trainer.h"
+
+namespace gantry {
+namespace {
+
+std::string DefaultRunFolder() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  return absl::StrFormat("runs/%04d%02d%02d-%02d%02d%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                         tm.tm_min, tm.tm_sec);
+}
+
+TrainJobResult Ended(TrainJobResult r, TrainJobEnd end, absl::Status status = absl::OkStatus()) {
+  r.end = end;
+  r.status = std::move(status);
+  return r;
+}
+
+// Every rank learns whether all ranks got `status` OK; rank 0's error, or a generic one.
+absl::Status AgreeAllOk(Communicator& comm, const absl::Status& status, const CommOptions& options,
+                        const std::string& what) {
+  absl::StatusOr<bool> all_ok = AllRanksOk(comm, status.ok(), options);
+  if (!all_ok.ok()) return all_ok.status();
+  if (*all_ok) return absl::OkStatus();
+  // ABORTED marks an error that is another rank's (that rank reports its own).
+  return status.ok() ? absl::AbortedError(absl::StrCat(what, " failed on another rank")) : status;
+}
+
+// Rank 0: timing.md of the rows.
+absl::Status WriteTiming(TrainJobResult& r, const RunFolder& folder, int world_size) {
+  r.timing_markdown = TimingMarkdown(r.rows, world_size, DescribePrecision(r.config.mixed, world_size));
+  return WriteFileAtomically(folder.File("timing.md"), r.timing_markdown);
+}
+
+}  // namespace
+
+TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, const LogSetup& set_up_logging) {
+  const bool root = comm.rank() == 0;
+  CommOptions opts;
+  opts.timeout_seconds = 600;  // start-up: other ranks may still be loading data
+  TrainJobResult result;
+  absl::StatusOr<SharedSettings> shared = ShareSettings(comm, request.settings, opts);
+  if (!shared.ok()) {
+    set_up_logging(comm.rank(), "");
+    return Ended(std::move(result), TrainJobEnd::kRefused, shared.status());
+  }
+  TrainConfig& config = result.config = shared->config;
+  if (config.out.empty()) config.out = shared->raw["out"] = DefaultRunFolder();
+
+  std::optional<RunFolder> folder;
+  absl::Status status;
+  if (root) {
+    absl::StatusOr<RunFolder> opened = request.resume ? RunFolder::Open(config.out) : RunFolder::Create(config.out);
+    if (opened.ok()) folder.emplace(*opened);
+    status = opened.status();
+  }
+  set_up_logging(comm.rank(), folder ? folder->File("log.txt") : "");
+  status = AgreeAllOk(comm, status, opts, "opening the run folder");
+  if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
+
+  const std::string data_dir = EffectiveDataDir(config);
+  if (root) spdlog::info("loading {} from {} on {} rank(s)", config.dataset, data_dir, comm.size());
+  absl::StatusOr<ImageDataset> data = LoadMnistDir(data_dir, /*train=*/true);
+  status = AgreeAllOk(comm, data.status(), opts, "loading the data");
+  if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
+  KeepFirstImages(*data, config.limit_images);
+
+  Backend& backend = *FindBackend(config.kernels);  // validated by ResolveTrainConfig
+  std::optional<TrainingState> state;
+  if (request.resume) {
+    const CheckpointStore store(root ? folder->CheckpointDir() : "");
+    absl::StatusOr<TrainingState> loaded =
+        ShareNewestCheckpoint(comm, root ? &store : nullptr, ExpectationsFor(config, data->count), opts);
+    if (!loaded.ok()) {  // the same on every rank
+      return Ended(std::move(result), TrainJobEnd::kRefused,
+                   absl::Status(loaded.status().code(),
+                                absl::StrCat("cannot resume ", config.out, ": ", loaded.status().message())));
+    }
+    if (RunFinished(*loaded, config)) {
+      if (!root) return Ended(std::move(result), TrainJobEnd::kAlreadyFinished);
+      spdlog::info("{} already finished ({} epoch rows); nothing to train", config.out, loaded->rows.size());
+      result.rows = loaded->rows;
+      status = folder->ResetRows(loaded->rows, loaded->straggler_rows);
+      if (status.ok()) status = WriteTiming(result, *folder, comm.size());
+      return Ended(std::move(result), status.ok() ? TrainJobEnd::kAlreadyFinished : TrainJobEnd::kFailed, status);
+    }
+    state = std::move(*loaded);
+  } else if (root) {
+    status = folder->WriteRunJson(RunManifestJson(config, shared->raw, data_dir, data->count,
+                                                  std::string(backend.name()), comm.size(), comm.backend_name()));
+    if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kFailed, status);
+  }
+  Trainer trainer(config, *data, folder ? &*folder : nullptr, comm, Clock::Real(), backend);
+  absl::StatusOr<std::vector<EpochRow>> rows = trainer.Run(state ? &*state : nullptr);
+  if (!rows.ok()) return Ended(std::move(result), TrainJobEnd::kFailed, rows.status());
+  result.rows = std::move(*rows);
+  status = root ? WriteTiming(result, *folder, comm.size()) : absl::OkStatus();
+  return Ended(std::move(result), status.ok() ? TrainJobEnd::kTrained : TrainJobEnd::kFailed, status);
+}
+
+}  // namespace gantry
