@@ -25,6 +25,7 @@
 #include "spdlog/spdlog.h"
 #include "worker/comm/local_communicator.h"
 #include "worker/comm/mpi_communicator.h"
+#include "worker/serve/serve_command.h"
 #include "worker/train/checkpoint_summary.h"
 #include "worker/train/resume.h"
 #include "worker/train/train_config.h"

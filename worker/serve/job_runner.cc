@@ -81,7 +81,8 @@ JobOutcome JobRunner::Run(const v1::AcquireJobResponse& acquired, TrainObserver&
   CommOptions start_up;
   start_up.timeout_seconds = kStartUpTimeoutSeconds;
   // The same on every rank: the spec and this code are.
-  absl::StatusOr<TrainConfig> config = ResolveTrainConfig(RunSpecToSettings(job.spec()));
+  const RawSettings settings = RunSpecToSettings(job.spec());
+  absl::StatusOr<TrainConfig> config = ResolveTrainConfig(settings);
   if (!config.ok()) {
     return Outcome(JobOutcome::kFailed, absl::StrCat("the spec does not resolve here: ", config.status().message()));
   }
@@ -112,7 +113,7 @@ JobOutcome JobRunner::Run(const v1::AcquireJobResponse& acquired, TrainObserver&
   absl::Status ready = data.status();
   Backend& backend = *FindBackend(config->kernels);  // validated by ResolveTrainConfig
   if (is_root() && ready.ok()) {
-    ready = folder->WriteRunJson(RunManifestJson(*config, data_dir, (*data)->count, std::string(backend.name()),
+    ready = folder->WriteRunJson(RunManifestJson(*config, settings, data_dir, (*data)->count, std::string(backend.name()),
                                                  comm_.size(), comm_.backend_name()));
   }
   if (!ready.ok()) spdlog::error("rank {}: {}", comm_.rank(), std::string(ready.message()));
