@@ -1,5 +1,7 @@
 #include "worker/layers/conv2d.h"
 
+#include "worker/layers/saved_input.h"
+
 namespace gantry {
 
 Conv2d::Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride, int64_t padding,
@@ -65,7 +67,7 @@ Tensor Conv2d::Forward(const Context& ctx, const Tensor& x, ActivationCache* cac
   } else if (activation_) {
     be.ActivationForward(activation_->f, activation_->slope, y.numel(), y.data(), y.data());
   }
-  cache->saved = {x};
+  cache->saved = {KeepInputForBackward(ctx, x)};
   if (activation_) cache->saved.push_back(y);
   return y;
 }
@@ -73,7 +75,7 @@ Tensor Conv2d::Forward(const Context& ctx, const Tensor& x, ActivationCache* cac
 Tensor Conv2d::Backward(const Context& ctx, const Tensor& dy_out, const ActivationCache& cache,
                         bool want_input_grad) {
   CHECK_EQ(cache.saved.size(), activation_ ? 2u : 1u) << "conv2d: cache is not from Forward";
-  const Tensor& x = cache.saved[0];
+  const Tensor x = SavedInputAsFloat(cache.saved[0]);
   const ConvProblem p = Problem(x.shape(), ctx.precision);
   CHECK(dy_out.shape() == OutputShape(x.shape())) << "conv2d: dy " << dy_out.shape().ToString();
   Backend& be = *ctx.backend;

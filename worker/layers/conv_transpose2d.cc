@@ -1,5 +1,7 @@
 #include "worker/layers/conv_transpose2d.h"
 
+#include "worker/layers/saved_input.h"
+
 namespace gantry {
 
 ConvTranspose2d::ConvTranspose2d(int64_t in_channels, int64_t out_channels, int64_t kernel, int64_t stride,
@@ -63,14 +65,14 @@ Tensor ConvTranspose2d::Forward(const Context& ctx, const Tensor& x, ActivationC
   Tensor y = Tensor::Uninitialized(OutputShape(x.shape()));
   ctx.backend->ConvBackwardData(p, x.data(), p_.weight.data(), y.data());
   if (has_bias_) ctx.backend->AddChannelBias(p.batch, out_, p.in_height * p.in_width, p_.bias.data(), y.data());
-  cache->saved = {x};
+  cache->saved = {KeepInputForBackward(ctx, x)};
   return y;
 }
 
 Tensor ConvTranspose2d::Backward(const Context& ctx, const Tensor& dy, const ActivationCache& cache,
                                  bool want_input_grad) {
   CHECK_EQ(cache.saved.size(), 1u) << "conv_transpose2d: cache is not from Forward";
-  const Tensor& x = cache.saved[0];
+  const Tensor x = SavedInputAsFloat(cache.saved[0]);
   const ConvProblem p = Problem(x.shape(), ctx.precision);
   CHECK(dy.shape() == OutputShape(x.shape())) << "conv_transpose2d: dy " << dy.shape().ToString();
   Backend& be = *ctx.backend;

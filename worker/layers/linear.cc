@@ -1,5 +1,7 @@
 #include "worker/layers/linear.h"
 
+#include "worker/layers/saved_input.h"
+
 namespace gantry {
 
 Linear::Linear(int64_t in_features, int64_t out_features, bool bias)
@@ -30,14 +32,14 @@ Tensor Linear::Forward(const Context& ctx, const Tensor& x, ActivationCache* cac
   ctx.backend->Gemm(ctx.precision, false, true, n, out_, in_, 1.0f, x.data(), in_, p_.weight.data(), in_,
                     0.0f, y.data(), out_);
   if (has_bias_) ctx.backend->AddChannelBias(n, out_, 1, p_.bias.data(), y.data());
-  cache->saved = {x};
+  cache->saved = {KeepInputForBackward(ctx, x)};
   return y;
 }
 
 Tensor Linear::Backward(const Context& ctx, const Tensor& dy, const ActivationCache& cache,
                         bool want_input_grad) {
   CHECK_EQ(cache.saved.size(), 1u) << "linear: cache is not from Forward";
-  const Tensor& x = cache.saved[0];
+  const Tensor x = SavedInputAsFloat(cache.saved[0]);
   const int64_t n = x.dim(0);
   CHECK(dy.shape() == OutputShape(x.shape())) << "linear: dy " << dy.shape().ToString();
   Backend& be = *ctx.backend;
