@@ -176,48 +176,13 @@ TEST(ConvTranspose2dTest, ParamGradsAccumulate) {
   testing::CheckParamGradsAccumulate(layer, params, Shape{2, 2, 3, 4});
 }
 
-// One Forward + Backward (input and parameter gradients) from zeroed gradients.
-struct Pass {
-  Tensor y, dx, grads;
-};
-
-Pass RunPass(Layer& layer, FlatParameters& params, const Tensor& x, const Tensor& dy, Backend& backend) {
-  params.ZeroGrads();
-  ActivationCache cache;
-  Context ctx;
-  ctx.backend = &backend;
-  Pass pass;
-  pass.y = layer.Forward(ctx, x, &cache);
-  pass.dx = layer.Backward(ctx, dy, cache, /*want_input_grad=*/true);
-  pass.grads = params.grads().Clone();
-  return pass;
-}
-
-// The reference backend lowers a batch a chunk of samples at a time. Batches of 5 split
-// into chunks of 1, 2 (2+2+1), 3 (3+2) and 4 (4+1) samples must give what one chunk
-// gives: each chunk's samples land in their own output rows and every chunk adds to the
-// weight gradient.
+// The reference backend lowers a batch a chunk of samples at a time (see
+// CheckChunkedBatchMatchesOneChunk).
 TEST(ConvTranspose2dTest, ChunkedBatchMatchesOneChunk) {
   ConvTranspose2d layer(3, 2, 5, 2, 2, 1, /*bias=*/true);
   Layer* layers[] = {&layer};
   FlatParameters params(layers);
-  params.params().CopyFrom(RandomTensor(params.params().shape(), 21));
-  const Tensor x = RandomTensor(Shape{5, 3, 4, 3}, 22);
-  const Tensor dy = RandomTensor(layer.OutputShape(x.shape()), 23);
-  const Pass whole = RunPass(layer, params, x, dy, CpuBackend());
-  EigenCpuBackend backend;
-  const int64_t per_sample = 2 * 25 * 4 * 3;  // column floats of one sample
-  for (int64_t chunk : {1, 2, 3, 4}) {
-    SCOPED_TRACE(::testing::Message() << "chunk=" << chunk);
-    backend.set_max_column_floats(chunk * per_sample + per_sample - 1);
-    const Pass chunked = RunPass(layer, params, x, dy, backend);
-    ExpectAllClose(chunked.y, whole.y, 1e-5, 1e-5, "y");
-    ExpectAllClose(chunked.dx, whole.dx, 1e-5, 1e-5, "dx");
-    ExpectAllClose(chunked.grads, whole.grads, 1e-5, 1e-5, "grads");
-  }
-  // A cap below one sample's columns still makes progress, one sample at a time.
-  backend.set_max_column_floats(1);
-  ExpectAllClose(RunPass(layer, params, x, dy, backend).grads, whole.grads, 1e-5, 1e-5, "grads");
+  testing::CheckChunkedBatchMatchesOneChunk(layer, params, Shape{5, 3, 4, 3}, /*column_floats_per_sample=*/2 * 25 * 4 * 3);
 }
 
 TEST(ConvTranspose2dTest, ChunkedGradientsMatchFiniteDifferences) {

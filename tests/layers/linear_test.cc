@@ -19,14 +19,6 @@ Tensor ParamView(const FlatParameters& p, size_t i) {
   return p.params().ViewAt(e.offset, e.spec.shape);
 }
 
-bool SameValues(const Tensor& a, const Tensor& b) {
-  if (a.numel() != b.numel()) return false;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    if (a.at(i) != b.at(i)) return false;
-  }
-  return true;
-}
-
 TEST(LinearTest, ShapesAndParamSpecs) {
   Linear layer(6, 4, /*bias=*/true);
   EXPECT_EQ(layer.name(), "linear");

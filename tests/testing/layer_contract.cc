@@ -1,7 +1,9 @@
 #include "tests/testing/layer_contract.h"
 
 #include "gtest/gtest.h"
+#include "tests/testing/golden.h"
 #include "tests/testing/gradient_check.h"
+#include "worker/tensor/cpu/cpu_backend.h"
 
 namespace gantry::testing {
 
@@ -36,6 +38,47 @@ void CheckParamGradsAccumulate(Layer& layer, FlatParameters& params, const Shape
     EXPECT_FLOAT_EQ(params.grads().at(i), 2.0f * once.at(i)) << layer.name() << " " << i;
   }
   EXPECT_TRUE(any_nonzero) << layer.name();
+}
+
+namespace {
+
+// One Forward + Backward (input and parameter gradients) from zeroed gradients.
+struct Pass {
+  Tensor y, dx, grads;
+};
+
+Pass RunPass(Layer& layer, FlatParameters& params, const Tensor& x, const Tensor& dy, Backend& backend) {
+  params.ZeroGrads();
+  ActivationCache cache;
+  Context ctx;
+  ctx.backend = &backend;
+  Pass pass;
+  pass.y = layer.Forward(ctx, x, &cache);
+  pass.dx = layer.Backward(ctx, dy, cache, /*want_input_grad=*/true);
+  pass.grads = params.grads().Clone();
+  return pass;
+}
+
+}  // namespace
+
+void CheckChunkedBatchMatchesOneChunk(Layer& layer, FlatParameters& params, const Shape& input_shape,
+                                      int64_t column_floats_per_sample) {
+  params.params().CopyFrom(RandomTensor(params.params().shape(), 21));
+  const Tensor x = RandomTensor(input_shape, 22);
+  const Tensor dy = RandomTensor(layer.OutputShape(x.shape()), 23);
+  const Pass whole = RunPass(layer, params, x, dy, CpuBackend());
+  EigenCpuBackend backend;
+  const int64_t per_sample = column_floats_per_sample;
+  for (int64_t chunk : {1, 2, 3, 4}) {
+    SCOPED_TRACE(::testing::Message() << "chunk=" << chunk);
+    backend.set_max_column_floats(chunk * per_sample + per_sample - 1);
+    const Pass chunked = RunPass(layer, params, x, dy, backend);
+    ExpectAllClose(chunked.y, whole.y, 1e-5, 1e-5, "y");
+    ExpectAllClose(chunked.dx, whole.dx, 1e-5, 1e-5, "dx");
+    ExpectAllClose(chunked.grads, whole.grads, 1e-5, 1e-5, "grads");
+  }
+  backend.set_max_column_floats(1);
+  ExpectAllClose(RunPass(layer, params, x, dy, backend).grads, whole.grads, 1e-5, 1e-5, "grads");
 }
 
 }  // namespace gantry::testing

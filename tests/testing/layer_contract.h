@@ -15,4 +15,12 @@ void CheckParamGradsFlagHonoured(Layer& layer, FlatParameters& params, const Sha
 // Two Backward calls on one cache add up: the gradients double (and are not all zero).
 void CheckParamGradsAccumulate(Layer& layer, FlatParameters& params, const Shape& input_shape);
 
+// For a convolution layer, which the reference backend lowers a chunk of samples at a
+// time: a batch (of 5, say) split into chunks of 1, 2, 3 and 4 samples gives what one
+// chunk gives (each chunk's samples land in their own output rows and every chunk adds to
+// the weight gradient), and a cap below one sample's columns still makes progress.
+// `column_floats_per_sample` is the size of one sample's column matrix. Sets `params`.
+void CheckChunkedBatchMatchesOneChunk(Layer& layer, FlatParameters& params, const Shape& input_shape,
+                                      int64_t column_floats_per_sample);
+
 }  // namespace gantry::testing
