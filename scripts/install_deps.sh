@@ -14,6 +14,7 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libsqlite3-dev
   python3-grpc-tools
   libdnnl-dev             # oneDNN: the fast CPU kernels (GANTRY_ONEDNN=AUTO builds them when present)
+  ocl-icd-opencl-dev      # oneDNN's CMake config requires OpenCL (only recommended by libdnnl-dev)
   dataset-fashion-mnist   # the default dataset: /usr/share/datasets/fashion-mnist
 )
 # Reference comparisons (PyTorch goldens, benchmarks side by side) are optional.
