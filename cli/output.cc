@@ -88,6 +88,14 @@ std::string JobStatusText(const v1::Job& job) {
                                     absl::StrJoin(job.plan().shares(), "/"),
                                     job.plan().rebalanced() ? " (rebalanced)" : ""));
   }
+  if (job.has_checkpoint()) {
+    const v1::CheckpointRef& c = job.checkpoint();
+    line("run folder", absl::StrCat(c.host(), ":", c.run_folder()));
+    line("checkpoint", c.run_step() == 0 ? "none yet"
+                                         : absl::StrFormat("step %d (resumes at batch %d epoch %d after step %d), %s",
+                                                           c.run_step(), c.batch_size(), c.epoch(), c.step_in_epoch(),
+                                                           FormatTime(c.unix_ms())));
+  }
   if (!job.error().empty()) line("error", job.error());
   return out;
 }

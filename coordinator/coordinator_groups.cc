@@ -85,7 +85,11 @@ absl::StatusOr<std::optional<v1::AcquireJobResponse>> Coordinator::TryAssign(Gro
   job.set_attempts(job.attempts() + 1);
   job.set_group_id(group.group.id());
   job.set_started_unix_ms(NowUnixMs());
-  *job.mutable_plan() = planner_.FirstPlan(specs[*pick], group.group.world_size());
+  const v1::CheckpointRef& checkpoint = job.checkpoint();
+  *job.mutable_plan() = checkpoint.run_step() > 0
+                            ? planner_.ResumePlan(specs[*pick], group.group.world_size(), checkpoint.batch_size(),
+                                                  checkpoint.epoch())
+                            : planner_.FirstPlan(specs[*pick], group.group.world_size());
   GroupRecord updated = group;
   updated.group.set_state(v1::GROUP_STATE_BUSY);
   updated.group.set_job_id(job.id());

@@ -31,6 +31,20 @@ absl::Status CheckEpochRow(int index, const v1::EpochMetrics& row, const v1::Job
   return absl::OkStatus();
 }
 
+absl::Status CheckCheckpointRef(const v1::CheckpointRef& ref) {
+  for (const auto& [field, value] : {std::pair{"checkpoint.host", &ref.host()},
+                                     std::pair{"checkpoint.run_folder", &ref.run_folder()}}) {
+    if (value->size() > RequestBounds::kMaxStringChars) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": longer than ", RequestBounds::kMaxStringChars, " characters"));
+    }
+  }
+  if (ref.run_step() < 0 || ref.batch_size() < 0 || ref.epoch() < 0 || ref.step_in_epoch() < 0) {
+    return absl::InvalidArgumentError("checkpoint: run_step, batch_size, epoch and step_in_epoch must be >= 0");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status Coordinator::CheckReportShape(const v1::ReportProgressRequest& request) const {
@@ -45,6 +59,7 @@ absl::Status Coordinator::CheckReportShape(const v1::ReportProgressRequest& requ
     return absl::InvalidArgumentError(
         absl::StrCat("error: longer than ", RequestBounds::kMaxStringChars, " characters"));
   }
+  if (request.has_checkpoint()) RETURN_IF_ERROR(CheckCheckpointRef(request.checkpoint()));
   return absl::OkStatus();
 }
 
@@ -53,6 +68,8 @@ absl::Status Coordinator::CheckReportShape(const v1::ReportProgressRequest& requ
 // no history entry.
 absl::Status Coordinator::StoreReport(v1::Job& job, const v1::ReportProgressRequest& request) {
   if (request.has_progress()) *job.mutable_progress() = request.progress();
+  // The latest report knows the newest checkpoint: reports of one attempt come in order.
+  if (request.has_checkpoint()) *job.mutable_checkpoint() = request.checkpoint();
   const int64_t now = NowUnixMs();
   for (const v1::EpochMetrics& row : request.epochs()) {
     ASSIGN_OR_RETURN(bool changed, store_->PutEpoch(job.id(), row));

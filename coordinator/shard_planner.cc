@@ -28,6 +28,17 @@ v1::ShardPlan ShardPlanner::FirstPlan(const ResolvedSpec& spec, int world_size) 
   return MakePlan(spec, batch, 1, EvenShares(batch, world_size), false);
 }
 
+v1::ShardPlan ShardPlanner::ResumePlan(const ResolvedSpec& spec, int world_size, int64_t batch_size,
+                                       int64_t epoch) const {
+  auto it = std::find(spec.batch_sizes.begin(), spec.batch_sizes.end(), batch_size);
+  if (it == spec.batch_sizes.end() || epoch < 1) return FirstPlan(spec, world_size);
+  if (epoch > spec.epochs) {
+    if (++it == spec.batch_sizes.end()) return FirstPlan(spec, world_size);
+    epoch = 1;
+  }
+  return MakePlan(spec, *it, epoch, EvenShares(*it, world_size), false);
+}
+
 std::optional<v1::ShardPlan> ShardPlanner::NextPlan(const ResolvedSpec& spec, const v1::ShardPlan& current,
                                                     const std::vector<v1::RankTiming>& timings) const {
   const int world = current.shares_size();

@@ -26,6 +26,12 @@ class ShardPlanner {
   // Epoch 1 of the sweep's first batch size. CHECKs the batch fits the group.
   v1::ShardPlan FirstPlan(const ResolvedSpec& spec, int world_size) const;
 
+  // The plan of the first epoch a resumed attempt trains: `epoch` of `batch_size` (the
+  // next batch size's epoch 1 when `epoch` is past the last), with even shares; the
+  // first plan when (batch_size, epoch) is not in the sweep (a checkpoint of another
+  // spec, or the run's end).
+  v1::ShardPlan ResumePlan(const ResolvedSpec& spec, int world_size, int64_t batch_size, int64_t epoch) const;
+
   // The plan of the epoch after `current`, or nullopt after the sweep's last epoch.
   // `timings` (one per rank, from the report of the finished epoch) are used when the
   // spec rebalances and they are complete: every rank, a full straggler window, shares

@@ -157,6 +157,44 @@ TEST(Coordinator, AGroupThatStopsHeartbeatingLosesItsJob) {
   EXPECT_EQ(f.core().ListGroups().groups(0).state(), v1::GROUP_STATE_IDLE);
 }
 
+TEST(Coordinator, ARequeuedJobKeepsItsCheckpointAndItsPlanStartsThere) {
+  CoordinatorOptions options;
+  options.lease_seconds = 10;
+  CoordinatorFixture f("resume", options);
+  const std::string job_id = f.Submit({8, 16}, 2);
+  const std::string first = f.Register(2);
+  const v1::AcquireJobResponse acquired = f.Acquire(first);
+  EXPECT_EQ(acquired.plan().batch_size(), 8);
+  EXPECT_EQ(acquired.plan().epoch(), 1);
+  v1::ReportProgressRequest report = Report(first, acquired);
+  v1::CheckpointRef* checkpoint = report.mutable_checkpoint();
+  checkpoint->set_host("node-a");
+  checkpoint->set_run_folder("/runs/" + job_id);
+  checkpoint->set_run_step(12);
+  checkpoint->set_batch_size(8);
+  checkpoint->set_epoch(3);  // past the last epoch of batch 8: batch 16 comes next
+  checkpoint->set_unix_ms(1234);
+  ASSERT_TRUE(f.core().ReportProgress(report).ok());
+  EXPECT_EQ(f.core().GetJob(job_id)->checkpoint().run_step(), 12);
+
+  f.clock().AdvanceMillis(10500);
+  EXPECT_EQ(f.core().ExpireLeases(), 1);
+  const v1::AcquireJobResponse retaken = f.Acquire(f.Register(2));
+  ASSERT_EQ(retaken.job().id(), job_id);
+  EXPECT_EQ(retaken.job().attempts(), 2);
+  EXPECT_EQ(retaken.job().checkpoint().run_folder(), "/runs/" + job_id);
+  EXPECT_EQ(retaken.job().checkpoint().run_step(), 12);
+  EXPECT_EQ(retaken.plan().batch_size(), 16);
+  EXPECT_EQ(retaken.plan().epoch(), 1);
+  EXPECT_EQ(retaken.plan().shares_size(), 2);
+
+  v1::ReportProgressRequest oversized = Report(f.core().ListGroups().groups(1).id(), retaken);
+  oversized.mutable_checkpoint()->set_run_folder(std::string(RequestBounds::kMaxStringChars + 1, 'x'));
+  absl::StatusOr<v1::ReportProgressResponse> refused = f.core().ReportProgress(oversized);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status()));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("checkpoint.run_folder"));
+}
+
 TEST(Coordinator, AJobFailsAfterLosingItsGroupMaxAttemptsTimes) {
   CoordinatorOptions options;
   options.lease_seconds = 5;

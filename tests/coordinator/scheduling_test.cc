@@ -2,6 +2,7 @@
 #include "coordinator/lease_table.h"
 #include "coordinator/scheduler.h"
 #include "coordinator/shard_planner.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace gantry {
@@ -106,6 +107,34 @@ TEST(ShardPlanner, KeepsSharesWithoutCompleteEvidence) {
   stale[0].set_share(6);
   EXPECT_EQ(shares_after(stale), even);  // measured under another plan
   EXPECT_EQ(shares_after({Timings(first, {10, 30}, 20)[0]}), even);  // a rank missing
+}
+
+}  // namespace
+}  // namespace gantry
+
+namespace gantry {
+namespace {
+
+TEST(ShardPlanner, AResumedAttemptIsPlannedFromItsCheckpointsEpoch) {
+  ResolvedSpec spec;
+  spec.batch_sizes = {8, 16};
+  spec.epochs = 2;
+  spec.seed = 7;
+  const ShardPlanner planner;
+  const v1::ShardPlan mid = planner.ResumePlan(spec, 2, 8, 2);
+  EXPECT_EQ(mid.batch_size(), 8);
+  EXPECT_EQ(mid.epoch(), 2);
+  EXPECT_EQ(mid.seed(), 7u);
+  EXPECT_THAT(mid.shares(), ::testing::ElementsAre(4, 4));
+  const v1::ShardPlan next_batch = planner.ResumePlan(spec, 2, 8, 3);
+  EXPECT_EQ(next_batch.batch_size(), 16);
+  EXPECT_EQ(next_batch.epoch(), 1);
+  // The run's end, and positions the spec does not have, fall back to the first plan.
+  for (const auto& [batch, epoch] : {std::pair<int64_t, int64_t>{16, 3}, {32, 1}, {8, 0}}) {
+    const v1::ShardPlan plan = planner.ResumePlan(spec, 2, batch, epoch);
+    EXPECT_EQ(plan.batch_size(), 8) << batch << " " << epoch;
+    EXPECT_EQ(plan.epoch(), 1) << batch << " " << epoch;
+  }
 }
 
 }  // namespace

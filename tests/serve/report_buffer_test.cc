@@ -155,4 +155,26 @@ TEST(ReportBuffer, TheFinalStateIsUrgentUntilDelivered) {
 }
 
 }  // namespace
+TEST(ReportBuffer, TheCheckpointIsTheLatestAndGoesOutUntilAcknowledged) {
+  ReportBuffer buffer;
+  v1::CheckpointRef ref;
+  ref.set_run_folder("/runs/job-1");
+  ref.set_run_step(4);
+  buffer.SetCheckpoint(ref);
+  ref.set_run_step(8);
+  buffer.SetCheckpoint(ref);
+  const ReportBatch failed = buffer.Take();
+  ASSERT_TRUE(failed.request.has_checkpoint());
+  EXPECT_EQ(failed.request.checkpoint().run_step(), 8);
+  EXPECT_FALSE(failed.empty());
+  const ReportBatch again = buffer.Take();  // the first report failed: not acknowledged
+  EXPECT_EQ(again.request.checkpoint().run_step(), 8);
+  buffer.Acknowledge(again);
+  EXPECT_FALSE(buffer.Take().request.has_checkpoint());
+  EXPECT_TRUE(buffer.Drained()) << "a checkpoint alone is not worth holding the pool for";
+  ref.set_run_step(12);
+  buffer.SetCheckpoint(ref);
+  EXPECT_EQ(buffer.Take().request.checkpoint().run_step(), 12);
+}
+
 }  // namespace gantry

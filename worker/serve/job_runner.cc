@@ -1,21 +1,15 @@
 #include "worker/serve/job_runner.h"
 
 #include <filesystem>
-#include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "common/clock.h"
-#include "common/file_io.h"
+#include "common/status_macros.h"
 #include "coordinator/run_spec_settings.h"
 #include "spdlog/spdlog.h"
-#include "worker/serve/pool_collectives.h"
+#include "worker/comm/broadcast_string.h"
 #include "worker/serve/stop_signals.h"
-#include "worker/tensor/backend_registry.h"
-#include "worker/train/run_folder.h"
-#include "worker/train/run_manifest.h"
-#include "worker/train/timing_report.h"
-#include "worker/train/train_config.h"
-#include "worker/train/trainer.h"
+#include "worker/train/checkpoint_store.h"
 
 namespace gantry {
 namespace {
@@ -26,9 +20,6 @@ constexpr double kStartUpTimeoutSeconds = 600;
 JobOutcome Outcome(JobOutcome::Kind kind, std::string message, bool report_failure = false) {
   return JobOutcome{kind, std::move(message), report_failure};
 }
-
-// A collective that failed leaves the communicator unusable: the pool must end.
-JobOutcome CommFailure(const absl::Status& s) { return Outcome(JobOutcome::kFatal, std::string(s.message())); }
 
 // Why the ranks agreed to stop, as rank 0 knows it (other ranks learn what comes next
 // from the serve loop's next round).
@@ -47,6 +38,32 @@ bool IsCommFailure(const absl::Status& s) {
   return absl::IsDeadlineExceeded(s) || absl::IsAborted(s) || absl::IsFailedPrecondition(s);
 }
 
+// What the end of RunTrainJob means for the pool.
+JobOutcome OutcomeOf(const TrainJobResult& r, JobControl* control) {
+  const std::string message(r.status.message());
+  switch (r.end) {
+    case TrainJobEnd::kTrained:
+    case TrainJobEnd::kAlreadyFinished:
+      return Outcome(JobOutcome::kSucceeded, "");
+    case TrainJobEnd::kRefused:
+      // Refused alike on every rank: the job cannot run here, the pool can go on.
+      return r.collective_failed ? Outcome(JobOutcome::kFatal, message) : Outcome(JobOutcome::kFailed, message);
+    case TrainJobEnd::kFailed:
+      break;
+  }
+  if (absl::IsCancelled(r.status)) return StopOutcome(control, r.status);
+  // Trainer::Run's INVALID_ARGUMENT comes from its up-front checks of the batch sizes
+  // against the data and the group, which every rank makes alike before any collective.
+  if (absl::IsInvalidArgument(r.status)) return Outcome(JobOutcome::kFailed, message);
+  return Outcome(JobOutcome::kFatal, message, !IsCommFailure(r.status));
+}
+
+bool HoldsCheckpoints(const std::string& run_folder) {
+  if (run_folder.empty()) return false;
+  const absl::StatusOr<std::vector<CheckpointFile>> files = CheckpointStore(run_folder + "/checkpoints").List();
+  return files.ok() && !files->empty();
+}
+
 // Points the job log at the run folder for the scope of one job.
 class JobLogScope {
  public:
@@ -55,7 +72,7 @@ class JobLogScope {
     if (sink_ != nullptr) sink_->Close();
   }
   void Open(const std::string& path) {
-    if (sink_ == nullptr) return;
+    if (sink_ == nullptr || path.empty()) return;
     if (absl::Status s = sink_->Open(path); !s.ok()) spdlog::warn("{}", std::string(s.message()));
   }
 
@@ -73,75 +90,80 @@ std::string JobRunFolderPath(const std::string& runs_dir, const std::string& job
   return path;
 }
 
+std::string ResumableRunFolder(const std::string& runs_dir, const v1::Job& job, std::string* why_not) {
+  if (job.attempts() <= 1) return "";
+  const std::string reported = job.checkpoint().run_folder();
+  if (HoldsCheckpoints(reported)) return reported;
+  const std::string here = absl::StrCat(runs_dir, "/", job.id());
+  if (HoldsCheckpoints(here)) return here;
+  if (why_not != nullptr) {
+    *why_not = reported.empty()
+                   ? absl::StrCat("no checkpoint of an earlier attempt in ", here)
+                   : absl::StrCat("attempt ", job.attempts() - 1, "'s run folder ", job.checkpoint().host(), ":",
+                                  reported, " holds no checkpoint this host can read (keep --runs-dir on storage "
+                                  "every group shares to resume across hosts)");
+  }
+  return "";
+}
+
 JobRunner::JobRunner(Communicator& comm, std::string runs_dir, JobLogSink* log_sink)
     : comm_(comm), runs_dir_(std::move(runs_dir)), log_sink_(log_sink) {}
 
-JobOutcome JobRunner::Run(const v1::AcquireJobResponse& acquired, TrainObserver& observer, JobControl* control) {
-  const v1::Job& job = acquired.job();
-  CommOptions start_up;
-  start_up.timeout_seconds = kStartUpTimeoutSeconds;
-  // The same on every rank: the spec and this code are.
-  const RawSettings settings = RunSpecToSettings(job.spec());
-  absl::StatusOr<TrainConfig> config = ResolveTrainConfig(settings);
-  if (!config.ok()) {
-    return Outcome(JobOutcome::kFailed, absl::StrCat("the spec does not resolve here: ", config.status().message()));
-  }
-
-  JobLogScope log(log_sink_);
-  std::optional<RunFolder> folder;
-  absl::Status folder_status;
+absl::StatusOr<std::string> JobRunner::AgreeOnResume(const v1::Job& job) {
+  std::string folder;
   if (is_root()) {
-    run_folder_ = JobRunFolderPath(runs_dir_, job.id(), job.attempts());
-    config->out = run_folder_;
-    absl::StatusOr<RunFolder> created = RunFolder::Create(run_folder_);
-    folder_status = created.status();
-    if (created.ok()) {
-      folder.emplace(*created);
-      log.Open(folder->File("log.txt"));
+    std::string why_not;
+    folder = ResumableRunFolder(runs_dir_, job, &why_not);
+    if (folder.empty() && !why_not.empty()) {
+      spdlog::warn("{} (attempt {}): {}; starting again from the beginning", job.id(), job.attempts(), why_not);
     }
   }
-  absl::StatusOr<bool> agreed = EveryRankOk(comm_, folder_status.ok(), start_up);
-  if (!agreed.ok()) return CommFailure(agreed.status());
-  if (!*agreed) return Outcome(JobOutcome::kFailed, std::string(folder_status.message()));
-  if (is_root()) {
-    spdlog::info("{} (attempt {} of {}): {} rank(s), run folder {}", job.id(), job.attempts(), job.max_attempts(),
-                 comm_.size(), run_folder_);
-  }
+  CommOptions start_up;
+  start_up.timeout_seconds = kStartUpTimeoutSeconds;
+  RETURN_IF_ERROR(BroadcastString(comm_, folder, 0, start_up));
+  return folder;
+}
 
-  const std::string data_dir = EffectiveDataDir(*config);
-  absl::StatusOr<const ImageDataset*> data = data_.Get(data_dir, config->limit_images);
-  absl::Status ready = data.status();
-  Backend& backend = *FindBackend(config->kernels);  // validated by ResolveTrainConfig
-  if (is_root() && ready.ok()) {
-    ready = folder->WriteRunJson(RunManifestJson(*config, settings, data_dir, (*data)->count, std::string(backend.name()),
-                                                 comm_.size(), comm_.backend_name()));
-  }
-  if (!ready.ok()) spdlog::error("rank {}: {}", comm_.rank(), std::string(ready.message()));
-  agreed = EveryRankOk(comm_, ready.ok(), start_up);
-  if (!agreed.ok()) return CommFailure(agreed.status());
-  if (!*agreed) {
-    return Outcome(JobOutcome::kFailed, ready.ok() ? absl::StrCat("another rank could not load ", data_dir,
-                                                                  " (see that rank's output)")
-                                                   : std::string(ready.message()));
-  }
+TrainJobResult JobRunner::Train(const v1::Job& job, RawSettings settings, bool resume, TrainObserver& observer) {
+  JobLogScope log(log_sink_);
+  TrainJobRequest request;
+  request.settings = std::move(settings);
+  request.resume = resume;
+  request.observer = &observer;
+  request.data = [this](const std::string& dir, int64_t limit) { return data_.Get(dir, limit); };
+  return RunTrainJob(comm_, request, [&](int rank, const std::string& log_path) {
+    if (rank != 0) return;
+    log.Open(log_path);
+    if (log_path.empty()) return;
+    run_folder_ = std::filesystem::path(log_path).parent_path().string();
+    spdlog::info("{} (attempt {} of {}): {} rank(s), run folder {}{}", job.id(), job.attempts(), job.max_attempts(),
+                 comm_.size(), run_folder_, resume ? ", resuming from its newest checkpoint" : "");
+  });
+}
 
-  Trainer trainer(*config, **data, folder ? &*folder : nullptr, comm_, Clock::Real(), backend);
-  trainer.set_observer(&observer);
-  absl::StatusOr<std::vector<EpochRow>> rows = trainer.Run();
-  if (absl::IsCancelled(rows.status())) return StopOutcome(control, rows.status());
-  // Trainer::Run's INVALID_ARGUMENT comes from its up-front checks of the batch sizes
-  // against the data and the group, which every rank makes alike before any collective.
-  if (absl::IsInvalidArgument(rows.status())) return Outcome(JobOutcome::kFailed, std::string(rows.status().message()));
-  if (!rows.ok()) {
-    return Outcome(JobOutcome::kFatal, std::string(rows.status().message()), !IsCommFailure(rows.status()));
+JobOutcome JobRunner::Run(const v1::AcquireJobResponse& acquired, TrainObserver& observer, JobControl* control) {
+  const v1::Job& job = acquired.job();
+  // The same on every rank: the spec and this code are (rank 0's are the ones used).
+  RawSettings settings = RunSpecToSettings(job.spec());
+  absl::StatusOr<std::string> resume_from = AgreeOnResume(job);
+  if (!resume_from.ok()) return Outcome(JobOutcome::kFatal, std::string(resume_from.status().message()));
+  if (!resume_from->empty()) {
+    RawSettings resumed = settings;
+    resumed["out"] = *resume_from;
+    const TrainJobResult r = Train(job, std::move(resumed), /*resume=*/true, observer);
+    // A refusal is the same on every rank (no usable checkpoint after all, say): start again.
+    if (r.end != TrainJobEnd::kRefused || r.collective_failed) return OutcomeOf(r, control);
+    if (is_root()) {
+      spdlog::warn("{}: cannot resume {}: {}; starting again from the beginning", job.id(), *resume_from,
+                   std::string(r.status.message()));
+    }
   }
-  if (!is_root()) return Outcome(JobOutcome::kSucceeded, "");
-  const std::string timing = TimingMarkdown(*rows, comm_.size(), DescribePrecision(config->mixed, comm_.size()));
-  if (absl::Status s = WriteFileAtomically(folder->File("timing.md"), timing); !s.ok()) {
-    return Outcome(JobOutcome::kFailed, std::string(s.message()));
+  if (is_root()) settings["out"] = JobRunFolderPath(runs_dir_, job.id(), job.attempts());
+  const TrainJobResult r = Train(job, std::move(settings), /*resume=*/false, observer);
+  if (is_root() && r.end == TrainJobEnd::kTrained) {
+    spdlog::info("{} done: {} epoch row(s); timing table {}/timing.md", job.id(), r.rows.size(), run_folder_);
   }
-  spdlog::info("{} done: {} epoch row(s); timing table {}", job.id(), rows->size(), folder->File("timing.md"));
-  return Outcome(JobOutcome::kSucceeded, "");
+  return OutcomeOf(r, control);
 }
 
 }  // namespace gantry

@@ -1,11 +1,18 @@
-// Runs one job the coordinator handed to the pool, on every rank: the job's RunSpec
-// becomes the same settings and TrainConfig `gantry-worker train` would use
-// (RunSpecToSettings, ResolveTrainConfig), rank 0 makes the run folder, every rank
-// loads the data, and the ordinary Trainer trains it with this rank's observer.
+// Runs one job the coordinator handed to the pool, on every rank, through the same
+// entry point as `gantry-worker train [--resume]` (RunTrainJob, train_job.h): the job's
+// RunSpec becomes the settings `gantry-worker train` would take (RunSpecToSettings),
+// rank 0 makes or reopens the run folder, every rank loads the data (from the pool's
+// cache), and the ordinary Trainer trains it with this rank's observer.
 //
-// The run folder is <runs_dir>/<job id> for a job's first attempt and
-// <runs_dir>/<job id>.attempt-<N> for a later one (a requeued job starts again from
-// the beginning; nothing is resumed), with a numbered suffix if that name is taken.
+// Run folders: <runs_dir>/<job id> for a job's first attempt. A later attempt (the job
+// was requeued after its group was lost) continues the earlier attempt's run folder from
+// its newest usable checkpoint when rank 0 finds one there: the folder the coordinator
+// has in Job.checkpoint, else <runs_dir>/<job id>. The resumed run is bit-identical to
+// one never interrupted (same number of ranks), its epochs.csv and the coordinator's
+// rows hold each epoch once, and no sample of the resumed epoch is seen twice. With no
+// usable checkpoint (none written yet, a folder on another host, every checkpoint
+// damaged) the attempt starts again from the beginning in
+// <runs_dir>/<job id>.attempt-<N>, and says why in the log.
 //
 // Every step before training ends in an agreement of all ranks, so a problem on any
 // rank (a data folder missing on one host) fails the job on all of them alike and the
@@ -23,6 +30,7 @@
 #include "worker/serve/dataset_cache.h"
 #include "worker/serve/job_control.h"
 #include "worker/serve/job_log_sink.h"
+#include "worker/train/train_job.h"
 #include "worker/train/train_observer.h"
 
 namespace gantry {
@@ -56,6 +64,10 @@ class JobRunner {
 
  private:
   bool is_root() const { return comm_.rank() == 0; }
+  // Rank 0's choice of folder to resume, shared: "" on every rank to start afresh.
+  absl::StatusOr<std::string> AgreeOnResume(const v1::Job& job);
+  // One RunTrainJob with this pool's data cache and logging.
+  TrainJobResult Train(const v1::Job& job, RawSettings settings, bool resume, TrainObserver& observer);
 
   Communicator& comm_;
   const std::string runs_dir_;
@@ -67,5 +79,11 @@ class JobRunner {
 // <runs_dir>/<job id>, or <job id>.attempt-<N> after the first attempt; "-2", "-3", ...
 // appended while the path exists.
 std::string JobRunFolderPath(const std::string& runs_dir, const std::string& job_id, int attempt);
+
+// Rank 0: the run folder a later attempt of `job` continues, or "" to start again: the
+// first of the coordinator's Job.checkpoint.run_folder and <runs_dir>/<job id> that
+// holds at least one checkpoint file. Attempt 1 never resumes. `why_not` says why
+// nothing was found, when it matters (an earlier attempt's folder that is not here).
+std::string ResumableRunFolder(const std::string& runs_dir, const v1::Job& job, std::string* why_not);
 
 }  // namespace gantry

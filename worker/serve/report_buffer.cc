@@ -7,7 +7,8 @@
 namespace gantry {
 
 bool ReportBatch::empty() const {
-  return request.epochs_size() == 0 && request.stragglers_size() == 0 && !request.has_progress() && !has_final;
+  return request.epochs_size() == 0 && request.stragglers_size() == 0 && !request.has_progress() &&
+         !request.has_checkpoint() && !has_final;
 }
 
 ReportBuffer::ReportBuffer(ReportBufferLimits limits) : limits_(limits) {
@@ -35,6 +36,12 @@ void ReportBuffer::SetProgress(const v1::Progress& progress) {
   ++progress_version_;
 }
 
+void ReportBuffer::SetCheckpoint(const v1::CheckpointRef& checkpoint) {
+  absl::MutexLock lock(&mu_);
+  checkpoint_ = checkpoint;
+  ++checkpoint_version_;
+}
+
 void ReportBuffer::SetFinal(v1::JobState state, const std::string& error) {
   absl::MutexLock lock(&mu_);
   CHECK(!final_state_.has_value()) << "the final state is set once";
@@ -59,6 +66,10 @@ ReportBatch ReportBuffer::Take() {
     *batch.request.mutable_progress() = *progress_;
     batch.progress_version = progress_version_;
   }
+  if (checkpoint_.has_value() && checkpoint_version_ > checkpoint_acked_) {
+    *batch.request.mutable_checkpoint() = *checkpoint_;
+    batch.checkpoint_version = checkpoint_version_;
+  }
   const bool everything_else = rows == rows_.size() && events == stragglers_.size();
   if (final_state_.has_value() && !final_delivered_ && everything_else) {
     batch.request.set_final_state(*final_state_);
@@ -73,6 +84,7 @@ void ReportBuffer::Acknowledge(const ReportBatch& batch) {
   while (!rows_.empty() && rows_.front().seq <= batch.last_row) rows_.pop_front();
   while (!stragglers_.empty() && stragglers_.front().seq <= batch.last_straggler) stragglers_.pop_front();
   progress_acked_ = std::max(progress_acked_, batch.progress_version);
+  checkpoint_acked_ = std::max(checkpoint_acked_, batch.checkpoint_version);
   if (batch.has_final) final_delivered_ = true;
 }
 

@@ -1,6 +1,6 @@
 // What rank 0 has to tell the coordinator about the running job and has not had
-// acknowledged yet: epoch rows, straggler events, the latest progress and rank
-// timings, and at the end the job's final state.
+// acknowledged yet: epoch rows, straggler events, the latest progress, rank timings and
+// checkpoint, and at the end the job's final state.
 //
 // Delivery: Take() copies a batch of the oldest pending items into a report;
 // Acknowledge() removes exactly those once the coordinator accepted the report. A
@@ -10,9 +10,9 @@
 // Bounds: epoch rows are never dropped (a sweep has few of them). Straggler events are
 // bounded by `max_stragglers`: past it the oldest pending one is dropped and counted (a
 // flapping rank during a long outage must not grow memory without bound; the run
-// folder's stragglers.csv keeps them all). Progress is only ever the latest. A report
-// carries at most `max_items` rows and as many events. The final state goes out with
-// (or after) the last row and event. Thread-safe.
+// folder's stragglers.csv keeps them all). Progress and the checkpoint are only ever the
+// latest. A report carries at most `max_items` rows and as many events. The final state
+// goes out with (or after) the last row and event. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +38,7 @@ struct ReportBatch {
   uint64_t last_row = 0;        // sequence numbers of the last row and event included
   uint64_t last_straggler = 0;
   uint64_t progress_version = 0;
+  uint64_t checkpoint_version = 0;
   bool has_final = false;
   bool empty() const;
 };
@@ -50,11 +51,13 @@ class ReportBuffer {
   void AddEpochRow(const v1::EpochMetrics& row, const std::vector<v1::RankTiming>& timings);
   void AddStraggler(const v1::StragglerEvent& event);
   void SetProgress(const v1::Progress& progress);
+  // The run folder and newest checkpoint; sent with the next report until acknowledged.
+  void SetCheckpoint(const v1::CheckpointRef& checkpoint);
   // The job's end: SUCCEEDED, FAILED (with `error`) or CANCELLED. Set once.
   void SetFinal(v1::JobState state, const std::string& error = "");
 
-  // The oldest pending items, up to the limits; progress only when it changed since the
-  // last acknowledged report. An empty batch when there is nothing to send.
+  // The oldest pending items, up to the limits; progress and the checkpoint only when
+  // they changed since the last acknowledged report. An empty batch when there is nothing to send.
   ReportBatch Take();
   // Removes what `batch` carried (items added since stay pending).
   void Acknowledge(const ReportBatch& batch);
@@ -83,6 +86,9 @@ class ReportBuffer {
   std::optional<v1::Progress> progress_ ABSL_GUARDED_BY(mu_);
   uint64_t progress_version_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t progress_acked_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<v1::CheckpointRef> checkpoint_ ABSL_GUARDED_BY(mu_);
+  uint64_t checkpoint_version_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t checkpoint_acked_ ABSL_GUARDED_BY(mu_) = 0;
   std::optional<v1::JobState> final_state_ ABSL_GUARDED_BY(mu_);
   std::string final_error_ ABSL_GUARDED_BY(mu_);
   bool final_delivered_ ABSL_GUARDED_BY(mu_) = false;

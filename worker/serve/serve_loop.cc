@@ -46,11 +46,12 @@ PoolCommand StopCommand(int exit_code) {
 // Rank 0's state of the job it runs or has just run, until the coordinator has its end.
 struct ServeLoop::ActiveJob {
   ActiveJob(CoordinatorApi& api, const std::string& group_id, const v1::AcquireJobResponse& job,
-            const ServeOptions& options)
+            const ServeOptions& options, const std::string& host)
       : control(std::make_shared<JobControl>(job.job().id(), job.job().attempts())),
         sender(api, group_id, buffer, *control,
                ReportSenderOptions{.interval_seconds = options.report_seconds, .backoff = options.backoff}),
-        observer(buffer, sender, *control, PlanWaitSeconds(job.job(), options.plan_wait_seconds)) {
+        observer(buffer, sender, *control, PlanWaitSeconds(job.job(), options.plan_wait_seconds), host,
+                 job.job().checkpoint()) {
     control->AddPlan(job.plan());
   }
   std::shared_ptr<JobControl> control;
@@ -202,7 +203,7 @@ void ServeLoop::RunJob(const v1::AcquireJobResponse& job) {
   }
   spdlog::info("{}: acquired (attempt {}), {}", job.job().id(), job.job().attempts(),
                job.job().name().empty() ? "unnamed" : "\"" + job.job().name() + "\"");
-  active_ = std::make_unique<ActiveJob>(*api_, group_id_, job, options_);
+  active_ = std::make_unique<ActiveJob>(*api_, group_id_, job, options_, hosts_.front());
   heartbeat_->SetJob(active_->control);
   AfterJob(runner_.Run(job, active_->observer, active_->control.get()));
 }

@@ -4,6 +4,7 @@
 
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
+#include "worker/comm/broadcast_string.h"
 
 namespace gantry {
 
@@ -19,10 +20,7 @@ absl::StatusOr<SharedSettings> ShareSettings(Communicator& comm, const absl::Sta
     }
     payload = j.dump();
   }
-  int64_t size = static_cast<int64_t>(payload.size());
-  RETURN_IF_ERROR(comm.Broadcast(&size, sizeof(size), 0, options));
-  payload.resize(static_cast<size_t>(size));
-  RETURN_IF_ERROR(comm.Broadcast(payload.data(), size, 0, options));
+  RETURN_IF_ERROR(BroadcastString(comm, payload, 0, options));
   const nlohmann::json j = nlohmann::json::parse(payload);
   if (j.contains("error")) return absl::InvalidArgumentError(j["error"].get<std::string>());
   SharedSettings shared;

@@ -35,13 +35,28 @@ TrainJobResult Ended(TrainJobResult r, TrainJobEnd end, absl::Status status = ab
 }
 
 // Every rank learns whether all ranks got `status` OK; rank 0's error, or a generic one.
+// A failure of the agreement itself is flagged in `result`.
 absl::Status AgreeAllOk(Communicator& comm, const absl::Status& status, const CommOptions& options,
-                        const std::string& what) {
+                        const std::string& what, TrainJobResult& result) {
   absl::StatusOr<bool> all_ok = AllRanksOk(comm, status.ok(), options);
-  if (!all_ok.ok()) return all_ok.status();
+  if (!all_ok.ok()) {
+    result.collective_failed = true;
+    return all_ok.status();
+  }
   if (*all_ok) return absl::OkStatus();
   // ABORTED marks an error that is another rank's (that rank reports its own).
   return status.ok() ? absl::AbortedError(absl::StrCat(what, " failed on another rank")) : status;
+}
+
+// The request's source, or the IDX files read into `owned`.
+absl::StatusOr<const ImageDataset*> LoadData(const DatasetSource& source, const std::string& dir, int64_t limit_images,
+                                             std::optional<ImageDataset>& owned) {
+  if (source) return source(dir, limit_images);
+  absl::StatusOr<ImageDataset> loaded = LoadMnistDir(dir, /*train=*/true);
+  if (!loaded.ok()) return loaded.status();
+  owned = *std::move(loaded);
+  KeepFirstImages(*owned, limit_images);
+  return &*owned;
 }
 
 // Rank 0: timing.md of the rows.
@@ -59,6 +74,9 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   TrainJobResult result;
   absl::StatusOr<SharedSettings> shared = ShareSettings(comm, request.settings, opts);
   if (!shared.ok()) {
+    // Settings that do not resolve are INVALID_ARGUMENT on every rank; anything else is
+    // the broadcast's failure.
+    result.collective_failed = !absl::IsInvalidArgument(shared.status());
     set_up_logging(comm.rank(), "");
     return Ended(std::move(result), TrainJobEnd::kRefused, shared.status());
   }
@@ -73,22 +91,22 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
     status = opened.status();
   }
   set_up_logging(comm.rank(), folder ? folder->File("log.txt") : "");
-  status = AgreeAllOk(comm, status, opts, "opening the run folder");
+  status = AgreeAllOk(comm, status, opts, "opening the run folder", result);
   if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
 
   const std::string data_dir = EffectiveDataDir(config);
   if (root) spdlog::info("loading {} from {} on {} rank(s)", config.dataset, data_dir, comm.size());
-  absl::StatusOr<ImageDataset> data = LoadMnistDir(data_dir, /*train=*/true);
-  status = AgreeAllOk(comm, data.status(), opts, "loading the data");
+  std::optional<ImageDataset> owned;
+  absl::StatusOr<const ImageDataset*> data = LoadData(request.data, data_dir, config.limit_images, owned);
+  status = AgreeAllOk(comm, data.status(), opts, "loading the data", result);
   if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
-  KeepFirstImages(*data, config.limit_images);
 
   Backend& backend = *FindBackend(config.kernels);  // validated by ResolveTrainConfig
   std::optional<TrainingState> state;
   if (request.resume) {
     const CheckpointStore store(root ? folder->CheckpointDir() : "");
     absl::StatusOr<TrainingState> loaded =
-        ShareNewestCheckpoint(comm, root ? &store : nullptr, ExpectationsFor(config, data->count), opts);
+        ShareNewestCheckpoint(comm, root ? &store : nullptr, ExpectationsFor(config, (*data)->count), opts);
     if (!loaded.ok()) {  // the same on every rank
       return Ended(std::move(result), TrainJobEnd::kRefused,
                    absl::Status(loaded.status().code(),
@@ -104,11 +122,12 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
     }
     state = std::move(*loaded);
   } else if (root) {
-    status = folder->WriteRunJson(RunManifestJson(config, shared->raw, data_dir, data->count,
+    status = folder->WriteRunJson(RunManifestJson(config, shared->raw, data_dir, (*data)->count,
                                                   std::string(backend.name()), comm.size(), comm.backend_name()));
     if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kFailed, status);
   }
-  Trainer trainer(config, *data, folder ? &*folder : nullptr, comm, Clock::Real(), backend);
+  Trainer trainer(config, **data, folder ? &*folder : nullptr, comm, Clock::Real(), backend);
+  trainer.set_observer(request.observer);
   absl::StatusOr<std::vector<EpochRow>> rows = trainer.Run(state ? &*state : nullptr);
   if (!rows.ok()) return Ended(std::move(result), TrainJobEnd::kFailed, rows.status());
   result.rows = std::move(*rows);

@@ -16,16 +16,26 @@
 
 #include "absl/status/statusor.h"
 #include "worker/comm/communicator.h"
+#include "worker/data/mnist_dataset.h"
 #include "worker/train/epoch_metrics.h"
 #include "worker/train/train_config.h"
+#include "worker/train/train_observer.h"
 
 namespace gantry {
+
+// The training images of `dir`, cut to the first `limit_images` when 0 < limit < its size
+// (--limit-images). The dataset must stay valid until RunTrainJob returns.
+using DatasetSource = std::function<absl::StatusOr<const ImageDataset*>(const std::string& dir, int64_t limit_images)>;
 
 struct TrainJobRequest {
   // Rank 0's: a new run's settings, or with `resume` ResumeSettings(RUN, overrides),
   // whose `out` is the run folder to continue. Other ranks' are ignored.
   absl::StatusOr<RawSettings> settings;
   bool resume = false;
+  // This rank's observer of the training (train_observer.h: on every rank or none).
+  TrainObserver* observer = nullptr;
+  // Where the images come from; empty: read the IDX files for this job alone.
+  DatasetSource data;
 };
 
 enum class TrainJobEnd {
@@ -39,6 +49,8 @@ struct TrainJobResult {
   TrainJobEnd end = TrainJobEnd::kFailed;
   absl::Status status;          // why, for kRefused and kFailed; ABORTED for kRefused:
                                 // another rank's fault, which that rank reports
+  bool collective_failed = false;  // kRefused because an agreement itself failed (a rank
+                                   // died or hung): the ranks are out of step
   TrainConfig config;           // as resolved (out: the run folder)
   std::vector<EpochRow> rows;   // rank 0: every row of the run (also in epochs.csv)
   std::string timing_markdown;  // rank 0: timing.md as written

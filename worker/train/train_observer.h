@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -31,6 +32,15 @@ struct StepProgress {
   double samples_per_s = 0;    // over the recent steps
   double d_loss = 0;           // running means over the epoch so far
   double g_loss = 0;
+};
+
+// A checkpoint of the run, and where training continues from it.
+struct CheckpointInfo {
+  std::string path;            // the checkpoint file ("" when not known)
+  int64_t run_step = 0;        // steps of the whole run it holds
+  int64_t batch_size = 0;      // training continues at this batch size's
+  int64_t epoch = 0;           //   epoch (1-based; past the last: the next batch size)
+  int64_t step_in_epoch = 0;   //   after this many of its steps
 };
 
 // One rank's median step times over the straggler window at an epoch's end, with the
@@ -58,6 +68,16 @@ class TrainObserver {
   virtual void OnEpochRow(const EpochRow& row, const std::vector<RankWindow>& windows) {}
   // Every rank, before every step: true asks the whole run to stop (see StopPoint).
   virtual bool ShouldStop() { return false; }
+  // Rank 0: the run folder, when training starts (before OnResumed).
+  virtual void OnRunFolder(const std::string& path) {}
+  // Rank 0: after each checkpoint was written (durably: a crash from here on resumes
+  // from it or a later one).
+  virtual void OnCheckpoint(const CheckpointInfo& checkpoint) {}
+  // Rank 0: the run resumes from the checkpoint `from`, which holds these epoch rows
+  // (epochs.csv was reset to them). A reporter that may not have delivered some of them
+  // before the interruption sends them again; OnEpochRow follows for the epochs trained
+  // from here.
+  virtual void OnResumed(const CheckpointInfo& from, const std::vector<EpochRow>& rows) {}
 };
 
 // The per-step stop agreement: every rank contributes its observer's ShouldStop() to a

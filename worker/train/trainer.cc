@@ -73,6 +73,7 @@ absl::Status Trainer::CheckRunFits() const {
 absl::StatusOr<std::vector<EpochRow>> Trainer::Run(const TrainingState* resume) {
   RETURN_IF_ERROR(CheckRunFits());
   int64_t first_batch = 0;
+  if (is_root() && observer_) observer_->OnRunFolder(folder_->path());
   if (resume != nullptr) {
     first_batch = resume->position.batch_index;
     run_step_ = resume->position.run_step;
@@ -80,6 +81,12 @@ absl::StatusOr<std::vector<EpochRow>> Trainer::Run(const TrainingState* resume) 
       rows_ = resume->rows;
       straggler_rows_ = resume->straggler_rows;
       RETURN_IF_ERROR(folder_->ResetRows(rows_, straggler_rows_));
+      if (observer_) {
+        const SweepPosition& at = resume->position;
+        observer_->OnResumed({.path = "", .run_step = at.run_step, .batch_size = at.batch_size, .epoch = at.epoch,
+                              .step_in_epoch = at.step_in_epoch},
+                             rows_);
+      }
     }
   }
   if (is_root()) store_->RemoveLeftoverTemporaries();
@@ -288,6 +295,10 @@ absl::Status Trainer::SaveCheckpoint(BatchRun& run, const EpochInProgress& epoch
   spdlog::info("checkpoint {} ({:.1f} MiB in {:.2f} s): batch {} epoch {} step {}", store_->PathFor(run_step_),
                static_cast<double>(bytes.size()) / (1 << 20), clock_.NowSeconds() - t0, run.batch, run.epoch,
                run.step_in_epoch);
+  if (observer_) {
+    observer_->OnCheckpoint({.path = store_->PathFor(run_step_), .run_step = run_step_, .batch_size = run.batch,
+                             .epoch = run.epoch, .step_in_epoch = run.step_in_epoch});
+  }
   return absl::OkStatus();
 }
 

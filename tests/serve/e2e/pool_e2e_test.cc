@@ -1,7 +1,8 @@
 // End to end on loopback: a real gantry-coordinator, `mpirun -np 2 gantry-worker serve`
 // and the gantry CLI, on small slices of Fashion-MNIST: a sweep watched to the end whose
-// report matches the run folder, a cancel mid-run, a rank killed mid-run, a coordinator
-// killed and restarted mid-run, SIGTERM, and a refused token.
+// report matches the run folder, a cancel mid-run, a rank killed mid-run (before any
+// checkpoint: the requeued job starts over; after one: it resumes bit-identically), a
+// coordinator killed and restarted mid-run, SIGTERM, and a refused token.
 #include <signal.h>
 
 #include <filesystem>
@@ -150,6 +151,71 @@ TEST_F(PoolEndToEnd, AKilledRankEndsTheGroupAndARestartedPoolRunsTheRequeuedJob)
   EXPECT_EQ(status["epochs_reported"], 1);
   const std::string run = second.runs_dir() + "/" + id + ".attempt-2";
   EXPECT_EQ(RunCommand(Gantry(port, "report --csv " + id), 30, false).output, testing::ReadFile(run + "/epochs.csv"));
+}
+
+TEST_F(PoolEndToEnd, ARequeuedJobResumesFromItsCheckpointAndEndsAsIfNeverInterrupted) {
+  testing::CoordinatorProcess coordinator(dir_, dir_ + "/gantry.db", testing::kDataRoot, {"--lease-seconds", "2"});
+  ASSERT_TRUE(coordinator.started());
+  const int port = coordinator.port();
+  // 16 steps an epoch, a checkpoint every 4 steps; rank 1's 100 ms a step leaves time to
+  // kill it in epoch 2, after epoch 1's row and a mid-epoch checkpoint were reported.
+  const std::string spec =
+      "--limit-images 512 --batch-size 32 --epochs 2 --checkpoint-every-steps 4 --debug-slow-rank 1 "
+      "--debug-slow-ms 100";
+  const std::string id = Submit(port, spec);
+  auto run_step = [&](const nlohmann::json& s) {
+    return s.contains("checkpoint") && s["checkpoint"].is_object() ? s["checkpoint"].value("run_step", int64_t{0})
+                                                                    : int64_t{0};
+  };
+  std::string first_runs;
+  {
+    testing::PoolProcess first(dir_, coordinator.address(), {"--report-seconds", "0.3"}, "first.log");
+    first_runs = first.runs_dir();
+    ASSERT_TRUE(testing::WaitUntil([&] { return run_step(testing::JobStatus(port, id)) >= 20; }, 40))
+        << first.process().Log();
+    const int rank1 = first.RankPid(1);
+    ASSERT_GT(rank1, 0);
+    kill(rank1, SIGKILL);
+    EXPECT_NE(first.process().Wait(30), 0) << "the group ends when a rank dies";
+  }
+  const nlohmann::json lost = testing::JobStatus(port, id);
+  const std::string run = std::filesystem::absolute(first_runs + "/" + id).lexically_normal().string();
+  EXPECT_EQ(lost["checkpoint"]["run_folder"], run);
+  EXPECT_EQ(lost["checkpoint"]["batch_size"], 32);
+  EXPECT_EQ(lost["checkpoint"]["epoch"], 2);
+  ASSERT_TRUE(testing::WaitUntil([&] { return testing::JobStatus(port, id)["state"] == "JOB_STATE_QUEUED"; }, 20))
+      << "requeued once the lease ran out";
+  // The same spec, never interrupted, for the comparison.
+  const std::string reference = Submit(port, spec);
+  testing::PoolProcess second(dir_, coordinator.address(), {"--max-jobs", "2"}, "second.log");
+  const CommandResult watched = RunCommand(Gantry(port, "watch " + id + " --for 60"), 70, false);
+  EXPECT_EQ(watched.exit_code, 0) << watched.output << second.process().Log();
+  EXPECT_EQ(RunCommand(Gantry(port, "watch " + reference + " --for 60"), 70, false).exit_code, 0);
+  EXPECT_EQ(second.process().Wait(30), 0) << second.process().Log();
+
+  const nlohmann::json status = testing::JobStatus(port, id);
+  EXPECT_EQ(status["attempts"], 2);
+  EXPECT_EQ(status["epochs_reported"], 2);
+  EXPECT_EQ(status["checkpoint"]["run_folder"], run) << "the second attempt continued the first one's folder";
+  EXPECT_FALSE(std::filesystem::exists(second.runs_dir() + "/" + id + ".attempt-2"));
+  const std::string log = testing::ReadFile(run + "/log.txt");
+  EXPECT_THAT(log, HasSubstr(id + " (attempt 2 of 3)"));
+  EXPECT_THAT(log, HasSubstr("resuming from its newest checkpoint"));
+  EXPECT_THAT(log, ::testing::ContainsRegex("resuming at batch 32 epoch 2 step (4|8|12)/16"));
+  const std::string epochs_csv = testing::ReadFile(run + "/epochs.csv");
+  EXPECT_EQ(std::count(epochs_csv.begin(), epochs_csv.end(), '\n'), 3) << "a header and each epoch once\n"
+                                                                        << epochs_csv;
+  EXPECT_EQ(RunCommand(Gantry(port, "report --csv " + id), 30, false).output, epochs_csv);
+  // Bit-identical to the run that was never interrupted: the same losses, to the last bit.
+  const nlohmann::json resumed = nlohmann::json::parse(RunCommand(Gantry(port, "--json report " + id), 30, false).output);
+  const nlohmann::json clean =
+      nlohmann::json::parse(RunCommand(Gantry(port, "--json report " + reference), 30, false).output);
+  ASSERT_EQ(resumed["epochs"].size(), 2u);
+  ASSERT_EQ(clean["epochs"].size(), 2u);
+  for (size_t e = 0; e < 2; ++e) {
+    EXPECT_EQ(resumed["epochs"][e]["d_loss"].get<double>(), clean["epochs"][e]["d_loss"].get<double>()) << e;
+    EXPECT_EQ(resumed["epochs"][e]["g_loss"].get<double>(), clean["epochs"][e]["g_loss"].get<double>()) << e;
+  }
 }
 
 TEST_F(PoolEndToEnd, ACoordinatorRestartMidRunLosesNothing) {
