@@ -165,13 +165,16 @@ TEST(ReportBuffer, TheCheckpointIsTheLatestAndGoesOutUntilAcknowledged) {
   buffer.SetCheckpoint(ref);
   const ReportBatch failed = buffer.Take();
   ASSERT_TRUE(failed.request.has_checkpoint());
+  EXPECT_TRUE(buffer.HasUrgent());
+  EXPECT_FALSE(buffer.Drained()) << "a stopping pool flushes its newest checkpoint";
   EXPECT_EQ(failed.request.checkpoint().run_step(), 8);
   EXPECT_FALSE(failed.empty());
   const ReportBatch again = buffer.Take();  // the first report failed: not acknowledged
   EXPECT_EQ(again.request.checkpoint().run_step(), 8);
   buffer.Acknowledge(again);
   EXPECT_FALSE(buffer.Take().request.has_checkpoint());
-  EXPECT_TRUE(buffer.Drained()) << "a checkpoint alone is not worth holding the pool for";
+  EXPECT_TRUE(buffer.Drained());
+  EXPECT_FALSE(buffer.HasUrgent());
   ref.set_run_step(12);
   buffer.SetCheckpoint(ref);
   EXPECT_EQ(buffer.Take().request.checkpoint().run_step(), 12);

@@ -34,6 +34,8 @@ void PoolObserver::OnEpochRow(const EpochRow& row, const std::vector<RankWindow>
 
 bool PoolObserver::ShouldStop() { return StopSignal() != 0 || job_.cancel_requested() || job_.gone(); }
 
+bool PoolObserver::CheckpointWhenStopping() { return !job_.gone(); }
+
 void PoolObserver::OnRunFolder(const std::string& path) {
   std::error_code ignored;
   const std::filesystem::path absolute = std::filesystem::absolute(path, ignored);

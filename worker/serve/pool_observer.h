@@ -32,6 +32,9 @@ class PoolObserver final : public TrainObserver {
   void OnStraggler(const StragglerEvent& event, int64_t batch_size, int64_t epoch) override;
   void OnEpochRow(const EpochRow& row, const std::vector<RankWindow>& windows) override;
   bool ShouldStop() override;
+  // Not for a job the coordinator gave to another group, which may be resuming from the
+  // same folder.
+  bool CheckpointWhenStopping() override;
   void OnRunFolder(const std::string& path) override;
   void OnCheckpoint(const CheckpointInfo& checkpoint) override;
   void OnResumed(const CheckpointInfo& from, const std::vector<EpochRow>& rows) override;

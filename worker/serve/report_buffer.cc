@@ -90,12 +90,13 @@ void ReportBuffer::Acknowledge(const ReportBatch& batch) {
 
 bool ReportBuffer::HasUrgent() {
   absl::MutexLock lock(&mu_);
-  return !rows_.empty() || (final_state_.has_value() && !final_delivered_);
+  return !rows_.empty() || checkpoint_version_ > checkpoint_acked_ || (final_state_.has_value() && !final_delivered_);
 }
 
 bool ReportBuffer::Drained() {
   absl::MutexLock lock(&mu_);
-  return rows_.empty() && stragglers_.empty() && (!final_state_.has_value() || final_delivered_);
+  return rows_.empty() && stragglers_.empty() && checkpoint_version_ <= checkpoint_acked_ &&
+         (!final_state_.has_value() || final_delivered_);
 }
 
 bool ReportBuffer::final_delivered() {

@@ -62,10 +62,12 @@ class ReportBuffer {
   // Removes what `batch` carried (items added since stay pending).
   void Acknowledge(const ReportBatch& batch);
 
-  // Whether rows or the final state wait: worth a report now rather than at the next
-  // progress interval.
+  // Whether rows, a new checkpoint or the final state wait: worth a report now rather
+  // than at the next progress interval (a checkpoint the coordinator does not know of
+  // cannot be resumed from on another host).
   bool HasUrgent();
-  // Nothing waits at all (rows, events, final state; progress does not count).
+  // Nothing waits at all (rows, events, the checkpoint, final state; progress does not
+  // count).
   bool Drained();
   bool final_delivered();
   int64_t dropped_stragglers();

@@ -70,6 +70,9 @@ class TrainObserver {
   virtual bool ShouldStop() { return false; }
   // Rank 0: the run folder, when training starts (before OnResumed).
   virtual void OnRunFolder(const std::string& path) {}
+  // Rank 0, when the run stops at a StopPoint: whether to write a checkpoint of the
+  // steps done since the last one first (so a later attempt loses none of them).
+  virtual bool CheckpointWhenStopping() { return true; }
   // Rank 0: after each checkpoint was written (durably: a crash from here on resumes
   // from it or a later one).
   virtual void OnCheckpoint(const CheckpointInfo& checkpoint) {}

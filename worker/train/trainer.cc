@@ -77,6 +77,7 @@ absl::StatusOr<std::vector<EpochRow>> Trainer::Run(const TrainingState* resume) 
   if (resume != nullptr) {
     first_batch = resume->position.batch_index;
     run_step_ = resume->position.run_step;
+    checkpointed_step_ = run_step_;
     if (is_root()) {
       rows_ = resume->rows;
       straggler_rows_ = resume->straggler_rows;
@@ -188,7 +189,18 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
   const int64_t flags_before = run.tracker.flag_count() - before.straggler_flags;
   const double epoch_start = clock_.NowSeconds() - before.seconds;
   for (int64_t step = first; step < end; ++step) {
-    if (observer_) RETURN_IF_ERROR(StopPoint(comm_, *observer_, comm_options_, run.batch, epoch, step + 1));
+    if (observer_) {
+      const absl::Status stop = StopPoint(comm_, *observer_, comm_options_, run.batch, epoch, step + 1);
+      // A stopped run (SIGTERM, a cancel, a job taken away) keeps every step it did: the
+      // next attempt resumes exactly here rather than at the last periodic checkpoint.
+      if (absl::IsCancelled(stop) && is_root() && run_step_ > 0 && run_step_ != checkpointed_step_ &&
+          observer_->CheckpointWhenStopping()) {
+        spdlog::info("stopping: writing a checkpoint at step {} of the run", run_step_);
+        RETURN_IF_ERROR(SaveCheckpoint(run, EpochInProgress{acc.sums(), clock_.NowSeconds() - epoch_start,
+                                                            run.tracker.flag_count() - flags_before}));
+      }
+      RETURN_IF_ERROR(stop);
+    }
     const double t0 = clock_.NowSeconds();
     std::optional<Tensor> real = loader.Next();
     if (!real.has_value()) return absl::InternalError("data loader ended before the epoch's last step");
@@ -292,6 +304,7 @@ absl::Status Trainer::SaveCheckpoint(BatchRun& run, const EpochInProgress& epoch
     return absl::Status(s.code(), absl::StrCat("checkpoint at step ", run_step_, ": ", s.message(),
                                                "; the run stops here, the earlier checkpoints are intact"));
   }
+  checkpointed_step_ = run_step_;
   spdlog::info("checkpoint {} ({:.1f} MiB in {:.2f} s): batch {} epoch {} step {}", store_->PathFor(run_step_),
                static_cast<double>(bytes.size()) / (1 << 20), clock_.NowSeconds() - t0, run.batch, run.epoch,
                run.step_in_epoch);

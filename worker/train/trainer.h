@@ -78,6 +78,7 @@ class Trainer {
   std::vector<EpochRow> rows_;            // rank 0: every row of the run so far
   std::string straggler_rows_;            // rank 0: every stragglers.csv line so far
   int64_t run_step_ = 0;                  // steps of the whole run so far
+  int64_t checkpointed_step_ = -1;        // rank 0: run_step_ of the newest checkpoint
   int64_t steps_this_process_ = 0;
   int64_t interrupt_after_ = 0;
   TrainObserver* observer_ = nullptr;  // not owned; null: nobody follows the run

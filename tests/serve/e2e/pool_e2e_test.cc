@@ -258,6 +258,13 @@ TEST_F(PoolEndToEnd, SigtermStopsEveryRankCleanlyAndTheJobIsRequeued) {
   EXPECT_THAT(log, HasSubstr("gantry-worker serve: stopped by SIGTERM"));
   EXPECT_THAT(log, HasSubstr(id + " abandoned: stopped before batch 32 epoch 1 step"));
   EXPECT_TRUE(testing::WaitUntil([&] { return testing::JobStatus(port, id)["state"] == "JOB_STATE_QUEUED"; }, 20));
+  // No step is lost: the stop wrote a checkpoint of every step done, and reported it.
+  const std::string run_log = testing::ReadFile(pool.runs_dir() + "/" + id + "/log.txt");
+  EXPECT_THAT(run_log, HasSubstr("stopping: writing a checkpoint at step"));
+  const nlohmann::json status = testing::JobStatus(port, id);
+  ASSERT_TRUE(status["checkpoint"].is_object()) << status.dump();
+  EXPECT_GE(status["checkpoint"].value("run_step", int64_t{0}), 2);
+  EXPECT_EQ(status["checkpoint"].value("step_in_epoch", int64_t{0}), status["checkpoint"].value("run_step", int64_t{0}));
 }
 
 TEST_F(PoolEndToEnd, AOneProcessPoolRunsAJobOverTlsWithAToken) {
