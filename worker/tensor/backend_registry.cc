@@ -4,6 +4,9 @@
 #if GANTRY_HAVE_ONEDNN
 #include "worker/tensor/onednn/onednn_backend.h"
 #endif
+#if GANTRY_HAVE_CUDA
+#include "worker/tensor/cuda/cuda_backend.h"
+#endif
 
 namespace gantry {
 
@@ -11,6 +14,9 @@ Backend* FindBackend(std::string_view name) {
   if (name == "eigen") return &CpuBackend();
 #if GANTRY_HAVE_ONEDNN
   if (name == "onednn") return &OnednnCpuBackend();
+#endif
+#if GANTRY_HAVE_CUDA
+  if (name == "cuda") return &TheCudaBackend();
 #endif
   return nullptr;
 }

@@ -7,6 +7,10 @@
 #include <cstring>
 #include <new>
 
+#if GANTRY_HAVE_CUDA
+#include "worker/tensor/cuda/cuda_memory.h"
+#endif
+
 namespace gantry {
 namespace {
 constexpr size_t kAlignment = 64;  // one cache line, and an AVX-512 vector
@@ -23,9 +27,26 @@ bool KeepActivationBuffersInTheHeap() {
   return true;
 }
 
+#if GANTRY_HAVE_CUDA
+constexpr bool kBuiltWithCuda = true;
+#else
+constexpr bool kBuiltWithCuda = false;
+#endif
+
 }  // namespace
 
-Storage::Storage(size_t nbytes, bool zeroed) : nbytes_(nbytes) {
+bool BuiltWithCuda() { return kBuiltWithCuda; }
+
+Storage::Storage(size_t nbytes, bool zeroed, Device device) : nbytes_(nbytes), device_(device) {
+  if (device == Device::kCuda) {
+#if GANTRY_HAVE_CUDA
+    bytes_ = cuda::Allocate(nbytes);
+    if (zeroed) cuda::Zero(bytes_, nbytes);
+    return;
+#else
+    CHECK(false) << "a CUDA tensor in a build without CUDA (configure with -DGANTRY_CUDA=ON)";
+#endif
+  }
   static const bool heap_tuned = KeepActivationBuffersInTheHeap();
   (void)heap_tuned;
   const size_t rounded = std::max<size_t>(kAlignment, (nbytes + kAlignment - 1) / kAlignment * kAlignment);
@@ -34,21 +55,29 @@ Storage::Storage(size_t nbytes, bool zeroed) : nbytes_(nbytes) {
   if (zeroed) std::memset(bytes_, 0, rounded);
 }
 
-Storage::~Storage() { std::free(bytes_); }
+Storage::~Storage() {
+#if GANTRY_HAVE_CUDA
+  if (device_ == Device::kCuda) {
+    cuda::Release(bytes_, nbytes_);
+    return;
+  }
+#endif
+  std::free(bytes_);
+}
 
-Tensor Tensor::Zeros(Shape shape, DType dtype) {
+Tensor Tensor::Zeros(Shape shape, DType dtype, Device device) {
   Tensor t;
   t.shape_ = std::move(shape);
   t.dtype_ = dtype;
-  t.storage_ = std::make_shared<Storage>(static_cast<size_t>(t.shape_.numel()) * DTypeSize(dtype));
+  t.storage_ = std::make_shared<Storage>(static_cast<size_t>(t.shape_.numel()) * DTypeSize(dtype), true, device);
   return t;
 }
 
-Tensor Tensor::Uninitialized(Shape shape, DType dtype) {
+Tensor Tensor::Uninitialized(Shape shape, DType dtype, Device device) {
   Tensor t;
   t.shape_ = std::move(shape);
   t.dtype_ = dtype;
-  t.storage_ = std::make_shared<Storage>(static_cast<size_t>(t.shape_.numel()) * DTypeSize(dtype), false);
+  t.storage_ = std::make_shared<Storage>(static_cast<size_t>(t.shape_.numel()) * DTypeSize(dtype), false, device);
   return t;
 }
 
@@ -86,8 +115,10 @@ Tensor Tensor::Slice(int64_t begin, int64_t end) const {
   return ViewAt(begin * row, Shape(std::move(dims)));
 }
 
-Tensor Tensor::Clone() const {
-  Tensor t = Zeros(shape_, dtype_);
+Tensor Tensor::Clone() const { return ToDevice(device()); }
+
+Tensor Tensor::ToDevice(Device device) const {
+  Tensor t = Uninitialized(shape_, dtype_, device);
   t.CopyFrom(*this);
   return t;
 }
@@ -95,10 +126,24 @@ Tensor Tensor::Clone() const {
 void Tensor::CopyFrom(const Tensor& src) const {
   CHECK_EQ(src.numel(), numel());
   CHECK(src.dtype() == dtype_);
-  std::memmove(raw(), src.raw(), nbytes());
+  const bool dst_on_device = device() == Device::kCuda, src_on_device = src.device() == Device::kCuda;
+  if (!dst_on_device && !src_on_device) {
+    std::memmove(raw(), src.raw(), nbytes());
+    return;
+  }
+#if GANTRY_HAVE_CUDA
+  cuda::Copy(raw(), dst_on_device, src.raw(), src_on_device, nbytes());
+#endif
 }
 
 void Tensor::Fill(float value) const {
+  if (device() == Device::kCuda) {
+    // Rare (initialisation, tests): fill on the host and copy over.
+    Tensor host = Uninitialized(shape_, dtype_);
+    host.Fill(value);
+    CopyFrom(host);
+    return;
+  }
   if (dtype_ == DType::kF32) {
     std::fill_n(data(), numel(), value);
   } else {

@@ -2,8 +2,10 @@
 //
 // Copies of a Tensor are views of the same storage (like PyTorch), so layers can hold
 // views into one flat parameter buffer. Tensors are always contiguous row-major; a view
-// is a contiguous range of the storage with its own shape. Memory is host memory today;
-// the device tag is the seam for the CUDA backend.
+// is a contiguous range of the storage with its own shape. Storage lives on the host
+// (Device::kCpu) or, in CUDA builds, on the process's current GPU (Device::kCuda; see
+// worker/tensor/cuda/cuda_memory.h). A device tensor's data() is a device pointer, for
+// the CUDA backend's kernels; the host reads it only through ToDevice(kCpu) or CopyFrom.
 #pragma once
 
 #include <cstddef>
@@ -17,24 +19,32 @@
 
 namespace gantry {
 
-enum class Device { kCpu };
+enum class Device { kCpu, kCuda };
+
+constexpr const char* DeviceName(Device d) { return d == Device::kCpu ? "cpu" : "cuda"; }
+
+// True when this build has the CUDA backend (GANTRY_HAVE_CUDA); whether a GPU is
+// visible is a run-time question (worker/tensor/cuda/cuda_device.h).
+bool BuiltWithCuda();
 
 // An owned, aligned byte buffer.
 class Storage {
  public:
-  // Zero-filled unless `zeroed` is false (then the contents are unspecified).
-  explicit Storage(size_t nbytes, bool zeroed = true);
+  // Zero-filled unless `zeroed` is false (then the contents are unspecified). kCuda
+  // needs a CUDA build (CHECK) and a visible device (CHECK in the allocator).
+  explicit Storage(size_t nbytes, bool zeroed = true, Device device = Device::kCpu);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
   std::byte* bytes() { return bytes_; }
   size_t nbytes() const { return nbytes_; }
-  Device device() const { return Device::kCpu; }
+  Device device() const { return device_; }
 
  private:
   std::byte* bytes_;
   size_t nbytes_;
+  Device device_;
 };
 
 class Tensor {
@@ -42,10 +52,10 @@ class Tensor {
   Tensor() = default;  // an undefined tensor: defined() is false
 
   // A new zero-filled tensor.
-  static Tensor Zeros(Shape shape, DType dtype = DType::kF32);
+  static Tensor Zeros(Shape shape, DType dtype = DType::kF32, Device device = Device::kCpu);
   // A new tensor whose contents are unspecified: for outputs a kernel overwrites entirely
   // (skips Zeros' fill, a full pass over memory per activation).
-  static Tensor Uninitialized(Shape shape, DType dtype = DType::kF32);
+  static Tensor Uninitialized(Shape shape, DType dtype = DType::kF32, Device device = Device::kCpu);
   // A new tensor holding a copy of `values` (size must equal shape.numel()).
   static Tensor FromVector(Shape shape, const std::vector<float>& values);
 
@@ -55,6 +65,7 @@ class Tensor {
   int64_t dim(int i) const { return shape_[i]; }
   int64_t numel() const { return shape_.numel(); }
   DType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
   size_t nbytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype_); }
 
   float* data() const {
@@ -65,7 +76,7 @@ class Tensor {
     CHECK(dtype_ == DType::kBF16) << "data_bf16() on a " << DTypeName(dtype_) << " tensor";
     return reinterpret_cast<bf16*>(raw());
   }
-  float at(int64_t flat_index) const { return data()[flat_index]; }
+  float at(int64_t flat_index) const { return data()[flat_index]; }  // host tensors only
 
   // A view of the same elements with another shape of equal numel.
   Tensor Reshaped(Shape shape) const;
@@ -74,9 +85,13 @@ class Tensor {
   // A view of rows [begin, end) along dimension 0.
   Tensor Slice(int64_t begin, int64_t end) const;
 
-  // A new tensor with its own storage holding the same values.
+  // A new tensor with its own storage holding the same values (on the same device).
   Tensor Clone() const;
-  void CopyFrom(const Tensor& src) const;  // same numel and dtype
+  // A new tensor on `device` holding the same values (a copy even when already there).
+  Tensor ToDevice(Device device) const;
+  // Same numel and dtype; either side may be on either device. A copy to the host has
+  // finished when this returns; one to the device is ordered before later CUDA work.
+  void CopyFrom(const Tensor& src) const;
   void Fill(float value) const;
 
   bool SharesStorageWith(const Tensor& other) const { return storage_ == other.storage_; }

@@ -50,6 +50,7 @@ std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, c
   j["host"] = Hostname();
   j["compiler"] = absl::StrFormat("g++ %d.%d.%d", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
   j["backend"] = backend;
+  j["device"] = c.device;
   j["world_size"] = world_size;
   j["transport"] = transport;
   nlohmann::ordered_json cfg;

@@ -13,6 +13,7 @@
 #include "common/status_macros.h"
 #include "worker/data/mnist_dataset.h"
 #include "worker/train/precision_settings.h"
+#include "worker/train/training_device.h"
 #include "yaml-cpp/yaml.h"
 
 namespace gantry {
@@ -69,6 +70,11 @@ const std::vector<Setting>& CoreSettings() {
        [](auto& n, auto& v, TrainConfig& c) {
          c.kernels = v;
          return OneOf(n, v, BuiltBackendNames());
+       }},
+      {{"device", "where the model trains: cpu | cuda (CUDA builds; GPU training is not implemented yet)", "cpu"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         c.device = v;
+         return CheckTrainingDevice(v);
        }},
       {{"seed", "seed of weights, shuffling, noise and dropout", "1"},
        [](auto& n, auto& v, TrainConfig& c) {

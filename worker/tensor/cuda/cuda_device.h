@@ -1,0 +1,21 @@
+// Which GPU this process uses. No CUDA header here: the trainer and the tests include
+// it in CUDA builds to ask whether a device is visible and to pick one per rank.
+#pragma once
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace gantry::cuda {
+
+// OK when at least one CUDA device is visible to this process; otherwise
+// FAILED_PRECONDITION saying why, in words (e.g. "cudaGetDeviceCount:
+// cudaErrorInsufficientDriver (CUDA driver version is insufficient for CUDA runtime
+// version)" where no driver is installed, or "0 CUDA devices").
+absl::Status DeviceVisible();
+
+// Makes device `local_rank % device_count` current for this process (one GPU per rank
+// of a node) and returns its index. Call before any other CUDA work of the process: the
+// compute stream and the allocator bind to the device current at their first use.
+absl::StatusOr<int> SelectDeviceForLocalRank(int local_rank);
+
+}  // namespace gantry::cuda
