@@ -31,14 +31,14 @@ absl::Status CheckEpochRow(int index, const v1::EpochMetrics& row, const v1::Job
   return absl::OkStatus();
 }
 
+absl::Status CheckLength(const char* field, const std::string& value) {
+  if (value.size() <= RequestBounds::kMaxStringChars) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(field, ": longer than ", RequestBounds::kMaxStringChars, " characters"));
+}
+
 absl::Status CheckCheckpointRef(const v1::CheckpointRef& ref) {
-  for (const auto& [field, value] : {std::pair{"checkpoint.host", &ref.host()},
-                                     std::pair{"checkpoint.run_folder", &ref.run_folder()}}) {
-    if (value->size() > RequestBounds::kMaxStringChars) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ": longer than ", RequestBounds::kMaxStringChars, " characters"));
-    }
-  }
+  RETURN_IF_ERROR(CheckLength("checkpoint.host", ref.host()));
+  RETURN_IF_ERROR(CheckLength("checkpoint.run_folder", ref.run_folder()));
   if (ref.run_step() < 0 || ref.batch_size() < 0 || ref.epoch() < 0 || ref.step_in_epoch() < 0) {
     return absl::InvalidArgumentError("checkpoint: run_step, batch_size, epoch and step_in_epoch must be >= 0");
   }
@@ -55,10 +55,7 @@ absl::Status Coordinator::CheckReportShape(const v1::ReportProgressRequest& requ
   if (final_state != v1::JOB_STATE_UNSPECIFIED && !IsTerminal(final_state)) {
     return absl::InvalidArgumentError("final_state: must be SUCCEEDED, FAILED, CANCELLED or unset");
   }
-  if (request.error().size() > RequestBounds::kMaxStringChars) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("error: longer than ", RequestBounds::kMaxStringChars, " characters"));
-  }
+  RETURN_IF_ERROR(CheckLength("error", request.error()));
   if (request.has_checkpoint()) RETURN_IF_ERROR(CheckCheckpointRef(request.checkpoint()));
   return absl::OkStatus();
 }

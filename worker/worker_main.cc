@@ -175,5 +175,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\n", std::string(group.status().message()).c_str());
     return 1;
   }
-  return Train(*group, TrainJobRequest{settings, !resume_dir.empty()});
+  TrainJobRequest request;
+  request.settings = settings;
+  request.resume = !resume_dir.empty();
+  return Train(*group, request);
 }

@@ -77,7 +77,7 @@ struct FailingApi {
 
 struct ObserverRig : FailingApi {
   explicit ObserverRig(v1::CheckpointRef prior)
-      : sender(api, "group-1", buffer, control, ReportSenderOptions{.interval_seconds = 3600}),
+      : sender(api, "group-1", buffer, control, ReportSenderOptions{.interval_seconds = 3600, .backoff = {}}),
         observer(buffer, sender, control, 0, "node-a", std::move(prior)) {}
   JobControl control{"job-7", 2};
   ReportBuffer buffer;
@@ -92,7 +92,7 @@ TEST(PoolObserver, ReportsTheRunFolderThenEachCheckpoint) {
   EXPECT_EQ(ref.host(), "node-a");
   EXPECT_EQ(ref.run_folder(), "/runs/job-7");
   EXPECT_EQ(ref.run_step(), 0);
-  rig.observer.OnCheckpoint({.path = "/runs/job-7/checkpoints/ckpt-20.bin", .run_step = 20, .batch_size = 32,
+  rig.observer.OnCheckpoint({.run_step = 20, .batch_size = 32,
                              .epoch = 2, .step_in_epoch = 4});
   ref = rig.buffer.Take().request.checkpoint();
   EXPECT_EQ(ref.run_folder(), "/runs/job-7");

@@ -25,7 +25,9 @@ TEST(TrainingDevice, CudaIsRefusedWithTheReasonAndTheFix) {
   ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("--device cuda: "));
   EXPECT_THAT(std::string(s.message()), HasSubstr("use --device cpu"));
-  if (!BuiltWithCuda()) EXPECT_THAT(std::string(s.message()), HasSubstr("built without CUDA"));
+  if (!BuiltWithCuda()) {
+    EXPECT_THAT(std::string(s.message()), HasSubstr("built without CUDA"));
+  }
 }
 
 TEST(TrainingDevice, OtherNamesAreBadValues) {

@@ -131,7 +131,7 @@ TrainJobResult JobRunner::Train(const v1::Job& job, RawSettings settings, bool r
   request.resume = resume;
   request.observer = &observer;
   request.data = [this](const std::string& dir, int64_t limit) { return data_.Get(dir, limit); };
-  return RunTrainJob(comm_, request, [&](int rank, const std::string& log_path) {
+  TrainJobResult r = RunTrainJob(comm_, request, [&](int rank, const std::string& log_path) {
     if (rank != 0) return;
     log.Open(log_path);
     if (log_path.empty()) return;
@@ -139,6 +139,12 @@ TrainJobResult JobRunner::Train(const v1::Job& job, RawSettings settings, bool r
     spdlog::info("{} (attempt {} of {}): {} rank(s), run folder {}{}", job.id(), job.attempts(), job.max_attempts(),
                  comm_.size(), run_folder_, resume ? ", resuming from its newest checkpoint" : "");
   });
+  // Rank 0 reports the job's end; a refusal that is this rank's own (its data folder is
+  // missing, say) is only seen here. ABORTED marks another rank's.
+  if (!is_root() && r.end == TrainJobEnd::kRefused && !absl::IsAborted(r.status)) {
+    spdlog::error("rank {}: {}", comm_.rank(), std::string(r.status.message()));
+  }
+  return r;
 }
 
 JobOutcome JobRunner::Run(const v1::AcquireJobResponse& acquired, TrainObserver& observer, JobControl* control) {

@@ -43,12 +43,6 @@ absl::StatusOr<PoolCommand> ShareCommand(Communicator& comm, const PoolCommand& 
   return command;
 }
 
-absl::StatusOr<bool> EveryRankOk(Communicator& comm, bool ok, const CommOptions& opts) {
-  float failures = ok ? 0.0f : 1.0f;
-  RETURN_IF_ERROR(comm.AllReduceSum(&failures, 1, opts));
-  return failures == 0.0f;
-}
-
 absl::StatusOr<std::vector<std::string>> GatherHostNames(Communicator& comm, const CommOptions& opts) {
   std::array<char, kHostNameBytes> mine{};
   if (gethostname(mine.data(), mine.size() - 1) != 0) std::strncpy(mine.data(), "unknown", mine.size() - 1);

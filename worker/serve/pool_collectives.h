@@ -29,9 +29,6 @@ struct PoolCommand {
 absl::StatusOr<PoolCommand> ShareCommand(Communicator& comm, const PoolCommand& mine, bool stopping,
                                          const CommOptions& opts);
 
-// True on every rank when every rank's `ok` is true.
-absl::StatusOr<bool> EveryRankOk(Communicator& comm, bool ok, const CommOptions& opts);
-
 // Every rank's host name, in rank order, on rank 0 (empty elsewhere).
 absl::StatusOr<std::vector<std::string>> GatherHostNames(Communicator& comm, const CommOptions& opts);
 

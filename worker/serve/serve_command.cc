@@ -13,6 +13,7 @@
 #include "worker/comm/local_communicator.h"
 #include "worker/comm/mpi_communicator.h"
 #include "worker/serve/stop_signals.h"
+#include "worker/train/shared_settings.h"
 
 namespace gantry {
 namespace {
@@ -115,7 +116,7 @@ int ServeCommand::Run(int* argc, char*** argv) {
   }
   CommOptions start_up;
   start_up.timeout_seconds = 120;
-  absl::StatusOr<bool> agreed = EveryRankOk(comm, connect_status.ok(), start_up);
+  absl::StatusOr<bool> agreed = AllRanksOk(comm, connect_status.ok(), start_up);
   if (!agreed.ok() || !*agreed) {
     if (!connect_status.ok()) std::fprintf(stderr, "error: %s\n", std::string(connect_status.message()).c_str());
     return kExitUsage;

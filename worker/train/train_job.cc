@@ -45,7 +45,7 @@ absl::Status AgreeAllOk(Communicator& comm, const absl::Status& status, const Co
   }
   if (*all_ok) return absl::OkStatus();
   // ABORTED marks an error that is another rank's (that rank reports its own).
-  return status.ok() ? absl::AbortedError(absl::StrCat(what, " failed on another rank")) : status;
+  return status.ok() ? absl::AbortedError(absl::StrCat(what, " failed on another rank (see that rank's output)")) : status;
 }
 
 // The request's source, or the IDX files read into `owned`.

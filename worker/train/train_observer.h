@@ -36,7 +36,6 @@ struct StepProgress {
 
 // A checkpoint of the run, and where training continues from it.
 struct CheckpointInfo {
-  std::string path;            // the checkpoint file ("" when not known)
   int64_t run_step = 0;        // steps of the whole run it holds
   int64_t batch_size = 0;      // training continues at this batch size's
   int64_t epoch = 0;           //   epoch (1-based; past the last: the next batch size)

@@ -84,7 +84,7 @@ absl::StatusOr<std::vector<EpochRow>> Trainer::Run(const TrainingState* resume) 
       RETURN_IF_ERROR(folder_->ResetRows(rows_, straggler_rows_));
       if (observer_) {
         const SweepPosition& at = resume->position;
-        observer_->OnResumed({.path = "", .run_step = at.run_step, .batch_size = at.batch_size, .epoch = at.epoch,
+        observer_->OnResumed({.run_step = at.run_step, .batch_size = at.batch_size, .epoch = at.epoch,
                               .step_in_epoch = at.step_in_epoch},
                              rows_);
       }
@@ -188,16 +188,20 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
   std::vector<RankStepReport> reports(static_cast<size_t>(comm_.size()));
   const int64_t flags_before = run.tracker.flag_count() - before.straggler_flags;
   const double epoch_start = clock_.NowSeconds() - before.seconds;
+  // A checkpoint between two steps of this epoch.
+  auto save_mid_epoch = [&] {
+    return SaveCheckpoint(
+        run, EpochInProgress{acc.sums(), clock_.NowSeconds() - epoch_start, run.tracker.flag_count() - flags_before});
+  };
   for (int64_t step = first; step < end; ++step) {
     if (observer_) {
       const absl::Status stop = StopPoint(comm_, *observer_, comm_options_, run.batch, epoch, step + 1);
-      // A stopped run (SIGTERM, a cancel, a job taken away) keeps every step it did: the
-      // next attempt resumes exactly here rather than at the last periodic checkpoint.
+      // A stopped run (SIGTERM, a cancel) keeps every step it did, unless the observer
+      // declines: the next attempt resumes here rather than at the last periodic checkpoint.
       if (absl::IsCancelled(stop) && is_root() && run_step_ > 0 && run_step_ != checkpointed_step_ &&
           observer_->CheckpointWhenStopping()) {
         spdlog::info("stopping: writing a checkpoint at step {} of the run", run_step_);
-        RETURN_IF_ERROR(SaveCheckpoint(run, EpochInProgress{acc.sums(), clock_.NowSeconds() - epoch_start,
-                                                            run.tracker.flag_count() - flags_before}));
+        RETURN_IF_ERROR(save_mid_epoch());
       }
       RETURN_IF_ERROR(stop);
     }
@@ -249,8 +253,7 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
       }
     }
     if (MidEpochCheckpointDue(step + 1 < end)) {
-      RETURN_IF_ERROR(SaveCheckpoint(run, EpochInProgress{acc.sums(), clock_.NowSeconds() - epoch_start,
-                                                          run.tracker.flag_count() - flags_before}));
+      RETURN_IF_ERROR(save_mid_epoch());
     }
     if (interrupt_after_ > 0 && ++steps_this_process_ >= interrupt_after_) {
       return absl::AbortedError(absl::StrCat("interrupted after ", steps_this_process_, " steps (test hook)"));
@@ -309,7 +312,7 @@ absl::Status Trainer::SaveCheckpoint(BatchRun& run, const EpochInProgress& epoch
                static_cast<double>(bytes.size()) / (1 << 20), clock_.NowSeconds() - t0, run.batch, run.epoch,
                run.step_in_epoch);
   if (observer_) {
-    observer_->OnCheckpoint({.path = store_->PathFor(run_step_), .run_step = run_step_, .batch_size = run.batch,
+    observer_->OnCheckpoint({.run_step = run_step_, .batch_size = run.batch,
                              .epoch = run.epoch, .step_in_epoch = run.step_in_epoch});
   }
   return absl::OkStatus();
