@@ -29,11 +29,11 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "common/clock.h"
-#include "worker/comm/bf16_wire.h"
+#include "worker/tensor/bf16_wire.h"
 #include "worker/comm/mpi_bf16_sum.h"
 #include "worker/comm/mpi_communicator.h"
 #include "worker/comm/mpi_wait.h"
-#include "worker/train/gradient_unscale.h"
+#include "worker/tensor/cpu/gradient_unscale.h"
 
 namespace gantry {
 namespace {

@@ -5,7 +5,9 @@
 //
 //   build/bin/gantry-bench-step --batch-size 64,128,256,512 [--kernels onednn] [--precision bf16]
 //   mpirun -np 2 build/bin/gantry-bench-step --batch-size 64,128,256,512
-// Reference: dcgan_torch.py --threads 1 [--ddp --world-size 2] --batch-size B
+//   build/bin/gantry-bench-step --device cuda --precision bf16   (CUDA builds; NCCL under mpirun)
+// Reference: dcgan_torch.py --threads 1 [--ddp --world-size 2] --batch-size B, and on a
+// GPU bench/torch/dcgan_torch_gpu.py --device cuda --precision fp32|bf16.
 //
 // The step is DataParallelStep::Run's sequence (gradients of the rank's share, one sum
 // all-reduce per network, both Adam steps) written out here, because DataParallelStep
@@ -29,6 +31,7 @@
 #include "worker/models/gan_step.h"
 #include "worker/tensor/backend_registry.h"
 #include "worker/tensor/random.h"
+#include "worker/train/training_device.h"
 #if GANTRY_HAVE_ONEDNN
 #include "worker/tensor/onednn/onednn_backend.h"
 #endif
@@ -64,6 +67,7 @@ struct StepSettings {
   Backend* backend;
   MathPrecision precision;
   bool fuse_activations;
+  Communicator* gradient_comm;  // all-reduces the gradients, in the backend's memory
 };
 
 // One synchronous data-parallel step (see the file comment); returns the seconds spent
@@ -78,14 +82,17 @@ double RunStep(Communicator& comm, const CommOptions& opts, const StepSettings& 
   ComputeGanGradients(ctx, model, real, z, weight);
   double allreduce_s = 0.0;
   if (comm.size() > 1) {
+    settings.backend->Synchronize();  // a GPU's backward passes count as compute
     const double t0 = Clock::Real().NowSeconds();
     for (FlatParameters* p : {&model.d_params(), &model.g_params()}) {
-      CHECK(comm.AllReduceSum(p->grads().data(), p->grads().numel(), opts).ok()) << "all-reduce failed";
+      const absl::Status s = settings.gradient_comm->AllReduceSum(p->grads().data(), p->grads().numel(), opts);
+      CHECK(s.ok()) << "all-reduce failed: " << s;
     }
     allreduce_s = Clock::Real().NowSeconds() - t0;
   }
   d_opt.Step(*settings.backend, model.d_params().params(), model.d_params().grads());
   g_opt.Step(*settings.backend, model.g_params().params(), model.g_params().grads());
+  settings.backend->Synchronize();
   return allreduce_s;
 }
 
@@ -94,18 +101,19 @@ double RunStep(Communicator& comm, const CommOptions& opts, const StepSettings& 
 Row Measure(Communicator& comm, const StepSettings& settings, int64_t batch, int warmup, int steps) {
   DcganConfig config;
   config.fuse_activations = settings.fuse_activations;
-  Dcgan model(config);
+  const Device device = settings.backend->device();
+  Dcgan model(config, device);
   model.Initialize(InitScheme::kGlorotUniform, 1);
-  Adam g_opt(AdamConfig{}, model.g_params().num_params());
-  Adam d_opt(AdamConfig{}, model.d_params().num_params());
+  Adam g_opt(AdamConfig{}, model.g_params().num_params(), device);
+  Adam d_opt(AdamConfig{}, model.d_params().num_params(), device);
   const CommOptions opts{120.0};
   const RowRange rows = ShareRanges(EvenShares(batch, comm.size()))[static_cast<size_t>(comm.rank())];
   Rng rng(2 + static_cast<uint64_t>(comm.rank()));
-  const Tensor real = Random(rng, Shape{rows.size(), 1, 28, 28}, false);
+  const Tensor real = Random(rng, Shape{rows.size(), 1, 28, 28}, false).On(device);
   std::vector<double> ms, cpu_ms, allreduce_ms;
   CHECK(comm.Barrier(opts).ok());
   for (int i = 0; i < warmup + steps; ++i) {
-    const Tensor z = Random(rng, Shape{rows.size(), 100}, true);
+    const Tensor z = Random(rng, Shape{rows.size(), 100}, true).On(device);
     const double t0 = Clock::Real().NowSeconds(), c0 = ProcessCpuSeconds();
     const double allreduce_s =
         RunStep(comm, opts, settings, model, g_opt, d_opt, real, z, batch, static_cast<uint64_t>(i));
@@ -132,21 +140,25 @@ int main(int argc, char** argv) {
   app.add_option("--batch-size", batches, "global batch sizes")->delimiter(',');
   app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
   app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
-  std::string kernels(DefaultBackendName()), precision_name = "fp32";
-  app.add_option("--kernels", kernels, "eigen | onednn (when built)")->capture_default_str();
+  std::string kernels(DefaultBackendName()), precision_name = "fp32", device_name = "cpu";
+  app.add_option("--kernels", kernels, "eigen | onednn (when built); for --device cpu")->capture_default_str();
+  app.add_option("--device", device_name, "cpu | cuda (CUDA builds: one GPU per rank, NCCL under mpirun)")
+      ->capture_default_str();
   app.add_option("--precision", precision_name, "fp32 | bf16 | fp16 (operands of the matrix products)")
       ->capture_default_str();
   bool no_fusion = false;
   app.add_flag("--no-fusion", no_fusion, "separate LeakyReLU layers instead of fusing them into BatchNorm/Conv2d");
   CLI11_PARSE(app, argc, argv);
-  Backend* backend = FindBackend(kernels);
   const std::optional<MathPrecision> precision = ParseMathPrecision(precision_name);
-  if (backend == nullptr || !precision) {
+  if (FindBackend(kernels) == nullptr || !precision) {
     std::fprintf(stderr, "--kernels %s / --precision %s: expected kernels eigen%s and precision fp32, bf16 or fp16\n",
                  kernels.c_str(), precision_name.c_str(), FindBackend("onednn") != nullptr ? " or onednn" : "");
     return 2;
   }
-  const StepSettings settings{backend, *precision, !no_fusion};
+  if (absl::Status s = CheckTrainingDevice(device_name); !s.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
+    return 2;
+  }
 
   std::unique_ptr<MpiCommunicator> mpi;
   std::unique_ptr<Communicator> solo;
@@ -156,12 +168,23 @@ int main(int argc, char** argv) {
     solo = LocalGroup(1).Rank(0);
   }
   Communicator& comm = mpi ? static_cast<Communicator&>(*mpi) : *solo;
+  TrainConfig device_config;
+  device_config.device = device_name;
+  device_config.kernels = kernels;
+  absl::StatusOr<TrainingDevice> device = OpenTrainingDevice(device_config, comm, CommOptions{120.0});
+  if (!device.ok()) {
+    std::fprintf(stderr, "rank %d: %s\n", comm.rank(), std::string(device.status().message()).c_str());
+    return 2;
+  }
+  Backend* backend = device->backend;
+  Communicator* gradient_comm = device->gradient_comm ? device->gradient_comm.get() : &comm;
+  const StepSettings settings{backend, *precision, !no_fusion, gradient_comm};
   const bool root = comm.rank() == 0;
   if (root) {
-    std::printf("DCGAN training step, kernels %s, precision %s, activations %s, %d rank(s) x 1 thread, %d timed "
-                "steps after %d warm-up\n",
-                std::string(backend->name()).c_str(), precision_name.c_str(), no_fusion ? "separate" : "fused",
-                comm.size(), steps, warmup);
+    std::printf("DCGAN training step on %s, precision %s, activations %s, %d rank(s) x 1 thread, gradients over "
+                "%s, %d timed steps after %d warm-up\n",
+                device->description.c_str(), precision_name.c_str(), no_fusion ? "separate" : "fused", comm.size(),
+                gradient_comm->backend_name().c_str(), steps, warmup);
 #if GANTRY_HAVE_ONEDNN
     if (backend->name() == "onednn") std::printf("%s\n", OnednnDescription().c_str());
 #endif

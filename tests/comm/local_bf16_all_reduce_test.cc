@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "worker/comm/bf16_wire.h"
+#include "worker/tensor/bf16_wire.h"
 #include "worker/comm/local_communicator.h"
 #include "worker/tensor/random.h"
 

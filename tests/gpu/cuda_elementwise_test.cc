@@ -14,7 +14,7 @@
 #include "tests/testing/gradient_check.h"
 #include "worker/tensor/cuda/cuda_kernels.h"
 #include "worker/tensor/cuda/cuda_memory.h"
-#include "worker/train/gradient_unscale.h"
+#include "worker/tensor/cpu/gradient_unscale.h"
 
 namespace gantry {
 namespace {

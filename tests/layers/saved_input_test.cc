@@ -77,7 +77,7 @@ TEST(SavedInput, WideningRestoresTheBf16Values) {
   const Tensor x = Tensor::FromVector(Shape{4}, {1.0f, -2.5f, 1.0f + 1.0f / 512, 3.0e38f});
   Context ctx;
   ctx.precision = MathPrecision::kBf16;
-  const Tensor wide = SavedInputAsFloat(KeepInputForBackward(ctx, x));
+  const Tensor wide = SavedInputAsFloat(ctx, KeepInputForBackward(ctx, x));
   EXPECT_EQ(wide.at(0), 1.0f);
   EXPECT_EQ(wide.at(1), -2.5f);
   EXPECT_EQ(wide.at(2), 1.0f);  // 1 + 2^-9 is a tie between 1 and 1 + 2^-7: to even

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "worker/tensor/device.h"
 
 namespace gantry {
 
@@ -37,13 +38,16 @@ class Communicator {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  virtual std::string backend_name() const = 0;  // "local" | "mpi"
+  virtual std::string backend_name() const = 0;  // "local" | "mpi" | "nccl"
+  // The memory AllReduceSum and AllReduceSumBf16 work in: host memory, or the GPU's for
+  // NCCL. Broadcast, Gather and Barrier always take host memory.
+  virtual Device reduces() const { return Device::kCpu; }
 
   // In-place element-wise sum over all ranks of `count` floats. Every rank receives the
   // same bytes (see each backend for how the summation order is fixed).
   virtual absl::Status AllReduceSum(float* data, int64_t count, const CommOptions& opts) = 0;
   // In-place element-wise sum over all ranks of `count` bfloat16 values (raw bits, see
-  // worker/comm/bf16_wire.h): half the bytes of AllReduceSum on the wire. Each addition
+  // worker/tensor/bf16_wire.h): half the bytes of AllReduceSum on the wire. Each addition
   // of two partial sums is done in fp32 and rounded once to bf16 (SumBf16Into), so a sum
   // over n ranks is rounded n - 1 times. Every rank receives the same bytes, as with
   // AllReduceSum; the same timeout and failure rules apply.

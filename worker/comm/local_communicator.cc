@@ -13,7 +13,7 @@
 #include "absl/time/time.h"
 #include "common/check.h"
 #include "common/status_macros.h"
-#include "worker/comm/bf16_wire.h"
+#include "worker/tensor/bf16_wire.h"
 #include "worker/comm/collective.h"
 
 namespace gantry {

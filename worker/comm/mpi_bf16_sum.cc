@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "worker/comm/bf16_wire.h"
+#include "worker/tensor/bf16_wire.h"
 #include "worker/comm/mpi_wait.h"
 
 namespace gantry {

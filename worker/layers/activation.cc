@@ -15,7 +15,7 @@ std::string ActivationLayer::name() const {
 }
 
 Tensor ActivationLayer::Forward(const Context& ctx, const Tensor& x, ActivationCache* cache) {
-  Tensor y = Tensor::Uninitialized(x.shape());
+  Tensor y = ctx.Uninitialized(x.shape());
   ctx.backend->ActivationForward(f_, slope_, x.numel(), x.data(), y.data());
   cache->saved = {DerivativeFromInput() ? x : y};
   return y;
@@ -28,7 +28,7 @@ Tensor ActivationLayer::Backward(const Context& ctx, const Tensor& dy, const Act
   const Tensor& saved = cache.saved[0];
   CHECK(dy.shape() == saved.shape()) << name() << ": dy " << dy.shape().ToString() << " vs "
                                      << saved.shape().ToString();
-  Tensor dx = Tensor::Uninitialized(dy.shape());
+  Tensor dx = ctx.Uninitialized(dy.shape());
   const float* x = DerivativeFromInput() ? saved.data() : nullptr;
   const float* y = DerivativeFromInput() ? nullptr : saved.data();
   ctx.backend->ActivationBackward(f_, slope_, dy.numel(), x, y, dy.data(), dx.data());

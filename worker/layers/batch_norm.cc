@@ -63,8 +63,8 @@ Tensor BatchNorm::Forward(const Context& ctx, const Tensor& x, ActivationCache* 
   Tensor mean, var;
   int64_t global_count = 0;
   if (ctx.training) {
-    mean = Tensor::Zeros(Shape{channels_});
-    var = Tensor::Zeros(Shape{channels_});
+    mean = ctx.Zeros(Shape{channels_});
+    var = ctx.Zeros(Shape{channels_});
     if (ctx.sync_bn != nullptr) {
       global_count = SyncBatchStats(ctx, d, x, mean, var);
       // A single value per channel can only follow a failed Sum (see SyncBatchStats): the
@@ -79,7 +79,7 @@ Tensor BatchNorm::Forward(const Context& ctx, const Tensor& x, ActivationCache* 
     mean = running_mean_.Clone();
     var = running_var_.Clone();
   }
-  Tensor y = Tensor::Uninitialized(x.shape());
+  Tensor y = ctx.Uninitialized(x.shape());
   Backend& b = *ctx.backend;
   if (activation_ && ctx.training && global_count == 0) {
     b.BatchNormActivationForward(d.n, d.c, d.hw, x.data(), mean.data(), var.data(), eps_, gamma_.data(),
@@ -112,7 +112,7 @@ Tensor BatchNorm::Backward(const Context& ctx, const Tensor& dy, const Activatio
 
 Tensor BatchNorm::ThroughActivation(const Context& ctx, const Tensor& dy, const Tensor& y) const {
   if (!activation_) return dy;
-  Tensor g = Tensor::Uninitialized(dy.shape());
+  Tensor g = ctx.Uninitialized(dy.shape());
   // LeakyReLU (slope >= 0) keeps its input's sign, so the output stands in for the input.
   ctx.backend->ActivationBackward(activation_->f, activation_->slope, dy.numel(), y.data(), y.data(), dy.data(),
                                   g.data());
@@ -121,10 +121,10 @@ Tensor BatchNorm::ThroughActivation(const Context& ctx, const Tensor& dy, const 
 
 Tensor BatchNorm::BackwardTraining(const Context& ctx, const Dims& d, const Tensor& dy,
                                    const ActivationCache& cache, bool want_input_grad) {
-  Tensor dx = want_input_grad ? Tensor::Uninitialized(dy.shape()) : Tensor();
+  Tensor dx = want_input_grad ? ctx.Uninitialized(dy.shape()) : Tensor();
   // The kernel always accumulates dgamma/dbeta; discard them into scratch when not wanted.
-  Tensor dgamma = ctx.param_grads ? dgamma_ : Tensor::Zeros(Shape{channels_});
-  Tensor dbeta = ctx.param_grads ? dbeta_ : Tensor::Zeros(Shape{channels_});
+  Tensor dgamma = ctx.param_grads ? dgamma_ : ctx.Zeros(Shape{channels_});
+  Tensor dbeta = ctx.param_grads ? dbeta_ : ctx.Zeros(Shape{channels_});
   if (activation_) {
     ctx.backend->BatchNormActivationBackward(d.n, d.c, d.hw, cache.saved[kInput].data(), cache.saved[kOutput].data(),
                                              dy.data(), cache.saved[kMean].data(), cache.saved[kVar].data(), eps_,
@@ -146,17 +146,17 @@ Tensor BatchNorm::BackwardEval(const Context& ctx, const Dims& d, const Tensor& 
   // With constant statistics the layer is a per-channel affine map, so each gradient
   // is an affine map too: dx = dy * gamma / sqrt(var + eps) is BatchNormApply on dy with
   // zero mean and beta, and xhat is BatchNormApply on x with unit gamma and zero beta.
-  const Tensor zeros = Tensor::Zeros(Shape{channels_});
+  const Tensor zeros = ctx.Zeros(Shape{channels_});
   Tensor dx;
   if (want_input_grad) {
-    dx = Tensor::Uninitialized(dy.shape());
+    dx = ctx.Uninitialized(dy.shape());
     b.BatchNormApply(d.n, d.c, d.hw, dy.data(), zeros.data(), var, eps_, gamma_.data(), zeros.data(),
                      dx.data());
   }
   if (ctx.param_grads) {
-    Tensor ones = Tensor::Zeros(Shape{channels_});
+    Tensor ones = ctx.Zeros(Shape{channels_});
     ones.Fill(1.0f);
-    Tensor dy_xhat = Tensor::Uninitialized(dy.shape());
+    Tensor dy_xhat = ctx.Uninitialized(dy.shape());
     b.BatchNormApply(d.n, d.c, d.hw, cache.saved[kInput].data(), mean, var, eps_, ones.data(), zeros.data(),
                      dy_xhat.data());
     b.Multiply(dy.numel(), dy_xhat.data(), dy.data(), dy_xhat.data());

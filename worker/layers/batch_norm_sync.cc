@@ -12,10 +12,13 @@ int64_t BatchNorm::SyncBatchStats(const Context& ctx, const Dims& d, const Tenso
                                   const Tensor& var) {
   const int64_t c = channels_;
   const double local_count = static_cast<double>(d.n * d.hw);
-  float* mu = mean.data();
-  float* sigma2 = var.data();
   // A replica without rows still joins both Sums, contributing zeros (mean/var start at 0).
-  if (local_count > 0) ctx.backend->BatchNormStats(d.n, d.c, d.hw, x.data(), mu, sigma2);
+  if (local_count > 0) ctx.backend->BatchNormStats(d.n, d.c, d.hw, x.data(), mean.data(), var.data());
+  // The combination is per-channel arithmetic on the host (the reducer sums host memory);
+  // on a GPU only these 2c values make the round trip.
+  const Tensor host_mean = mean.On(Device::kCpu), host_var = var.On(Device::kCpu);
+  float* mu = host_mean.data();
+  float* sigma2 = host_var.data();
 
   // Round 1: per-channel sums and the count, so uneven shards weigh by their rows.
   std::vector<float> sums(static_cast<size_t>(c) + 1);
@@ -43,6 +46,10 @@ int64_t BatchNorm::SyncBatchStats(const Context& ctx, const Dims& d, const Tenso
     mu[ch] = static_cast<float>(global_mean[ch]);
     sigma2[ch] = static_cast<float>(std::max(0.0, squares[ch] / count));
   }
+  if (!host_mean.SharesStorageWith(mean)) {
+    mean.CopyFrom(host_mean);
+    var.CopyFrom(host_var);
+  }
   return std::llround(count);
 }
 
@@ -58,31 +65,37 @@ Tensor BatchNorm::BackwardSynced(const Context& ctx, const Dims& d, const Tensor
 
   // [sum dy | sum dy*xhat] per channel over this replica's rows, xhat from the global
   // statistics: the kernel's dbeta/dgamma outputs are exactly these sums.
-  const Tensor sums = Tensor::Zeros(Shape{2 * c});
-  float* sum_dy = sums.data();
-  float* sum_dy_xhat = sums.data() + c;
-  b.BatchNormBackward(d.n, d.c, d.hw, x, dy.data(), mean, var, eps_, gamma_.data(), nullptr, sum_dy_xhat,
-                      sum_dy);
+  const Tensor sums = ctx.Zeros(Shape{2 * c});
+  b.BatchNormBackward(d.n, d.c, d.hw, x, dy.data(), mean, var, eps_, gamma_.data(), nullptr, sums.data() + c,
+                      sums.data());
   // Local, not global, sums: the caller sums parameter gradients over the replicas.
   if (ctx.param_grads) {
-    b.Axpy(c, 1.0f, sum_dy_xhat, dgamma_.data());
-    b.Axpy(c, 1.0f, sum_dy, dbeta_.data());
+    b.Axpy(c, 1.0f, sums.data() + c, dgamma_.data());
+    b.Axpy(c, 1.0f, sums.data(), dbeta_.data());
   }
   if (!want_input_grad) return Tensor();
 
-  ctx.sync_bn->Sum(sums.data(), 2 * c);
+  // The per-channel terms on the host (as in SyncBatchStats), then the pass over dy on
+  // the backend's device.
+  const Tensor host_sums = sums.On(Device::kCpu);
+  ctx.sync_bn->Sum(host_sums.data(), 2 * c);
   // dx = gamma*invstd * (dy - sum(dy)/M - xhat * sum(dy*xhat)/M) over the global M, built
   // as BatchNormApply (which centres x before scaling) of the two mean terms, plus dy,
   // then scaled per channel.
   const double count = cache.saved[kGlobalCount].at(0);
-  const Tensor coeffs = Tensor::Zeros(Shape{2 * c});  // [gamma*invstd | 0]
+  const Tensor host_var = cache.saved[kVar].On(Device::kCpu), host_gamma = gamma_.On(Device::kCpu);
+  const Tensor host_coeffs = Tensor::Zeros(Shape{2 * c});  // [gamma*invstd | 0]
+  float* sum_dy = host_sums.data();
+  float* sum_dy_xhat = host_sums.data() + c;
   for (int64_t ch = 0; ch < c; ++ch) {
     sum_dy[ch] = static_cast<float>(-sum_dy[ch] / count);
     sum_dy_xhat[ch] = static_cast<float>(-sum_dy_xhat[ch] / count);
-    coeffs.data()[ch] = static_cast<float>(double{gamma_.at(ch)} / std::sqrt(double{var[ch]} + eps_));
+    host_coeffs.data()[ch] =
+        static_cast<float>(double{host_gamma.at(ch)} / std::sqrt(double{host_var.at(ch)} + eps_));
   }
-  Tensor dx = Tensor::Zeros(dy.shape());
-  b.BatchNormApply(d.n, d.c, d.hw, x, mean, var, eps_, sum_dy_xhat, sum_dy, dx.data());
+  const Tensor terms = host_sums.On(ctx.device()), coeffs = host_coeffs.On(ctx.device());
+  Tensor dx = ctx.Zeros(dy.shape());
+  b.BatchNormApply(d.n, d.c, d.hw, x, mean, var, eps_, terms.data() + c, terms.data(), dx.data());
   b.Axpy(dx.numel(), 1.0f, dy.data(), dx.data());
   b.ChannelAffine(d.n, d.c, d.hw, dx.data(), coeffs.data(), coeffs.data() + c, dx.data());
   return dx;

@@ -56,7 +56,7 @@ void Conv2d::BindParams(std::span<const Tensor> params, std::span<const Tensor> 
 Tensor Conv2d::Forward(const Context& ctx, const Tensor& x, ActivationCache* cache) {
   CHECK(p_.weight.defined()) << "conv2d: parameters not bound";
   const ConvProblem p = Problem(x.shape(), ctx.precision);
-  Tensor y = Tensor::Uninitialized(OutputShape(x.shape()));
+  Tensor y = ctx.Uninitialized(OutputShape(x.shape()));
   Backend& be = *ctx.backend;
   be.ConvForward(p, x.data(), p_.weight.data(), y.data());
   const int64_t pixels = p.out_height * p.out_width;
@@ -75,7 +75,7 @@ Tensor Conv2d::Forward(const Context& ctx, const Tensor& x, ActivationCache* cac
 Tensor Conv2d::Backward(const Context& ctx, const Tensor& dy_out, const ActivationCache& cache,
                         bool want_input_grad) {
   CHECK_EQ(cache.saved.size(), activation_ ? 2u : 1u) << "conv2d: cache is not from Forward";
-  const Tensor x = SavedInputAsFloat(cache.saved[0]);
+  const Tensor x = SavedInputAsFloat(ctx, cache.saved[0]);
   const ConvProblem p = Problem(x.shape(), ctx.precision);
   CHECK(dy_out.shape() == OutputShape(x.shape())) << "conv2d: dy " << dy_out.shape().ToString();
   Backend& be = *ctx.backend;
@@ -85,7 +85,7 @@ Tensor Conv2d::Backward(const Context& ctx, const Tensor& dy_out, const Activati
   Tensor dy = dy_out;
   if (activation_) {
     const Tensor& y = cache.saved[1];
-    dy = Tensor::Uninitialized(y.shape());
+    dy = ctx.Uninitialized(y.shape());
     be.ActivationBackward(activation_->f, activation_->slope, y.numel(), y.data(), y.data(), dy_out.data(),
                           dy.data());
   }
@@ -94,7 +94,7 @@ Tensor Conv2d::Backward(const Context& ctx, const Tensor& dy_out, const Activati
     be.ConvBackwardWeights(p, x.data(), dy.data(), p_.weight_grad.data());
   }
   if (!want_input_grad) return Tensor();
-  Tensor dx = Tensor::Uninitialized(x.shape());
+  Tensor dx = ctx.Uninitialized(x.shape());
   be.ConvBackwardData(p, dy.data(), p_.weight.data(), dx.data());
   return dx;
 }

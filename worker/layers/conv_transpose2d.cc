@@ -62,7 +62,7 @@ void ConvTranspose2d::BindParams(std::span<const Tensor> params, std::span<const
 Tensor ConvTranspose2d::Forward(const Context& ctx, const Tensor& x, ActivationCache* cache) {
   CHECK(p_.weight.defined()) << "conv_transpose2d: parameters not bound";
   const ConvProblem p = Problem(x.shape(), ctx.precision);
-  Tensor y = Tensor::Uninitialized(OutputShape(x.shape()));
+  Tensor y = ctx.Uninitialized(OutputShape(x.shape()));
   ctx.backend->ConvBackwardData(p, x.data(), p_.weight.data(), y.data());
   if (has_bias_) ctx.backend->AddChannelBias(p.batch, out_, p.in_height * p.in_width, p_.bias.data(), y.data());
   cache->saved = {KeepInputForBackward(ctx, x)};
@@ -72,7 +72,7 @@ Tensor ConvTranspose2d::Forward(const Context& ctx, const Tensor& x, ActivationC
 Tensor ConvTranspose2d::Backward(const Context& ctx, const Tensor& dy, const ActivationCache& cache,
                                  bool want_input_grad) {
   CHECK_EQ(cache.saved.size(), 1u) << "conv_transpose2d: cache is not from Forward";
-  const Tensor x = SavedInputAsFloat(cache.saved[0]);
+  const Tensor x = SavedInputAsFloat(ctx, cache.saved[0]);
   const ConvProblem p = Problem(x.shape(), ctx.precision);
   CHECK(dy.shape() == OutputShape(x.shape())) << "conv_transpose2d: dy " << dy.shape().ToString();
   Backend& be = *ctx.backend;
@@ -82,7 +82,7 @@ Tensor ConvTranspose2d::Backward(const Context& ctx, const Tensor& dy, const Act
     be.ConvBackwardWeights(p, dy.data(), x.data(), p_.weight_grad.data());
   }
   if (!want_input_grad) return Tensor();
-  Tensor dx = Tensor::Uninitialized(x.shape());
+  Tensor dx = ctx.Uninitialized(x.shape());
   be.ConvForward(p, dy.data(), p_.weight.data(), dx.data());
   return dx;
 }

@@ -9,8 +9,8 @@ Dropout::Dropout(float rate) : rate_(rate) {
 Tensor Dropout::Forward(const Context& ctx, const Tensor& x, ActivationCache* cache) {
   cache->saved.clear();
   if (!ctx.training || rate_ == 0.0f) return x;
-  Tensor mask = Tensor::Uninitialized(x.shape());
-  Tensor y = Tensor::Uninitialized(x.shape());
+  Tensor mask = ctx.Uninitialized(x.shape());
+  Tensor y = ctx.Uninitialized(x.shape());
   ctx.backend->DropoutForward(x.numel(), rate_, ctx.dropout_seed, x.data(), mask.data(), y.data());
   cache->saved = {mask};
   return y;
@@ -24,7 +24,7 @@ Tensor Dropout::Backward(const Context& ctx, const Tensor& dy, const ActivationC
   const Tensor& mask = cache.saved[0];
   CHECK(dy.shape() == mask.shape()) << "dropout: dy " << dy.shape().ToString() << " vs "
                                     << mask.shape().ToString();
-  Tensor dx = Tensor::Uninitialized(dy.shape());
+  Tensor dx = ctx.Uninitialized(dy.shape());
   ctx.backend->Multiply(dy.numel(), dy.data(), mask.data(), dx.data());
   return dx;
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "worker/tensor/backend.h"
@@ -37,6 +38,13 @@ struct Context {
   bool param_grads = true;        // Backward accumulates parameter gradients
   ReplicaReducer* sync_bn = nullptr;  // null: per-rank batch statistics
   MathPrecision precision = MathPrecision::kFp32;  // operands of GEMMs and convolutions
+
+  // Layers allocate their outputs, gradients and scratch here: on the backend's device.
+  Device device() const { return backend->device(); }
+  Tensor Uninitialized(Shape shape, DType dtype = DType::kF32) const {
+    return Tensor::Uninitialized(std::move(shape), dtype, device());
+  }
+  Tensor Zeros(Shape shape) const { return Tensor::Zeros(std::move(shape), DType::kF32, device()); }
 };
 
 // Tensors a layer saved in Forward for its Backward (inputs, outputs, masks, stats).

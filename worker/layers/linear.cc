@@ -28,7 +28,7 @@ Tensor Linear::Forward(const Context& ctx, const Tensor& x, ActivationCache* cac
   CHECK(p_.weight.defined()) << "linear: parameters not bound";
   const Shape out_shape = OutputShape(x.shape());
   const int64_t n = x.dim(0);
-  Tensor y = Tensor::Uninitialized(out_shape);
+  Tensor y = ctx.Uninitialized(out_shape);
   ctx.backend->Gemm(ctx.precision, false, true, n, out_, in_, 1.0f, x.data(), in_, p_.weight.data(), in_,
                     0.0f, y.data(), out_);
   if (has_bias_) ctx.backend->AddChannelBias(n, out_, 1, p_.bias.data(), y.data());
@@ -39,7 +39,7 @@ Tensor Linear::Forward(const Context& ctx, const Tensor& x, ActivationCache* cac
 Tensor Linear::Backward(const Context& ctx, const Tensor& dy, const ActivationCache& cache,
                         bool want_input_grad) {
   CHECK_EQ(cache.saved.size(), 1u) << "linear: cache is not from Forward";
-  const Tensor x = SavedInputAsFloat(cache.saved[0]);
+  const Tensor x = SavedInputAsFloat(ctx, cache.saved[0]);
   const int64_t n = x.dim(0);
   CHECK(dy.shape() == OutputShape(x.shape())) << "linear: dy " << dy.shape().ToString();
   Backend& be = *ctx.backend;
@@ -50,7 +50,7 @@ Tensor Linear::Backward(const Context& ctx, const Tensor& dy, const ActivationCa
     if (has_bias_) be.ChannelSum(n, out_, 1, dy.data(), p_.bias_grad.data());
   }
   if (!want_input_grad) return Tensor();
-  Tensor dx = Tensor::Uninitialized(x.shape());
+  Tensor dx = ctx.Uninitialized(x.shape());
   be.Gemm(ctx.precision, false, false, n, in_, out_, 1.0f, dy.data(), out_, p_.weight.data(), in_, 0.0f,
           dx.data(), in_);
   return dx;

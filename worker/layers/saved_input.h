@@ -17,6 +17,6 @@ Tensor KeepInputForBackward(const Context& ctx, const Tensor& x);
 
 // The fp32 tensor Backward computes with: `saved` itself, or its bf16 values widened
 // into a fresh fp32 tensor.
-Tensor SavedInputAsFloat(const Tensor& saved);
+Tensor SavedInputAsFloat(const Context& ctx, const Tensor& saved);
 
 }  // namespace gantry

@@ -59,14 +59,14 @@ Sequential MakeDcganDiscriminator(const DcganConfig& c) {
   return d;
 }
 
-Dcgan::Dcgan(const DcganConfig& config)
+Dcgan::Dcgan(const DcganConfig& config, Device device)
     : config_(config),
       generator_(MakeDcganGenerator(config)),
       discriminator_(MakeDcganDiscriminator(config)) {
   const std::vector<Layer*> g_layers = generator_.layers();
   const std::vector<Layer*> d_layers = discriminator_.layers();
-  g_params_ = std::make_unique<FlatParameters>(g_layers);
-  d_params_ = std::make_unique<FlatParameters>(d_layers);
+  g_params_ = std::make_unique<FlatParameters>(g_layers, device);
+  d_params_ = std::make_unique<FlatParameters>(d_layers, device);
   CHECK_EQ(g_params_->num_params(), kDcganGeneratorParams);
   CHECK_EQ(d_params_->num_params(), kDcganDiscriminatorParams);
 }

@@ -43,7 +43,8 @@ Sequential MakeDcganDiscriminator(const DcganConfig& config);
 // Both networks with their flat parameter buffers (zero until Initialize).
 class Dcgan {
  public:
-  explicit Dcgan(const DcganConfig& config);
+  // Both flat buffers on `device` (the backend that trains the model must work there).
+  explicit Dcgan(const DcganConfig& config, Device device = Device::kCpu);
   Dcgan(const Dcgan&) = delete;
   Dcgan& operator=(const Dcgan&) = delete;
 

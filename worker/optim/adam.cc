@@ -2,8 +2,10 @@
 
 namespace gantry {
 
-Adam::Adam(const AdamConfig& config, int64_t size)
-    : config_(config), m_(Tensor::Zeros(Shape{size})), v_(Tensor::Zeros(Shape{size})) {}
+Adam::Adam(const AdamConfig& config, int64_t size, Device device)
+    : config_(config),
+      m_(Tensor::Zeros(Shape{size}, DType::kF32, device)),
+      v_(Tensor::Zeros(Shape{size}, DType::kF32, device)) {}
 
 void Adam::Step(Backend& backend, const Tensor& params, const Tensor& grads) {
   CHECK_EQ(params.numel(), m_.numel());

@@ -14,7 +14,8 @@ struct AdamConfig {
 
 class Adam final : public Optimizer {
  public:
-  Adam(const AdamConfig& config, int64_t size);
+  // State buffers of `size` on `device` (where the parameters are).
+  Adam(const AdamConfig& config, int64_t size, Device device = Device::kCpu);
 
   std::string name() const override { return "adam"; }
   void Step(Backend& backend, const Tensor& params, const Tensor& grads) override;

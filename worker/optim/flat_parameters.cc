@@ -48,7 +48,7 @@ void FillInit(const Tensor& t, const ParamSpec& spec, InitScheme scheme, Rng& rn
 
 }  // namespace
 
-FlatParameters::FlatParameters(std::span<Layer* const> layers) {
+FlatParameters::FlatParameters(std::span<Layer* const> layers, Device device) {
   int64_t num_params = 0;
   int64_t num_buffers = 0;
   std::vector<std::pair<size_t, size_t>> param_ranges, buffer_ranges;
@@ -60,9 +60,9 @@ FlatParameters::FlatParameters(std::span<Layer* const> layers) {
     param_ranges.emplace_back(p0, param_entries_.size() - p0);
     buffer_ranges.emplace_back(b0, buffer_entries_.size() - b0);
   }
-  params_ = Tensor::Zeros(Shape{num_params});
-  grads_ = Tensor::Zeros(Shape{num_params});
-  buffers_ = Tensor::Zeros(Shape{num_buffers});
+  params_ = Tensor::Zeros(Shape{num_params}, DType::kF32, device);
+  grads_ = Tensor::Zeros(Shape{num_params}, DType::kF32, device);
+  buffers_ = Tensor::Zeros(Shape{num_buffers}, DType::kF32, device);
   for (size_t i = 0; i < layers.size(); ++i) {
     const auto [p0, pn] = param_ranges[i];
     const auto [b0, bn] = buffer_ranges[i];
@@ -74,8 +74,13 @@ FlatParameters::FlatParameters(std::span<Layer* const> layers) {
 }
 
 void FlatParameters::Initialize(InitScheme scheme, Rng& rng) {
-  for (const Entry& e : param_entries_) FillInit(params_.ViewAt(e.offset, e.spec.shape), e.spec, scheme, rng);
-  for (const Entry& e : buffer_entries_) FillInit(buffers_.ViewAt(e.offset, e.spec.shape), e.spec, scheme, rng);
+  const Tensor params = params_.On(Device::kCpu), buffers = buffers_.On(Device::kCpu);
+  for (const Entry& e : param_entries_) FillInit(params.ViewAt(e.offset, e.spec.shape), e.spec, scheme, rng);
+  for (const Entry& e : buffer_entries_) FillInit(buffers.ViewAt(e.offset, e.spec.shape), e.spec, scheme, rng);
+  if (!params.SharesStorageWith(params_)) {
+    params_.CopyFrom(params);
+    buffers_.CopyFrom(buffers);
+  }
 }
 
 void FlatParameters::ZeroGrads() const { grads_.Fill(0.0f); }

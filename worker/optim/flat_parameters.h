@@ -25,11 +25,12 @@ class FlatParameters {
     ParamSpec spec;
   };
 
-  // Allocates the flat buffers for `layers` and binds every layer's views.
-  explicit FlatParameters(std::span<Layer* const> layers);
+  // Allocates the flat buffers for `layers` on `device` and binds every layer's views.
+  explicit FlatParameters(std::span<Layer* const> layers, Device device = Device::kCpu);
 
   // Draws initial values: kernels by `scheme`, biases and betas 0, gammas 1, running
-  // variances 1, running means 0.
+  // variances 1, running means 0. The draws are made on the host, so a network gets the
+  // same values on every device.
   void Initialize(InitScheme scheme, Rng& rng);
   void ZeroGrads() const;
 

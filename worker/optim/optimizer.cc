@@ -25,13 +25,13 @@ absl::Status Optimizer::RestoreState(const std::vector<std::vector<float>>& buff
     return absl::InvalidArgumentError(absl::StrCat(name(), " optimizer: negative step count ", steps_taken));
   }
   for (size_t i = 0; i < mine.size(); ++i) {
-    std::copy(buffers[i].begin(), buffers[i].end(), mine[i].data());
+    mine[i].CopyFrom(Tensor::FromVector(mine[i].shape(), buffers[i]));
   }
   set_steps_taken(steps_taken);
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const OptimizerConfig& c, int64_t size) {
+absl::StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const OptimizerConfig& c, int64_t size, Device device) {
   if (!(c.lr > 0.0f)) return absl::InvalidArgumentError(absl::StrCat("lr: must be > 0, got ", c.lr));
   if (c.kind == "adam") {
     if (!(c.beta1 >= 0.0f && c.beta1 < 1.0f) || !(c.beta2 >= 0.0f && c.beta2 < 1.0f)) {
@@ -39,13 +39,13 @@ absl::StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const OptimizerConfig& 
           absl::StrCat("adam betas must lie in [0, 1), got beta1=", c.beta1, " beta2=", c.beta2));
     }
     if (!(c.eps > 0.0f)) return absl::InvalidArgumentError(absl::StrCat("adam eps: must be > 0, got ", c.eps));
-    return std::make_unique<Adam>(AdamConfig{c.lr, c.beta1, c.beta2, c.eps}, size);
+    return std::make_unique<Adam>(AdamConfig{c.lr, c.beta1, c.beta2, c.eps}, size, device);
   }
   if (c.kind == "sgd") {
     if (!(c.momentum >= 0.0f && c.momentum < 1.0f)) {
       return absl::InvalidArgumentError(absl::StrCat("sgd momentum must lie in [0, 1), got ", c.momentum));
     }
-    return std::make_unique<Sgd>(c.lr, c.momentum, size);
+    return std::make_unique<Sgd>(c.lr, c.momentum, size, device);
   }
   return absl::InvalidArgumentError(absl::StrCat("optimizer: unknown kind '", c.kind, "' (use adam or sgd)"));
 }

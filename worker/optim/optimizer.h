@@ -43,8 +43,9 @@ struct OptimizerConfig {
   float momentum = 0.9f;      // SGD
 };
 
-// An optimizer for a flat buffer of `size` elements, or INVALID_ARGUMENT naming the
-// bad field.
-absl::StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const OptimizerConfig& config, int64_t size);
+// An optimizer for a flat buffer of `size` elements on `device`, or INVALID_ARGUMENT
+// naming the bad field.
+absl::StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const OptimizerConfig& config, int64_t size,
+                                                         Device device = Device::kCpu);
 
 }  // namespace gantry

@@ -2,7 +2,8 @@
 
 namespace gantry {
 
-Sgd::Sgd(float lr, float momentum, int64_t size) : lr_(lr), momentum_(momentum), velocity_(Tensor::Zeros(Shape{size})) {}
+Sgd::Sgd(float lr, float momentum, int64_t size, Device device)
+    : lr_(lr), momentum_(momentum), velocity_(Tensor::Zeros(Shape{size}, DType::kF32, device)) {}
 
 void Sgd::Step(Backend& backend, const Tensor& params, const Tensor& grads) {
   CHECK_EQ(params.numel(), velocity_.numel());

@@ -7,7 +7,7 @@ namespace gantry {
 
 class Sgd final : public Optimizer {
  public:
-  Sgd(float lr, float momentum, int64_t size);
+  Sgd(float lr, float momentum, int64_t size, Device device = Device::kCpu);
 
   std::string name() const override { return "sgd"; }
   void Step(Backend& backend, const Tensor& params, const Tensor& grads) override;

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "worker/tensor/conv_problem.h"
+#include "worker/tensor/device.h"
 #include "worker/tensor/math_precision.h"
 
 namespace gantry {
@@ -19,6 +20,11 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual std::string_view name() const = 0;
+  // The memory every pointer handed to this backend addresses.
+  virtual Device device() const { return Device::kCpu; }
+  // Returns once every op queued so far has finished. The CPU backends finish each op
+  // before returning; a GPU backend queues them, so timings and host reads wait here.
+  virtual void Synchronize() {}
 
   // --- dense algebra -------------------------------------------------------------
   // C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C. op(X) is X or X^T; lda/ldb/ldc
@@ -124,6 +130,22 @@ class Backend {
   // SGD with (PyTorch-style) momentum: buf = momentum*buf + g; p -= lr * buf.
   virtual void SgdStep(int64_t count, float lr, float momentum, const float* grad, float* param,
                        float* momentum_buf) = 0;
+
+  // --- 16-bit copies and loss scaling (flat buffers) ---------------------------------
+  // to[i] = the bf16 bits of from[i], as bf16::FromFloat rounds (nearest even, denormals
+  // kept, NaN made quiet): the bf16 copy a layer keeps of an input for its backward.
+  virtual void NarrowToBf16(int64_t count, const float* from, uint16_t* to) = 0;
+  // to[i] = the float whose bf16 bits are from[i] (exact).
+  virtual void WidenFromBf16(int64_t count, const uint16_t* from, float* to) = 0;
+  // wire[i] = WireBf16(grads[i]) (worker/tensor/bf16_wire.h: as NarrowToBf16 but
+  // denormals become zeros), the input of a bf16 all-reduce.
+  virtual void ToWireBf16(int64_t count, const float* grads, uint16_t* wire) = 0;
+  // The loss scaler's pass (worker/tensor/cpu/gradient_unscale.h): grads[i] *= inv_scale,
+  // or grads[i] = float(wire[i]) * inv_scale; returns whether every result is finite.
+  // The answer is a host value, so these wait for the work queued before them.
+  virtual bool UnscaleAndCheckFinite(int64_t count, float inv_scale, float* grads) = 0;
+  virtual bool UnscaleFromBf16AndCheckFinite(int64_t count, const uint16_t* wire, float inv_scale,
+                                             float* grads) = 0;
 };
 
 // The portable reference backend: Eigen for GEMM, plain loops elsewhere. Always

@@ -138,7 +138,14 @@ void Tensor::CopyFrom(const Tensor& src) const {
 
 void Tensor::Fill(float value) const {
   if (device() == Device::kCuda) {
-    // Rare (initialisation, tests): fill on the host and copy over.
+#if GANTRY_HAVE_CUDA
+    // Zeroing is every step's (the gradient buffers): a memset on the stream.
+    if (value == 0.0f) {
+      cuda::Zero(raw(), nbytes());
+      return;
+    }
+#endif
+    // Other values are rare (initialisation, tests): fill on the host and copy over.
     Tensor host = Uninitialized(shape_, dtype_);
     host.Fill(value);
     CopyFrom(host);

@@ -14,14 +14,11 @@
 
 #include "common/check.h"
 #include "common/bf16.h"
+#include "worker/tensor/device.h"
 #include "worker/tensor/dtype.h"
 #include "worker/tensor/shape.h"
 
 namespace gantry {
-
-enum class Device { kCpu, kCuda };
-
-constexpr const char* DeviceName(Device d) { return d == Device::kCpu ? "cpu" : "cuda"; }
 
 // True when this build has the CUDA backend (GANTRY_HAVE_CUDA); whether a GPU is
 // visible is a run-time question (worker/tensor/cuda/cuda_device.h).
@@ -89,6 +86,9 @@ class Tensor {
   Tensor Clone() const;
   // A new tensor on `device` holding the same values (a copy even when already there).
   Tensor ToDevice(Device device) const;
+  // This tensor when it is on `device` already (a view, no copy), else ToDevice(device):
+  // for reading a small device tensor on the host, or handing host values to a kernel.
+  Tensor On(Device device) const { return this->device() == device ? *this : ToDevice(device); }
   // Same numel and dtype; either side may be on either device. A copy to the host has
   // finished when this returns; one to the device is ordered before later CUDA work.
   void CopyFrom(const Tensor& src) const;

@@ -10,8 +10,8 @@ namespace {
 constexpr uint64_t kNoiseStream = 0x6e6f697365ull;  // "noise"
 
 NetworkState CaptureNetwork(FlatParameters& p) {
-  const Tensor& params = p.params();
-  const Tensor& buffers = p.buffers();
+  const Tensor params = p.params().On(Device::kCpu);
+  const Tensor buffers = p.buffers().On(Device::kCpu);
   return NetworkState{LayoutOf(p.param_entries()), LayoutOf(p.buffer_entries()),
                       std::vector<float>(params.data(), params.data() + params.numel()),
                       std::vector<float>(buffers.data(), buffers.data() + buffers.numel())};
@@ -19,7 +19,10 @@ NetworkState CaptureNetwork(FlatParameters& p) {
 
 OptimizerState CaptureOptimizer(const Optimizer& opt) {
   OptimizerState o{opt.name(), opt.steps_taken(), {}};
-  for (const Tensor& t : opt.state()) o.buffers.emplace_back(t.data(), t.data() + t.numel());
+  for (const Tensor& state : opt.state()) {
+    const Tensor t = state.On(Device::kCpu);
+    o.buffers.emplace_back(t.data(), t.data() + t.numel());
+  }
   return o;
 }
 
@@ -27,16 +30,17 @@ void RestoreNetwork(const NetworkState& saved, FlatParameters& p) {
   // Sizes were checked against this model's layout (CheckMatchesRun).
   CHECK_EQ(static_cast<int64_t>(saved.params.size()), p.params().numel());
   CHECK_EQ(static_cast<int64_t>(saved.buffers.size()), p.buffers().numel());
-  std::copy(saved.params.begin(), saved.params.end(), p.params().data());
-  std::copy(saved.buffers.begin(), saved.buffers.end(), p.buffers().data());
+  p.params().CopyFrom(Tensor::FromVector(p.params().shape(), saved.params));
+  p.buffers().CopyFrom(Tensor::FromVector(p.buffers().shape(), saved.buffers));
 }
 
 }  // namespace
 
-BatchRun::BatchRun(const TrainConfig& c, const ImageDataset& data, int64_t batch_index, int world, const Clock& clock)
+BatchRun::BatchRun(const TrainConfig& c, const ImageDataset& data, int64_t batch_index, int world, const Clock& clock,
+                   Device device)
     : batch_index(batch_index),
       batch(c.batch_sizes[static_cast<size_t>(batch_index)]),
-      model(c.dcgan),
+      model(c.dcgan, device),
       sampler(data.count, c.seed),
       noise_rng(Mix64(c.seed ^ kNoiseStream)),
       shares(EvenShares(batch, world)),

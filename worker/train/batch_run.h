@@ -25,7 +25,9 @@ namespace gantry {
 struct BatchRun {
   // A fresh run of batch_sizes[batch_index]: zero weights (Initialize or restore them),
   // the seed's noise stream, even shares, no optimizers or step yet.
-  BatchRun(const TrainConfig& c, const ImageDataset& data, int64_t batch_index, int world, const Clock& clock);
+  // The model lives on `device` (the training backend's).
+  BatchRun(const TrainConfig& c, const ImageDataset& data, int64_t batch_index, int world, const Clock& clock,
+           Device device = Device::kCpu);
 
   // Whether this batch size has nothing left to train.
   bool Done(int64_t epochs) const { return epoch > epochs || steps_left == 0; }

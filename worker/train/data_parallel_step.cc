@@ -6,18 +6,18 @@
 #include <thread>
 
 #include "common/status_macros.h"
-#include "worker/comm/bf16_wire.h"
-#include "worker/train/gradient_unscale.h"
 
 namespace gantry {
 
 DataParallelStep::DataParallelStep(Dcgan& model, Optimizer& g_opt, Optimizer& d_opt, Communicator& comm,
                                    Backend& backend, const CommOptions& comm_options, bool sync_bn,
-                                   const Clock& clock, DebugSlowdown slowdown, const MixedPrecision& mixed)
+                                   const Clock& clock, DebugSlowdown slowdown, const MixedPrecision& mixed,
+                                   Communicator* gradient_comm)
     : model_(model),
       g_opt_(g_opt),
       d_opt_(d_opt),
       comm_(comm),
+      gradient_comm_(gradient_comm != nullptr ? *gradient_comm : comm),
       backend_(backend),
       comm_options_(comm_options),
       reducer_(comm, comm_options),
@@ -28,8 +28,10 @@ DataParallelStep::DataParallelStep(Dcgan& model, Optimizer& g_opt, Optimizer& d_
       g_scaler_(mixed.loss_scale),
       d_scaler_(mixed.loss_scale) {
   if (mixed_.allreduce_dtype == WireDtype::kBf16 && comm_.size() > 1) {
-    wire_.resize(static_cast<size_t>(std::max(model_.g_params().num_params(), model_.d_params().num_params())));
+    const int64_t largest = std::max(model_.g_params().num_params(), model_.d_params().num_params());
+    wire_ = Tensor::Uninitialized(Shape{largest}, DType::kBF16, backend_.device());
   }
+  CHECK_EQ(gradient_comm_.size(), comm_.size()) << "the gradient communicator joins other ranks";
 }
 
 absl::Status DataParallelStep::Restore(const LossScalerState& g, const LossScalerState& d, int64_t steps_run) {
@@ -43,22 +45,38 @@ absl::Status DataParallelStep::Restore(const LossScalerState& g, const LossScale
   return absl::OkStatus();
 }
 
+namespace {
+
+uint16_t* WireBits(const Tensor& wire) { return reinterpret_cast<uint16_t*>(wire.data_bf16()); }
+
+}  // namespace
+
+absl::Status DataParallelStep::AllReduce(const Tensor& buffer) {
+  const Tensor staged = buffer.On(gradient_comm_.reduces());
+  const int64_t n = buffer.numel();
+  RETURN_IF_ERROR(buffer.dtype() == DType::kBF16 ? gradient_comm_.AllReduceSumBf16(WireBits(staged), n, comm_options_)
+                                                 : gradient_comm_.AllReduceSum(staged.data(), n, comm_options_));
+  if (!staged.SharesStorageWith(buffer)) buffer.CopyFrom(staged);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<bool> DataParallelStep::ExchangeGradients(FlatParameters& params, const LossScaler& scaler,
                                                          double* seconds) {
-  float* grads = params.grads().data();
-  const int64_t n = params.grads().numel();
+  const Tensor& grads = params.grads();
+  const int64_t n = grads.numel();
   const float inv_scale = 1.0f / scaler.scale();
   const double t0 = clock_.NowSeconds();
   bool finite = true;
   if (comm_.size() > 1 && mixed_.allreduce_dtype == WireDtype::kBf16) {
-    ToWireBf16(grads, wire_.data(), n);
-    RETURN_IF_ERROR(comm_.AllReduceSumBf16(wire_.data(), n, comm_options_));
-    finite = UnscaleFromBf16AndCheckFinite(wire_.data(), grads, n, inv_scale);
+    const Tensor wire = wire_.ViewAt(0, Shape{n});
+    backend_.ToWireBf16(n, grads.data(), WireBits(wire));
+    RETURN_IF_ERROR(AllReduce(wire));
+    finite = backend_.UnscaleFromBf16AndCheckFinite(n, WireBits(wire), inv_scale, grads.data());
     *seconds += clock_.NowSeconds() - t0;
   } else {
-    if (comm_.size() > 1) RETURN_IF_ERROR(comm_.AllReduceSum(grads, n, comm_options_));
+    if (comm_.size() > 1) RETURN_IF_ERROR(AllReduce(grads));
     *seconds += clock_.NowSeconds() - t0;
-    if (scaler.checks_gradients()) finite = UnscaleAndCheckFinite(grads, n, inv_scale);
+    if (scaler.checks_gradients()) finite = backend_.UnscaleAndCheckFinite(n, inv_scale, grads.data());
   }
   return finite || !scaler.checks_gradients();
 }
@@ -66,8 +84,9 @@ absl::StatusOr<bool> DataParallelStep::ExchangeGradients(FlatParameters& params,
 void DataParallelStep::MaybeInjectInf() {
   const InjectInf& inject = mixed_.inject_inf;
   if (!inject.active() || steps_run_ != inject.step || comm_.rank() != inject.rank) return;
+  const Tensor inf = Tensor::FromVector(Shape{1}, {std::numeric_limits<float>::infinity()});
   for (FlatParameters* p : {inject.g ? &model_.g_params() : nullptr, inject.d ? &model_.d_params() : nullptr}) {
-    if (p != nullptr) p->grads().data()[p->grads().numel() / 2] = std::numeric_limits<float>::infinity();
+    if (p != nullptr) p->grads().ViewAt(p->grads().numel() / 2, Shape{1}).CopyFrom(inf);
   }
 }
 
@@ -85,6 +104,9 @@ absl::StatusOr<DataParallelStepResult> DataParallelStep::Run(const Tensor& real,
   const GanLossWeights weights{static_cast<float>(share * d_scaler_.scale()),
                                static_cast<float>(share * g_scaler_.scale())};
   const GanStepResult r = ComputeGanGradients(ctx, model_, real, z, weights);
+  // A GPU queues the backward passes; wait, so compute_s holds them and allreduce_s only
+  // the exchange (no-op on the CPU backends).
+  backend_.Synchronize();
   RETURN_IF_ERROR(reducer_.status());
   if (slowdown_.active()) {
     const double spent_ms = (clock_.NowSeconds() - t0) * 1e3;
@@ -102,14 +124,18 @@ absl::StatusOr<DataParallelStepResult> DataParallelStep::Run(const Tensor& real,
   out.g_stepped = g_scaler_.Update(g_ok);
   if (out.d_stepped) d_opt_.Step(backend_, model_.d_params().params(), model_.d_params().grads());
   if (out.g_stepped) g_opt_.Step(backend_, model_.g_params().params(), model_.g_params().grads());
+  backend_.Synchronize();
   out.compute_s = clock_.NowSeconds() - t0 - out.allreduce_s;
   return out;
 }
 
 absl::Status BroadcastModel(Communicator& comm, Dcgan& model, const CommOptions& options) {
   for (FlatParameters* p : {&model.g_params(), &model.d_params()}) {
-    RETURN_IF_ERROR(comm.Broadcast(p->params().data(), static_cast<int64_t>(p->params().nbytes()), 0, options));
-    RETURN_IF_ERROR(comm.Broadcast(p->buffers().data(), static_cast<int64_t>(p->buffers().nbytes()), 0, options));
+    for (const Tensor& flat : {p->params(), p->buffers()}) {
+      const Tensor host = flat.On(Device::kCpu);
+      RETURN_IF_ERROR(comm.Broadcast(host.data(), static_cast<int64_t>(host.nbytes()), 0, options));
+      if (!host.SharesStorageWith(flat)) flat.CopyFrom(host);
+    }
   }
   return absl::OkStatus();
 }

@@ -24,6 +24,13 @@
 // With a bf16 wire each network's fp32 gradient is rounded to bf16 (WireBf16) into a
 // wire buffer, all-reduced with AllReduceSumBf16, and converted back to fp32 fused with
 // the unscale and the check.
+//
+// Devices: the model, its optimizers' state and the wire buffer live where the backend
+// computes (Backend::device()). The gradients are all-reduced by `gradient_comm` (NCCL on
+// GPUs) or, when none is given, by `comm`; a transport that reduces another memory than
+// the backend's (MPI for a GPU run) gets a host copy of the buffer and hands the sum back.
+// `comm` also carries everything else: sync-BN's statistics, broadcasts and gathers, all
+// in host memory.
 #pragma once
 
 #include <cstdint>
@@ -68,7 +75,8 @@ class DataParallelStep {
   // this object, from 1.
   DataParallelStep(Dcgan& model, Optimizer& g_opt, Optimizer& d_opt, Communicator& comm, Backend& backend,
                    const CommOptions& comm_options, bool sync_bn, const Clock& clock,
-                   DebugSlowdown slowdown = {}, const MixedPrecision& mixed = {});
+                   DebugSlowdown slowdown = {}, const MixedPrecision& mixed = {},
+                   Communicator* gradient_comm = nullptr);
 
   // real: this rank's rows [b,1,28,28]; z: the matching noise rows [b,noise_dim];
   // global_batch: B. dropout_seed must be the same on every rank.
@@ -88,6 +96,8 @@ class DataParallelStep {
   // All-reduces `params`' gradient in the wire format, then unscales it and checks it.
   // Returns whether the optimizer may step (always true when `scaler` checks nothing).
   absl::StatusOr<bool> ExchangeGradients(FlatParameters& params, const LossScaler& scaler, double* seconds);
+  // The sum over the ranks of `buffer` (fp32, or bf16 wire bits), in place.
+  absl::Status AllReduce(const Tensor& buffer);
   // --debug-inject-inf-step: poisons this rank's local gradients at the chosen step.
   void MaybeInjectInf();
 
@@ -95,6 +105,7 @@ class DataParallelStep {
   Optimizer& g_opt_;
   Optimizer& d_opt_;
   Communicator& comm_;
+  Communicator& gradient_comm_;
   Backend& backend_;
   CommOptions comm_options_;
   CommReplicaReducer reducer_;
@@ -104,11 +115,12 @@ class DataParallelStep {
   MixedPrecision mixed_;
   LossScaler g_scaler_;
   LossScaler d_scaler_;
-  std::vector<uint16_t> wire_;  // bf16 all-reduce buffer, sized for the larger network
+  Tensor wire_;  // bf16 all-reduce buffer on the backend's device, sized for the larger network
   int64_t steps_run_ = 0;
 };
 
-// Makes every rank's weights and BatchNorm buffers equal to rank 0's.
+// Makes every rank's weights and BatchNorm buffers equal to rank 0's (over `comm`, in
+// host memory: a model on a GPU is copied out and back).
 absl::Status BroadcastModel(Communicator& comm, Dcgan& model, const CommOptions& options);
 
 }  // namespace gantry

@@ -15,7 +15,7 @@ absl::Status WriteGeneratorSamples(Backend& backend, const Sequential& generator
   ctx.training = false;
   ctx.param_grads = false;
   SequentialCache cache;
-  const Tensor images = generator.Forward(ctx, noise, &cache);
+  const Tensor images = generator.Forward(ctx, noise.On(backend.device()), &cache).On(Device::kCpu);
   const int64_t n = images.dim(0);
   const int64_t columns = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
   RETURN_IF_ERROR(WritePngGrid(png_path, images.data(), n, images.dim(2), images.dim(3), columns));

@@ -13,7 +13,6 @@
 #include "common/status_macros.h"
 #include "worker/data/mnist_dataset.h"
 #include "worker/train/precision_settings.h"
-#include "worker/train/training_device.h"
 #include "yaml-cpp/yaml.h"
 
 namespace gantry {
@@ -71,10 +70,12 @@ const std::vector<Setting>& CoreSettings() {
          c.kernels = v;
          return OneOf(n, v, BuiltBackendNames());
        }},
-      {{"device", "where the model trains: cpu | cuda (CUDA builds; GPU training is not implemented yet)", "cpu"},
+      {{"device", "where the model trains: cpu | cuda (CUDA builds, one GPU per rank; --kernels applies to cpu)", "cpu"},
        [](auto& n, auto& v, TrainConfig& c) {
          c.device = v;
-         return CheckTrainingDevice(v);
+         // Only the name here: this may be the coordinator's machine, not the workers'
+         // (the job's ranks check their GPUs when they open it, OpenTrainingDevice).
+         return OneOf(n, v, {"cpu", "cuda"});
        }},
       {{"seed", "seed of weights, shuffling, noise and dropout", "1"},
        [](auto& n, auto& v, TrainConfig& c) {

@@ -33,7 +33,7 @@ struct TrainConfig {
   InitScheme init = InitScheme::kGlorotUniform;
   uint64_t seed = 1;
   std::string kernels = std::string(DefaultBackendName());  // a FindBackend name
-  std::string device = "cpu";  // cpu | cuda (refused until GPU training exists; training_device.h)
+  std::string device = "cpu";  // cpu | cuda (training_device.h)
   int64_t max_steps = 0;        // per batch size, over all epochs; 0 = no limit
   int64_t limit_images = 0;     // train on the first N images only; 0 = all
   double progress_seconds = 5;  // interval of progress lines

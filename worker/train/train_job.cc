@@ -9,13 +9,13 @@
 #include "common/file_io.h"
 #include "spdlog/spdlog.h"
 #include "worker/data/mnist_dataset.h"
-#include "worker/tensor/backend_registry.h"
 #include "worker/train/resume.h"
 #include "worker/train/run_folder.h"
 #include "worker/train/run_manifest.h"
 #include "worker/train/shared_settings.h"
 #include "worker/train/timing_report.h"
 #include "worker/train/trainer.h"
+#include "worker/train/training_device.h"
 
 namespace gantry {
 namespace {
@@ -82,6 +82,12 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   }
   TrainConfig& config = result.config = shared->config;
   if (config.out.empty()) config.out = shared->raw["out"] = DefaultRunFolder();
+  // The device before the run folder, so a machine without one leaves no folder behind.
+  absl::StatusOr<TrainingDevice> device = OpenTrainingDevice(config, comm, opts, &result.collective_failed);
+  if (!device.ok()) {
+    set_up_logging(comm.rank(), "");
+    return Ended(std::move(result), TrainJobEnd::kRefused, device.status());
+  }
 
   std::optional<RunFolder> folder;
   absl::Status status;
@@ -94,6 +100,7 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   status = AgreeAllOk(comm, status, opts, "opening the run folder", result);
   if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
 
+  if (root) spdlog::info("training on {}", device->description);
   const std::string data_dir = EffectiveDataDir(config);
   if (root) spdlog::info("loading {} from {} on {} rank(s)", config.dataset, data_dir, comm.size());
   std::optional<ImageDataset> owned;
@@ -101,7 +108,9 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   status = AgreeAllOk(comm, data.status(), opts, "loading the data", result);
   if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
 
-  Backend& backend = *FindBackend(config.kernels);  // validated by ResolveTrainConfig
+  Backend& backend = *device->backend;
+  const std::string transport =
+      device->gradient_comm ? device->gradient_comm->backend_name() : comm.backend_name();  // of the gradients
   std::optional<TrainingState> state;
   if (request.resume) {
     const CheckpointStore store(root ? folder->CheckpointDir() : "");
@@ -123,11 +132,12 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
     state = std::move(*loaded);
   } else if (root) {
     status = folder->WriteRunJson(RunManifestJson(config, shared->raw, data_dir, (*data)->count,
-                                                  std::string(backend.name()), comm.size(), comm.backend_name()));
+                                                  std::string(backend.name()), comm.size(), transport));
     if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kFailed, status);
   }
   Trainer trainer(config, **data, folder ? &*folder : nullptr, comm, Clock::Real(), backend);
   trainer.set_observer(request.observer);
+  trainer.set_gradient_communicator(device->gradient_comm.get());
   absl::StatusOr<std::vector<EpochRow>> rows = trainer.Run(state ? &*state : nullptr);
   if (!rows.ok()) return Ended(std::move(result), TrainJobEnd::kFailed, rows.status());
   result.rows = std::move(*rows);

@@ -14,6 +14,7 @@
 #include "worker/data/prefetch_loader.h"
 #include "worker/tensor/random.h"
 #include "worker/train/checkpoint_codec.h"
+#include "worker/train/device_feed.h"
 #include "worker/train/peak_rss.h"
 #include "worker/train/progress_line.h"
 #include "worker/train/sample_writer.h"
@@ -102,11 +103,12 @@ absl::Status Trainer::SetUp(BatchRun& run, const TrainingState* resume) {
     run.model.Initialize(config_.init, config_.seed);
     RETURN_IF_ERROR(BroadcastModel(comm_, run.model, comm_options_));
   }
-  ASSIGN_OR_RETURN(run.g_opt, MakeOptimizer(config_.optimizer, run.model.g_params().num_params()));
-  ASSIGN_OR_RETURN(run.d_opt, MakeOptimizer(config_.optimizer, run.model.d_params().num_params()));
+  const Device device = backend_.device();
+  ASSIGN_OR_RETURN(run.g_opt, MakeOptimizer(config_.optimizer, run.model.g_params().num_params(), device));
+  ASSIGN_OR_RETURN(run.d_opt, MakeOptimizer(config_.optimizer, run.model.d_params().num_params(), device));
   run.step = std::make_unique<DataParallelStep>(run.model, *run.g_opt, *run.d_opt, comm_, backend_, comm_options_,
                                                 config_.sync_bn, clock_, SlowdownFor(config_, comm_.rank()),
-                                                config_.mixed);
+                                                config_.mixed, gradient_comm_);
   if (resume == nullptr) return absl::OkStatus();
   // Every rank decoded the same checkpoint, so the replicas start equal without a broadcast.
   RETURN_IF_ERROR(RestoreBatchRun(*resume, comm_.size(), run));
@@ -119,7 +121,7 @@ absl::Status Trainer::SetUp(BatchRun& run, const TrainingState* resume) {
 }
 
 absl::Status Trainer::TrainOneBatchSize(int64_t batch_index, const TrainingState* resume) {
-  BatchRun run(config_, data_, batch_index, comm_.size(), clock_);
+  BatchRun run(config_, data_, batch_index, comm_.size(), clock_, backend_.device());
   RETURN_IF_ERROR(SetUp(run, resume));
   if (run.Done(config_.epochs)) return absl::OkStatus();  // resumed after its last epoch
   const int64_t steps_per_epoch = StepsPerEpoch(data_.count, run.batch);
@@ -181,6 +183,7 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
   const int64_t end = std::min(StepsPerEpoch(data_.count, run.batch), first + run.steps_left);
   const RowRange rows = ShareRanges(run.shares)[static_cast<size_t>(comm_.rank())];
   PrefetchLoader loader(data_, run.sampler, run.batch, epoch, PrefetchOptions{.rows = rows, .first_step = first});
+  DeviceFeed feed(loader, backend_.device());
   const EpochInProgress before = first > 0 ? run.resumed : EpochInProgress{};
   EpochAccumulator acc(run.batch, epoch, before.sums);
   ProgressLine progress(clock_, config_.progress_seconds, DescribePrecision(config_.mixed, comm_.size()));
@@ -206,12 +209,14 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
       RETURN_IF_ERROR(stop);
     }
     const double t0 = clock_.NowSeconds();
-    std::optional<Tensor> real = loader.Next();
+    std::optional<Tensor> real = feed.Next();
     if (!real.has_value()) return absl::InternalError("data loader ended before the epoch's last step");
     const double data_wait = clock_.NowSeconds() - t0;
     // Every rank draws the whole batch's noise and keeps its rows, so the global batch
     // is the same whatever the number of ranks or their shares.
-    const Tensor z = NormalNoise(run.noise_rng, run.batch, config_.dcgan.noise_dim).Slice(rows.begin, rows.end);
+    const Tensor z = NormalNoise(run.noise_rng, run.batch, config_.dcgan.noise_dim)
+                         .Slice(rows.begin, rows.end)
+                         .On(backend_.device());
     const uint64_t dropout_seed = Mix64(config_.seed ^ kDropoutStream ^ Mix64(static_cast<uint64_t>(run.global_step)));
     ASSIGN_OR_RETURN(const DataParallelStepResult r, run.step->Run(*real, z, run.batch, dropout_seed));
     const RankStepReport mine{data_wait, r.compute_s, r.allreduce_s, r.d_loss, r.g_loss};

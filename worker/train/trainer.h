@@ -52,6 +52,10 @@ class Trainer {
   // or on none, before Run(). Run() returns CANCELLED when the observers stop it.
   void set_observer(TrainObserver* observer) { observer_ = observer; }
 
+  // All-reduces the gradients instead of `comm` (NCCL for a GPU run: see
+  // DataParallelStep); same ranks as `comm`, set on every rank or on none, before Run().
+  void set_gradient_communicator(Communicator* comm) { gradient_comm_ = comm; }
+
  private:
   absl::Status CheckRunFits() const;
   absl::Status TrainOneBatchSize(int64_t batch_index, const TrainingState* resume);
@@ -82,6 +86,7 @@ class Trainer {
   int64_t steps_this_process_ = 0;
   int64_t interrupt_after_ = 0;
   TrainObserver* observer_ = nullptr;  // not owned; null: nobody follows the run
+  Communicator* gradient_comm_ = nullptr;  // not owned; null: comm_
 };
 
 // A fixed-width table of the rows (one line per epoch) for the terminal.

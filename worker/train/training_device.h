@@ -1,18 +1,41 @@
-// --device cpu|cuda: where a run trains, checked once when the settings resolve.
+// --device cpu|cuda: where a run trains. The settings only check the name (they also
+// resolve on the coordinator, which needs no GPU); every rank checks and opens its device
+// when the job starts.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "worker/comm/communicator.h"
+#include "worker/tensor/backend.h"
+#include "worker/train/train_config.h"
 
 namespace gantry {
 
-// OK for "cpu". For "cuda", an InvalidArgument that says why the run cannot train there
-// and names the fix: the build has no CUDA, or no device is visible, or (on a GPU machine
-// with a CUDA build) that whole-model GPU training is not implemented yet. The CUDA
-// backend's kernels and the NCCL communicator exist and are tested op by op
-// (tests/gpu), but the layers, losses, optimizers, data loader and checkpoints still
-// allocate and read host memory, so a run refuses --device cuda rather than pretend.
+// Whether this process can train on `device`: OK for "cpu", and for "cuda" in a CUDA
+// build (GANTRY_HAVE_CUDA) on a machine where a CUDA device is visible; otherwise an
+// InvalidArgument that says which of those is missing and names the fix.
 absl::Status CheckTrainingDevice(const std::string& device);
+
+// What a job trains with on its device.
+struct TrainingDevice {
+  Backend* backend = nullptr;  // --kernels on the CPU; the CUDA backend for cuda
+  // NCCL over the job's ranks for a GPU run of more than one rank (the gradients stay in
+  // GPU memory); null: the job's own communicator all-reduces them.
+  std::unique_ptr<Communicator> gradient_comm;
+  std::string description;  // for the start-up log: "cpu (onednn kernels)", "cuda:0 (NVIDIA H100 ...)"
+};
+
+// Opens config.device on this rank. Collective on `comm`: for cuda every rank checks
+// CheckTrainingDevice and takes the GPU of its rank on its node (ranks running as threads
+// all share the first GPU), the ranks agree that all of them have one, and processes
+// under MPI join a NCCL communicator. A rank without a usable GPU returns why
+// (INVALID_ARGUMENT or FAILED_PRECONDITION, naming it); the others return ABORTED.
+// `out_of_step` (may be null) is set when a collective itself failed (the agreement, or
+// joining NCCL): the ranks may then be in different places and should end the job.
+absl::StatusOr<TrainingDevice> OpenTrainingDevice(const TrainConfig& config, Communicator& comm,
+                                                  const CommOptions& options, bool* out_of_step = nullptr);
 
 }  // namespace gantry

@@ -1,7 +1,7 @@
 // The Eigen-based reference CPU backend. Its methods are defined in one file per
 // kind of op (gemm.cc, conv.cc over conv_lowering.cc and swap_leading_dims.cc, bias.cc,
 // channel_affine.cc, activation.cc, elementwise.cc, dropout.cc, batchnorm.cc, loss.cc,
-// optimizer_kernels.cc). Single-threaded: data parallelism comes from ranks, not threads.
+// optimizer_kernels.cc, bf16_copies.cc). Single-threaded: data parallelism comes from ranks, not threads.
 // Mixed precision (MathPrecision) rounds the operands and runs the fp32 code, which is
 // the reference definition of it. Scratch buffers are per thread, so one instance may
 // serve several ranks running as threads. Faster backends derive from this one and
@@ -72,6 +72,12 @@ class EigenCpuBackend : public Backend {
                 const float* grad, float* param, float* m, float* v) override;
   void SgdStep(int64_t count, float lr, float momentum, const float* grad, float* param,
                float* momentum_buf) override;
+
+  void NarrowToBf16(int64_t count, const float* from, uint16_t* to) override;
+  void WidenFromBf16(int64_t count, const uint16_t* from, float* to) override;
+  void ToWireBf16(int64_t count, const float* grads, uint16_t* wire) override;
+  bool UnscaleAndCheckFinite(int64_t count, float inv_scale, float* grads) override;
+  bool UnscaleFromBf16AndCheckFinite(int64_t count, const uint16_t* wire, float inv_scale, float* grads) override;
 
  private:
   void EigenGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,

@@ -33,6 +33,29 @@ Backend& TheCudaBackend() {
 
 void CudaSynchronize() { GANTRY_CUDA_CHECK(cudaStreamSynchronize(Stream())); }
 
+void CudaBackend::Synchronize() { CudaSynchronize(); }
+
+void CudaBackend::NarrowToBf16(int64_t count, const float* from, uint16_t* to) {
+  cuda::ToBf16(1, count, from, count, reinterpret_cast<__nv_bfloat16*>(to), Stream());
+}
+
+void CudaBackend::WidenFromBf16(int64_t count, const uint16_t* from, float* to) {
+  cuda::WidenFromBf16(count, from, to, Stream());
+}
+
+void CudaBackend::ToWireBf16(int64_t count, const float* grads, uint16_t* wire) {
+  cuda::ToWireBf16(count, grads, wire, Stream());
+}
+
+bool CudaBackend::UnscaleAndCheckFinite(int64_t count, float inv_scale, float* grads) {
+  return cuda::UnscaleAndCheckFinite(grads, count, inv_scale, Stream());
+}
+
+bool CudaBackend::UnscaleFromBf16AndCheckFinite(int64_t count, const uint16_t* wire, float inv_scale,
+                                                float* grads) {
+  return cuda::UnscaleFromBf16AndCheckFinite(wire, grads, count, inv_scale, Stream());
+}
+
 void CudaBackend::AddChannelBias(int64_t n, int64_t c, int64_t hw, const float* bias, float* y) {
   cuda::AddChannelBias(n, c, hw, bias, y, Stream());
 }

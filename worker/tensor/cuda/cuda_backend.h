@@ -26,6 +26,8 @@ namespace gantry {
 class CudaBackend : public Backend {
  public:
   std::string_view name() const override { return "cuda"; }
+  Device device() const override { return Device::kCuda; }
+  void Synchronize() override;
 
   using Backend::Gemm;
   void Gemm(MathPrecision precision, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
@@ -74,6 +76,12 @@ class CudaBackend : public Backend {
                 const float* grad, float* param, float* m, float* v) override;
   void SgdStep(int64_t count, float lr, float momentum, const float* grad, float* param,
                float* momentum_buf) override;
+
+  void NarrowToBf16(int64_t count, const float* from, uint16_t* to) override;
+  void WidenFromBf16(int64_t count, const uint16_t* from, float* to) override;
+  void ToWireBf16(int64_t count, const float* grads, uint16_t* wire) override;
+  bool UnscaleAndCheckFinite(int64_t count, float inv_scale, float* grads) override;
+  bool UnscaleFromBf16AndCheckFinite(int64_t count, const uint16_t* wire, float inv_scale, float* grads) override;
 };
 
 // The process-wide instance.

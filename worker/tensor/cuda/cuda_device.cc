@@ -5,9 +5,7 @@
 #include "absl/strings/str_cat.h"
 
 namespace gantry::cuda {
-namespace {
-
-absl::StatusOr<int> DeviceCount() {
+absl::StatusOr<int> VisibleDeviceCount() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
@@ -19,12 +17,10 @@ absl::StatusOr<int> DeviceCount() {
   return count;
 }
 
-}  // namespace
-
-absl::Status DeviceVisible() { return DeviceCount().status(); }
+absl::Status DeviceVisible() { return VisibleDeviceCount().status(); }
 
 absl::StatusOr<int> SelectDeviceForLocalRank(int local_rank) {
-  absl::StatusOr<int> count = DeviceCount();
+  absl::StatusOr<int> count = VisibleDeviceCount();
   if (!count.ok()) return count.status();
   const int device = local_rank % *count;
   const cudaError_t err = cudaSetDevice(device);
@@ -33,6 +29,15 @@ absl::StatusOr<int> SelectDeviceForLocalRank(int local_rank) {
                                             cudaGetErrorName(err), " (", cudaGetErrorString(err), ")"));
   }
   return device;
+}
+
+std::string DeviceName(int device) {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "unknown device";
+  }
+  return prop.name;
 }
 
 }  // namespace gantry::cuda

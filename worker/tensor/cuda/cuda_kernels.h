@@ -23,6 +23,11 @@ enum ActivationCode : int { kLeakyRelu = 0, kRelu = 1, kTanh = 2, kSigmoid = 3 }
 // dst[r, c] (dense, row stride cols) = src[r * ld + c] rounded to bf16 / fp16.
 void ToBf16(int64_t rows, int64_t cols, const float* src, int64_t ld, __nv_bfloat16* dst, cudaStream_t stream);
 void ToFp16(int64_t rows, int64_t cols, const float* src, int64_t ld, __half* dst, cudaStream_t stream);
+// to[i] = the float of bf16 bits from[i] (exact).
+void WidenFromBf16(int64_t count, const uint16_t* from, float* to, cudaStream_t stream);
+// wire[i] = WireBf16(grads[i]) (worker/tensor/bf16_wire.h: nearest even, denormals to
+// signed zero, NaN made quiet), bit for bit the CPU's, so mixed backends agree.
+void ToWireBf16(int64_t count, const float* grads, uint16_t* wire, cudaStream_t stream);
 // C[r, c] (row stride ldc) *= beta, or = 0 when beta == 0 (NaN included): a GEMM with k == 0.
 void ScaleMatrix(int64_t rows, int64_t cols, float beta, float* c, int64_t ldc, cudaStream_t stream);
 
@@ -89,7 +94,7 @@ void AdamStep(int64_t count, float lr, float beta1, float beta2, float eps, floa
 void SgdStep(int64_t count, float lr, float momentum, const float* grad, float* param, float* momentum_buf,
              cudaStream_t stream);
 
-// --- unscale.cu: the loss scaler's pass (worker/train/gradient_unscale.h) on device
+// --- unscale.cu: the loss scaler's pass (worker/tensor/cpu/gradient_unscale.h) on device
 // buffers; returns whether every result is finite (synchronises the stream).
 bool UnscaleAndCheckFinite(float* grads, int64_t count, float inv_scale, cudaStream_t stream);
 bool UnscaleFromBf16AndCheckFinite(const uint16_t* wire, float* grads, int64_t count, float inv_scale,

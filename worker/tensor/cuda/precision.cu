@@ -29,7 +29,39 @@ __global__ void ScaleMatrixKernel(int64_t rows, int64_t cols, float beta, float*
   }
 }
 
+__global__ void WidenKernel(int64_t count, const uint16_t* from, float* to) {
+  GRID_STRIDE(i, count) { to[i] = __uint_as_float(static_cast<uint32_t>(from[i]) << 16); }
+}
+
+// The integer form of WireBf16, so the bits match the CPU's on every input.
+__global__ void WireKernel(int64_t count, const float* grads, uint16_t* wire) {
+  GRID_STRIDE(i, count) {
+    const uint32_t u = __float_as_uint(grads[i]);
+    uint16_t b;
+    if ((u & 0x7f800000u) == 0) {
+      b = static_cast<uint16_t>((u >> 16) & 0x8000u);
+    } else if ((u & 0x7fffffffu) > 0x7f800000u) {
+      b = static_cast<uint16_t>((u >> 16) | 0x0040u);
+    } else {
+      b = static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    }
+    wire[i] = b;
+  }
+}
+
 }  // namespace
+
+void WidenFromBf16(int64_t count, const uint16_t* from, float* to, cudaStream_t stream) {
+  if (count <= 0) return;
+  WidenKernel<<<BlocksFor(count), kThreads, 0, stream>>>(count, from, to);
+  GANTRY_CUDA_LAUNCHED("WidenFromBf16");
+}
+
+void ToWireBf16(int64_t count, const float* grads, uint16_t* wire, cudaStream_t stream) {
+  if (count <= 0) return;
+  WireKernel<<<BlocksFor(count), kThreads, 0, stream>>>(count, grads, wire);
+  GANTRY_CUDA_LAUNCHED("ToWireBf16");
+}
 
 void ToBf16(int64_t rows, int64_t cols, const float* src, int64_t ld, __nv_bfloat16* dst, cudaStream_t stream) {
   if (rows * cols == 0) return;

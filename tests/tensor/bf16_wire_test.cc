@@ -1,4 +1,4 @@
-#include "worker/comm/bf16_wire.h"
+#include "worker/tensor/bf16_wire.h"
 
 #include <cmath>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "worker/train/gradient_unscale.h"
+#include "worker/tensor/cpu/gradient_unscale.h"
 
 #include <cmath>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "worker/comm/bf16_wire.h"
+#include "worker/tensor/bf16_wire.h"
 #include "worker/tensor/random.h"
 
 namespace gantry {

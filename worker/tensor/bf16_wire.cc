@@ -1,4 +1,4 @@
-#include "worker/comm/bf16_wire.h"
+#include "worker/tensor/bf16_wire.h"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define GANTRY_WIRE_AVX512 1

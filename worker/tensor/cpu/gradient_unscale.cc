@@ -1,4 +1,4 @@
-#include "worker/train/gradient_unscale.h"
+#include "worker/tensor/cpu/gradient_unscale.h"
 
 #include <bit>
 

@@ -1,0 +1,112 @@
+// NCCL all-reduce bandwidth of gantry's NcclCommunicator on GPU buffers, under mpirun
+// with one GPU per rank (CUDA builds: gantry-bench-nccl).
+//
+//   mpirun -np 2 build/bin/gantry-bench-nccl [--dtype fp32|bf16] [--iters 21] [--warmup 3]
+//                                            [--sizes 2518337,...]
+//
+// Each iteration starts from a host barrier and times one in-place AllReduceSum (or
+// AllReduceSumBf16) of device memory until it has finished on the GPU; that includes
+// the communicator's own host barrier (its timeout-not-hang rule, see
+// nccl_communicator.h), which is what a training step pays. An iteration's time is the
+// slowest rank's; reported is the median after warm-up, algbw = bytes / time and
+// busbw = algbw * 2 (n - 1) / n, as nccl-tests define them.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "common/clock.h"
+#include "worker/comm/mpi_communicator.h"
+#include "worker/comm/nccl/nccl_communicator.h"
+#include "worker/tensor/cuda/cuda_backend.h"
+#include "worker/tensor/cuda/cuda_device.h"
+#include "worker/tensor/tensor.h"
+
+namespace gantry {
+namespace {
+
+constexpr int64_t kDcganGradients = 2'518'337;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+int Fail(int rank, const absl::Status& s) {
+  std::fprintf(stderr, "rank %d: %s\n", rank, std::string(s.message()).c_str());
+  return 2;
+}
+
+int Main(int argc, char** argv) {
+  absl::StatusOr<std::unique_ptr<MpiCommunicator>> mpi = MpiCommunicator::Create(&argc, &argv);
+  if (!mpi.ok()) return Fail(-1, mpi.status());
+  MpiCommunicator& host = **mpi;
+  CLI::App app("NCCL all-reduce time and bandwidth of gantry's NcclCommunicator (run under mpirun)");
+  int iters = 21, warmup = 3;
+  std::string dtype = "fp32";
+  std::vector<int64_t> sizes;
+  app.add_option("--dtype", dtype, "values on the wire: fp32 | bf16")->check(CLI::IsMember({"fp32", "bf16"}));
+  app.add_option("--iters", iters, "timed iterations per size")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "untimed iterations per size first")->check(CLI::NonNegativeNumber);
+  app.add_option("--sizes", sizes, "sizes in values (default 1K, 16K, ..., 16M and the DCGAN's 2518337)")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 31));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return host.rank() == 0 ? app.exit(e) : e.get_exit_code();
+  }
+  if (sizes.empty()) {
+    for (int64_t n = 1024; n <= (int64_t{1} << 24); n *= 16) sizes.push_back(n);
+    sizes.push_back(kDcganGradients);
+    std::sort(sizes.begin(), sizes.end());
+  }
+  const CommOptions opts{.timeout_seconds = 60};
+  absl::StatusOr<int> local = MpiLocalRank();
+  if (!local.ok()) return Fail(host.rank(), local.status());
+  absl::StatusOr<int> gpu = cuda::SelectDeviceForLocalRank(*local);
+  if (!gpu.ok()) return Fail(host.rank(), gpu.status());
+  absl::StatusOr<std::unique_ptr<NcclCommunicator>> nccl = NcclCommunicator::Create(host, opts);
+  if (!nccl.ok()) return Fail(host.rank(), nccl.status());
+  const bool bf16 = dtype == "bf16";
+  const int ranks = host.size();
+  if (host.rank() == 0) {
+    std::printf("NCCL all-reduce of %s over %d rank(s), GPU %s, median of %d iterations (slowest rank)\n",
+                bf16 ? "bf16" : "float32", ranks, cuda::DeviceName(*gpu).c_str(), iters);
+    std::printf("%10s %9s | %10s %9s %9s\n", "values", "MB", "time_us", "algbw", "busbw");
+    std::printf("%10s %9s | %10s %9s %9s\n", "", "", "", "GB/s", "GB/s");
+  }
+  for (int64_t n : sizes) {
+    const Tensor buffer = Tensor::Zeros(Shape{n}, bf16 ? DType::kBF16 : DType::kF32, Device::kCuda);
+    std::vector<double> samples;
+    for (int it = 0; it < warmup + iters; ++it) {
+      if (absl::Status s = host.Barrier(opts); !s.ok()) return Fail(host.rank(), s);
+      const double t0 = Clock::Real().NowSeconds();
+      const absl::Status s =
+          bf16 ? (*nccl)->AllReduceSumBf16(reinterpret_cast<uint16_t*>(buffer.data_bf16()), n, opts)
+               : (*nccl)->AllReduceSum(buffer.data(), n, opts);
+      if (!s.ok()) return Fail(host.rank(), s);
+      CudaSynchronize();
+      double seconds = Clock::Real().NowSeconds() - t0, slowest = 0;
+      std::vector<double> all(static_cast<size_t>(ranks));
+      if (absl::Status g = host.Gather(&seconds, sizeof(double), all.data(), 0, opts); !g.ok()) {
+        return Fail(host.rank(), g);
+      }
+      for (double x : all) slowest = std::max(slowest, x);
+      if (it >= warmup) samples.push_back(slowest);
+    }
+    if (host.rank() == 0) {
+      const double t = Median(samples), bytes = static_cast<double>(n) * (bf16 ? 2 : 4);
+      std::printf("%10lld %9.3f | %10.1f %9.2f %9.2f\n", static_cast<long long>(n), bytes / 1e6, t * 1e6,
+                  bytes / t / 1e9, bytes / t / 1e9 * 2.0 * (ranks - 1) / ranks);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace gantry
+
+int main(int argc, char** argv) { return gantry::Main(argc, argv); }

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# gantry-worker training on the GPU, end to end, on a slice of Fashion-MNIST. Usage:
+#   gpu_worker_e2e.sh MPIEXEC WORKER SCENARIO     SCENARIO: single | np2
+#   single: one rank, bf16 with dynamic loss scaling, then the same run fp32 on the GPU
+#           and on the CPU, whose losses must agree closely.
+#   np2:    mpirun -np 2, one GPU per rank, gradients over NCCL (needs 2 GPUs).
+# Exit 0: pass; 77: skipped (no dataset, no GPU, too few GPUs); else: fail, with the reason.
+set -uo pipefail
+mpiexec=$1 worker=$2 scenario=$3
+data=/usr/share/datasets/fashion-mnist
+[[ -e $data/train-images-idx3-ubyte.gz || -e $data/train-images-idx3-ubyte ]] || { echo "SKIP: no $data"; exit 77; }
+root=$(mktemp -d)
+log=$root/log
+fail() { echo "FAIL ($scenario): $*"; echo "--- output:"; cat "$log"; exit 1; }
+# Column NAME of data row ROW of run folder DIR's epochs.csv.
+column() { awk -F, -v name="$2" -v row="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i }
+                                            NR == row + 1 { print $c }' "$1/epochs.csv"; }
+train() { "$worker" train --data-dir "$data" --limit-images 1024 --batch-size 64 --epochs 2 --seed 3 \
+            --progress-seconds 1 "$@" >"$log" 2>&1; }
+skip_without_gpu() {
+  if grep -q "no CUDA device visible\|built without CUDA" "$log"; then
+    echo "SKIP: $(grep -o 'no CUDA device visible.*\|built without CUDA.*' "$log" | head -1)"
+    exit 77
+  fi
+}
+# |a - b| <= tol * |b|
+close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= t * m) }'; }
+
+case $scenario in
+  single)
+    train --device cuda --precision bf16 --loss-scale dynamic --out "$root/bf16"
+    code=$?
+    skip_without_gpu
+    (( code == 0 )) || fail "bf16 run: exit code $code"
+    grep -q '"device": "cuda"' "$root/bf16/run.json" || fail "run.json does not say device cuda"
+    grep -q '"backend": "cuda"' "$root/bf16/run.json" || fail "run.json does not say backend cuda"
+    grep -q "training on cuda:0" "$log" || fail "the log does not name the GPU"
+    [[ $(tail -n +2 "$root/bf16/epochs.csv" | wc -l) == 2 ]] || fail "epochs.csv should have 2 rows"
+    [[ -s $root/bf16/samples/epoch_002.png ]] || fail "no samples for epoch 2"
+    [[ $(column "$root/bf16" skipped_steps_g 2) == 0 ]] || fail "bf16 skipped G steps: $(cat "$root/bf16/epochs.csv")"
+    train --device cuda --out "$root/gpu" || fail "fp32 GPU run: exit code $?"
+    train --device cpu --out "$root/cpu" || fail "fp32 CPU run: exit code $?"
+    for row in 1 2; do
+      for loss in d_loss g_loss; do
+        gpu=$(column "$root/gpu" $loss $row) cpu=$(column "$root/cpu" $loss $row)
+        close "$gpu" "$cpu" 0.01 || fail "epoch $row $loss: GPU $gpu vs CPU $cpu (more than 1% apart)"
+      done
+    done
+    echo "PASS: bf16 and fp32 on the GPU; fp32 losses GPU vs CPU: $(column "$root/gpu" d_loss 2)/$(column "$root/cpu" d_loss 2)"
+    ;;
+  np2)
+    gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+    (( gpus >= 2 )) || { echo "SKIP: $gpus GPU(s) visible; NCCL needs one per rank"; exit 77; }
+    "$mpiexec" --allow-run-as-root -np 2 "$worker" train --data-dir "$data" --limit-images 1024 --batch-size 64 \
+      --epochs 1 --device cuda --out "$root/np2" >"$log" 2>&1 || fail "exit code $?"
+    grep -q '"transport": "nccl"' "$root/np2/run.json" || fail "run.json does not say transport nccl"
+    [[ $(column "$root/np2" world_size 1) == 2 ]] || fail "epochs.csv world_size is not 2"
+    echo "PASS: 2 ranks over NCCL"
+    ;;
+  *) echo "unknown scenario $scenario"; exit 2 ;;
+esac
