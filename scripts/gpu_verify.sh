@@ -3,6 +3,13 @@
 #
 #   bash scripts/gpu_verify.sh            # from the repository root (or anywhere: it cds there)
 #   bash scripts/gpu_verify.sh --skip-build   # measure with the build-gpu/ already there
+#   bash scripts/gpu_verify.sh --bundle DIR   # on a machine without Debian's packages: run
+#                                             # the binaries of scripts/gpu_bundle.sh's DIR
+#
+# With --bundle nothing is built: DIR/env.sh puts the bundled binaries on PATH, the GPU
+# tests run as gantry_gpu_tests and tests/gpu/gpu_worker_e2e.sh directly (ctest's files
+# name the build machine's paths), and the PyTorch port runs outside the bundle's
+# libraries (gantry_bundle_clean).
 #
 # 1. builds gantry with CUDA into build-gpu/ (Release, sm_90), installing the Debian
 #    packages first (scripts/install_deps.sh) only if cmake, the gRPC headers or mpirun
@@ -28,13 +35,27 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SKIP_BUILD=0
-for arg in "$@"; do
+BUNDLE=""
+while (($#)); do
+  arg=$1
+  shift
   case $arg in
     --skip-build) SKIP_BUILD=1 ;;
+    --bundle) BUNDLE=${1:?--bundle needs the bundle folder}; shift; SKIP_BUILD=1 ;;
     -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
     *) echo "gpu_verify: unknown argument $arg (see --help)" >&2; exit 2 ;;
   esac
 done
+if [[ -n $BUNDLE ]]; then
+  # shellcheck disable=SC1091
+  source "$BUNDLE/env.sh" || { echo "gpu_verify: $BUNDLE/env.sh failed (see above)" >&2; exit 1; }
+  bin() { command -v "$1"; }
+  # Python with torch must not load the bundle's libstdc++, libz... first.
+  outside_bundle=(env "LD_LIBRARY_PATH=${GANTRY_BUNDLE_OLD_LD_LIBRARY_PATH:-}")
+else
+  bin() { echo "build-gpu/bin/$1"; }
+  outside_bundle=()
+fi
 
 OUT=${GANTRY_GPU_OUT:-gpu_results}
 BUILD=build-gpu
@@ -74,6 +95,8 @@ run_step() {
   set -e
   if ((rc == 0)); then
     record "$name" PASS ""
+  elif ((rc == 77)); then  # the tests' "skipped" status
+    record "$name" SKIP "$(grep -m1 '^SKIP' "$log" || echo "exit status 77")"
   elif ((rc == 124 || rc == 137)); then
     record "$name" FAIL "timed out after ${STEP_TIMEOUT}s"
   else
@@ -197,7 +220,9 @@ write_summary() {
   } >"$s"
 }
 
-if ((SKIP_BUILD)); then
+if [[ -n $BUNDLE ]]; then
+  record build SKIP "--bundle $BUNDLE: prebuilt binaries"
+elif ((SKIP_BUILD)); then
   if [[ -x $BUILD/bin/gantry-bench-step ]]; then
     record build SKIP "--skip-build: reusing $BUILD"
   else
@@ -213,8 +238,15 @@ elif ! run_step build-configure cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Releas
 fi
 
 # ------------------------------------------------------------------ 2. GPU tests
-run_step ctest-gpu ctest --test-dir "$BUILD" -L gpu --output-on-failure --no-tests=error || true
-skipped=$(grep -c '(Skipped)' "$OUT/ctest-gpu.log" || true)
+if [[ -n $BUNDLE ]]; then
+  run_step gpu-tests "$(bin gantry_gpu_tests)" --gtest_brief=1 || true
+  skipped=$(grep -c '\[  SKIPPED \]' "$OUT/gpu-tests.log" || true)
+  gantry_bundle_link_dataset >/dev/null 2>&1 || true
+  run_step gpu-worker-single bash tests/gpu/gpu_worker_e2e.sh mpirun "$(bin gantry-worker)" single || true
+else
+  run_step ctest-gpu ctest --test-dir "$BUILD" -L gpu --output-on-failure --no-tests=error || true
+  skipped=$(grep -c '(Skipped)' "$OUT/ctest-gpu.log" || true)
+fi
 if ((skipped > 0)); then
   STEP_NOTES[-1]="${STEP_NOTES[-1]:+${STEP_NOTES[-1]}; }$skipped test(s) SKIPPED on a GPU machine: see the log"
 fi
@@ -231,7 +263,7 @@ echo "GPUs visible: $NGPU"
 
 # ------------------------------------------------------------------ 4. gantry's step throughput
 for p in fp32 bf16; do
-  run_step "gantry-step-$p" "$BUILD/bin/gantry-bench-step" --device cuda --precision "$p" \
+  run_step "gantry-step-$p" "$(bin gantry-bench-step)" --device cuda --precision "$p" \
     --batch-size "$BATCHES" --warmup "$WARMUP" --steps "$STEPS" || true
 done
 
@@ -240,7 +272,7 @@ torch_py=""
 torch_why=()
 for py in ${TORCH_PYTHON:-} /usr/bin/python3 python3; do
   command -v "$py" >/dev/null || { torch_why+=("$py: not found"); continue; }
-  if why=$("$py" - 2>&1 <<'EOF'
+  if why=$("${outside_bundle[@]}" "$py" - 2>&1 <<'EOF'
 import sys
 try:
     import torch
@@ -261,7 +293,7 @@ EOF
 done
 for p in fp32 bf16; do
   if [[ -n $torch_py ]]; then
-    run_step "torch-step-$p" "$torch_py" bench/torch/dcgan_torch_gpu.py --device cuda --precision "$p" \
+    run_step "torch-step-$p" "${outside_bundle[@]}" "$torch_py" bench/torch/dcgan_torch_gpu.py --device cuda --precision "$p" \
       --batch-size "$BATCHES" --warmup "$WARMUP" --steps "$STEPS" --json "$OUT/torch-step.jsonl" || true
   else
     skip_step "torch-step-$p" "no Python here has torch with CUDA ($(IFS=';'; echo "${torch_why[*]}")); PyTorch comparison not measured"
@@ -272,7 +304,7 @@ done
 for d in fp32 bf16; do
   if ((NGPU >= 2)); then
     run_step "allreduce-nccl-$d" mpirun --allow-run-as-root -np "$NGPU" \
-      "$BUILD/bin/gantry-bench-nccl" --sizes "$GRAD_VALUES" --dtype "$d" || true
+      "$(bin gantry-bench-nccl)" --sizes "$GRAD_VALUES" --dtype "$d" || true
   else
     skip_step "allreduce-nccl-$d" "$NGPU GPU(s) visible: busbw across ranks needs >= 2 GPUs (NCCL refuses two ranks on one GPU)"
   fi
