@@ -76,10 +76,13 @@ absl::StatusOr<std::optional<v1::AcquireJobResponse>> Coordinator::TryAssign(Gro
   std::vector<ResolvedSpec> specs;
   for (const v1::Job& job : queued) {
     ASSIGN_OR_RETURN(ResolvedSpec spec, ResolvedFor(job));
-    candidates.push_back({job.id(), job.world_size(), *std::min_element(spec.batch_sizes.begin(), spec.batch_sizes.end())});
+    candidates.push_back({job.id(), job.world_size(), *std::min_element(spec.batch_sizes.begin(), spec.batch_sizes.end()),
+                          spec.needs_gpus});
     specs.push_back(std::move(spec));
   }
-  std::optional<size_t> pick = PickJob(candidates, group.group.world_size());
+  const std::vector<std::string> devices(group.group.devices().begin(), group.group.devices().end());
+  std::optional<size_t> pick =
+      PickJob(candidates, GroupShape{.world_size = group.group.world_size(), .gpus = AllDevicesAreGpus(devices)});
   if (!pick) return std::nullopt;
   v1::Job job = queued[*pick];
   job.set_attempts(job.attempts() + 1);

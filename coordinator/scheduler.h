@@ -1,8 +1,10 @@
 // FIFO scheduling: a group that asks for work gets the oldest queued job it can run.
 //
-// A group can run a job when the job asks for the group's size (or for any size, 0) and
-// every batch size of the job gives each of the group's ranks at least one sample. A job
-// that no idle group fits waits without blocking the jobs behind it that do fit.
+// A group can run a job when the job asks for the group's size (or for any size, 0),
+// every batch size of the job gives each of the group's ranks at least one sample, and,
+// for a job that trains on GPUs (--device cuda), every rank of the group reported a CUDA
+// device. A job that no idle group fits waits without blocking the jobs behind it that
+// do fit.
 #pragma once
 
 #include <cstdint>
@@ -16,11 +18,22 @@ struct QueuedJob {
   std::string id;
   int world_size = 0;          // 0: any
   int64_t min_batch_size = 1;  // the smallest global batch of its sweep
+  bool needs_gpus = false;     // spec.device cuda
 };
 
-bool GroupFits(const QueuedJob& job, int group_world_size);
+// What the scheduler knows of an idle group.
+struct GroupShape {
+  int world_size = 1;
+  bool gpus = false;  // every rank reported a CUDA device (RegisterGroupRequest.devices)
+};
 
-// Index into `queued` (oldest first) of the job to hand to a group of this size.
-std::optional<size_t> PickJob(const std::vector<QueuedJob>& queued, int group_world_size);
+// True when every entry of a group's reported devices names a CUDA device ("cuda:0 ...");
+// false for none.
+bool AllDevicesAreGpus(const std::vector<std::string>& devices);
+
+bool GroupFits(const QueuedJob& job, const GroupShape& group);
+
+// Index into `queued` (oldest first) of the job to hand to this group.
+std::optional<size_t> PickJob(const std::vector<QueuedJob>& queued, const GroupShape& group);
 
 }  // namespace gantry

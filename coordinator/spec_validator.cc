@@ -59,6 +59,7 @@ absl::StatusOr<ResolvedSpec> SpecValidator::Resolve(const v1::RunSpec& spec) con
   resolved.rebalance = config->rebalance;
   resolved.straggler_window = config->straggler.window;
   resolved.data_dir = std::move(data_dir);
+  resolved.needs_gpus = config->device == "cuda";
   return resolved;
 }
 

@@ -24,6 +24,7 @@ struct ResolvedSpec {
   bool rebalance = false;
   int straggler_window = 20;
   std::string data_dir;  // resolved inside a data root
+  bool needs_gpus = false;  // device cuda: only groups whose ranks all have a GPU run it
 };
 
 // Bounds on what a client may send; larger requests are refused by field.

@@ -93,6 +93,30 @@ TEST(Coordinator, JobsGoToGroupsOfTheirSize) {
   EXPECT_EQ(f.Acquire(group4).job().id(), four);
 }
 
+TEST(Coordinator, AGpuJobGoesOnlyToAGroupWhoseRanksAllHaveAGpu) {
+  CoordinatorFixture f("gpus");
+  v1::SubmitJobRequest request = testing::SweepRequest(f.data_dir(), {8}, 1, 2);
+  request.mutable_spec()->set_device("cuda");
+  absl::StatusOr<v1::Job> gpu_job = f.core().SubmitJob(request);
+  ASSERT_TRUE(gpu_job.ok()) << gpu_job.status() << " (the coordinator itself needs no GPU)";
+  const std::string cpu_job = f.Submit({8}, 1, 2);
+  auto register_with = [&](std::vector<std::string> devices) {
+    v1::RegisterGroupRequest g;
+    g.set_world_size(2);
+    for (const std::string& d : devices) {
+      g.add_hosts("localhost");
+      g.add_devices(d);
+    }
+    absl::StatusOr<v1::RegisterGroupResponse> r = f.core().RegisterGroup(g);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->group_id() : "";
+  };
+  const std::string half = register_with({"cuda:0 NVIDIA H100 80GB HBM3", "cpu"});
+  EXPECT_EQ(f.Acquire(half).job().id(), cpu_job) << "the GPU job waits, the CPU job behind it runs";
+  const std::string gpus = register_with({"cuda:0 NVIDIA H100 80GB HBM3", "cuda:1 NVIDIA H100 80GB HBM3"});
+  EXPECT_EQ(f.Acquire(gpus).job().id(), gpu_job->id());
+}
+
 TEST(Coordinator, CancellingAQueuedJobEndsIt) {
   CoordinatorFixture f("cancel_queued");
   const std::string job_id = f.Submit();

@@ -10,16 +10,26 @@ namespace {
 
 TEST(Scheduler, OldestFittingJobFirst) {
   const std::vector<QueuedJob> queued = {{"job-1", 4, 64}, {"job-2", 2, 64}, {"job-3", 0, 64}, {"job-4", 2, 64}};
-  EXPECT_EQ(PickJob(queued, 2), 1u);  // job-1 wants 4 ranks but does not block job-2
-  EXPECT_EQ(PickJob(queued, 4), 0u);
-  EXPECT_EQ(PickJob(queued, 3), 2u);  // only the any-size job fits 3 ranks
-  EXPECT_EQ(PickJob({}, 2), std::nullopt);
+  EXPECT_EQ(PickJob(queued, {2}), 1u);  // job-1 wants 4 ranks but does not block job-2
+  EXPECT_EQ(PickJob(queued, {4}), 0u);
+  EXPECT_EQ(PickJob(queued, {3}), 2u);  // only the any-size job fits 3 ranks
+  EXPECT_EQ(PickJob({}, {2}), std::nullopt);
 }
 
 TEST(Scheduler, EveryRankNeedsASample) {
-  EXPECT_FALSE(GroupFits({"job-1", 0, 2}, 4));
-  EXPECT_TRUE(GroupFits({"job-1", 0, 4}, 4));
-  EXPECT_EQ(PickJob({{"job-1", 0, 2}}, 4), std::nullopt);
+  EXPECT_FALSE(GroupFits({"job-1", 0, 2}, {4}));
+  EXPECT_TRUE(GroupFits({"job-1", 0, 4}, {4}));
+  EXPECT_EQ(PickJob({{"job-1", 0, 2}}, {4}), std::nullopt);
+}
+
+TEST(Scheduler, GpuJobsWaitForAGroupOfGpusAndDoNotBlockTheOthers) {
+  const std::vector<QueuedJob> queued = {{"job-1", 0, 64, /*needs_gpus=*/true}, {"job-2", 0, 64, false}};
+  EXPECT_EQ(PickJob(queued, {.world_size = 2, .gpus = false}), 1u);
+  EXPECT_EQ(PickJob(queued, {.world_size = 2, .gpus = true}), 0u);
+  EXPECT_TRUE(GroupFits(queued[1], {.world_size = 2, .gpus = true})) << "a GPU group also runs CPU jobs";
+  EXPECT_TRUE(AllDevicesAreGpus({"cuda:0 NVIDIA H100 80GB HBM3", "cuda:1 NVIDIA H100 80GB HBM3"}));
+  EXPECT_FALSE(AllDevicesAreGpus({"cuda:0 NVIDIA H100 80GB HBM3", "cpu"})) << "every rank needs one";
+  EXPECT_FALSE(AllDevicesAreGpus({})) << "a group that reported nothing";
 }
 
 TEST(LeaseTable, ExpiresOnlyPastTheLease) {

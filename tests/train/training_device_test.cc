@@ -77,6 +77,17 @@ TEST(TrainingDevice, OpeningCudaWhereItCannotRunNamesTheRankAndTheFix) {
   EXPECT_FALSE(out_of_step) << "every rank refused alike: the ranks are in step";
 }
 
+TEST(TrainingDevice, ARankDescribesTheGpuItWouldTrainOnOrCpu) {
+  LocalGroup group(1);
+  std::unique_ptr<Communicator> comm = group.Rank(0);
+  const std::string described = DescribeRankDevice(*comm);
+  if (CheckTrainingDevice("cuda").ok()) {
+    EXPECT_THAT(described, ::testing::StartsWith("cuda:0 "));
+  } else {
+    EXPECT_EQ(described, "cpu");
+  }
+}
+
 TEST(TrainingDevice, OtherNamesAreBadValues) {
   const absl::Status s = CheckTrainingDevice("gpu");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);

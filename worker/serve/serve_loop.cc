@@ -13,6 +13,7 @@
 #include "worker/serve/pool_observer.h"
 #include "worker/serve/stop_signals.h"
 #include "worker/train/train_config.h"
+#include "worker/train/training_device.h"
 
 namespace gantry {
 
@@ -89,6 +90,12 @@ int ServeLoop::Run() {
     return kExitFatal;
   }
   hosts_ = *hosts;
+  absl::StatusOr<std::vector<std::string>> devices = GatherRankStrings(comm_, DescribeRankDevice(comm_), round);
+  if (!devices.ok()) {
+    spdlog::error("{}", std::string(devices.status().message()));
+    return kExitFatal;
+  }
+  devices_ = *devices;
   while (true) {
     const PoolCommand mine = is_root() ? LeaderRound() : PoolCommand{};
     absl::StatusOr<PoolCommand> command = ShareCommand(comm_, mine, StopSignal() != 0, round);
@@ -128,7 +135,7 @@ PoolCommand ServeLoop::Register() {
   v1::RegisterGroupRequest request;
   request.set_world_size(comm_.size());
   for (const std::string& host : hosts_) request.add_hosts(host);
-  for (int r = 0; r < comm_.size(); ++r) request.add_devices("cpu");
+  for (const std::string& device : devices_) request.add_devices(device);
   request.set_name(options_.name.empty() ? absl::StrCat("gantry-worker on ", hosts_.front(), " (", comm_.size(),
                                                         comm_.size() == 1 ? " rank)" : " ranks)")
                                          : options_.name);
@@ -155,8 +162,9 @@ PoolCommand ServeLoop::Register() {
   } else {
     heartbeat_ = std::make_unique<HeartbeatThread>(*api_, group_id_, reply->lease_seconds());
   }
-  spdlog::info("registered with {} as {} ({} rank(s) on {}; lease {:.1f} s); waiting for jobs",
-               options_.client.address, group_id_, comm_.size(), absl::StrJoin(hosts_, ", "), reply->lease_seconds());
+  spdlog::info("registered with {} as {} ({} rank(s) on {}, devices {}; lease {:.1f} s); waiting for jobs",
+               options_.client.address, group_id_, comm_.size(), absl::StrJoin(hosts_, ", "),
+               absl::StrJoin(devices_, ", "), reply->lease_seconds());
   return {};
 }
 

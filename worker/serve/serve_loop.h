@@ -85,6 +85,7 @@ class ServeLoop {
   std::function<void(int)> abort_group_;
   JobRunner runner_;
   std::vector<std::string> hosts_;  // rank 0
+  std::vector<std::string> devices_;  // rank 0: each rank's DescribeRankDevice
   std::string group_id_;
   bool group_unknown_ = false;
   Backoff register_backoff_;

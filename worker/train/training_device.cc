@@ -19,8 +19,8 @@ namespace {
 // GPU, and all-reduce through host memory.
 bool OneProcessPerRank(const Communicator& comm) { return comm.backend_name() == "mpi"; }
 
-// This rank's GPU: the one of its rank on the node.
-absl::StatusOr<int> SelectGpu(Communicator& comm) {
+// The index of this rank's GPU (the one of its rank on the node), without selecting it.
+absl::StatusOr<int> GpuOfRank(Communicator& comm) {
   int local_rank = 0;
   if (OneProcessPerRank(comm)) {
     ASSIGN_OR_RETURN(local_rank, MpiLocalRank());
@@ -31,7 +31,12 @@ absl::StatusOr<int> SelectGpu(Communicator& comm) {
                                                       " GPU(s): NCCL needs a GPU of its own for every rank, so start at "
                                                       "most ", gpus, " rank(s) per node"));
   }
-  return cuda::SelectDeviceForLocalRank(local_rank);
+  return local_rank;
+}
+
+absl::StatusOr<int> SelectGpu(Communicator& comm) {
+  ASSIGN_OR_RETURN(const int gpu, GpuOfRank(comm));
+  return cuda::SelectDeviceForLocalRank(gpu);
 }
 
 absl::StatusOr<TrainingDevice> OpenGpu(Communicator& comm, const CommOptions& options, bool& out_of_step) {
@@ -69,6 +74,18 @@ absl::StatusOr<TrainingDevice> OpenGpu(Communicator& comm, const CommOptions& op
 #endif
 
 }  // namespace
+
+std::string DescribeRankDevice(Communicator& comm) {
+#if GANTRY_HAVE_CUDA
+  if (CheckTrainingDevice("cuda").ok()) {
+    if (absl::StatusOr<int> gpu = GpuOfRank(comm); gpu.ok()) {
+      return absl::StrCat("cuda:", *gpu, " ", cuda::DeviceName(*gpu));
+    }
+  }
+#endif
+  (void)comm;
+  return "cpu";
+}
 
 absl::Status CheckTrainingDevice(const std::string& device) {
   if (device == "cpu") return absl::OkStatus();

@@ -19,6 +19,11 @@ namespace gantry {
 // InvalidArgument that says which of those is missing and names the fix.
 absl::Status CheckTrainingDevice(const std::string& device);
 
+// The device this rank would train on with --device cuda, for the coordinator's view of
+// a pool ("cuda:0 NVIDIA H100 80GB HBM3": the GPU of its rank on its node), or "cpu" where
+// the build has no CUDA or no GPU of its own is visible. Changes no CUDA state.
+std::string DescribeRankDevice(Communicator& comm);
+
 // What a job trains with on its device.
 struct TrainingDevice {
   Backend* backend = nullptr;  // --kernels on the CPU; the CUDA backend for cuda
