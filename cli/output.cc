@@ -101,13 +101,13 @@ std::string JobStatusText(const v1::Job& job) {
 }
 
 std::string GroupsTable(const v1::ListGroupsResponse& groups) {
-  std::string out = absl::StrFormat("%-10s %-5s %-6s %-10s %-9s %-20s %s\n", "ID", "RANKS", "STATE", "JOB",
-                                    "HEARTBEAT", "NAME", "HOSTS");
+  std::string out = absl::StrFormat("%-10s %-5s %-6s %-10s %-9s %-20s %-20s %s\n", "ID", "RANKS", "STATE", "JOB",
+                                    "HEARTBEAT", "NAME", "HOSTS", "DEVICES");
   for (const v1::Group& g : groups.groups()) {
-    absl::StrAppendFormat(&out, "%-10s %-5d %-6s %-10s %-9s %-20s %s\n", g.id(), g.world_size(),
+    absl::StrAppendFormat(&out, "%-10s %-5d %-6s %-10s %-9s %-20s %-20s %s\n", g.id(), g.world_size(),
                           GroupStateName(g.state()), g.job_id().empty() ? "-" : g.job_id(),
                           absl::StrFormat("%.0fs ago", g.seconds_since_heartbeat()), g.name().empty() ? "-" : g.name(),
-                          absl::StrJoin(g.hosts(), ","));
+                          absl::StrJoin(g.hosts(), ","), g.devices().empty() ? "-" : absl::StrJoin(g.devices(), ","));
   }
   return out;
 }

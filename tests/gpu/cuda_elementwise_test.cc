@@ -226,7 +226,7 @@ TEST(CudaUnscaleTest, UnscaleAndFoundInfMatchTheCpuPass) {
   Tensor out_cpu = Tensor::Zeros(Shape{1000}), out_gpu = Tensor::Zeros(Shape{1000}, DType::kF32, Device::kCuda);
   Tensor wire_gpu = Tensor::Zeros(Shape{1000}, DType::kBF16, Device::kCuda);
   Tensor wire_host = Tensor::Zeros(Shape{1000}, DType::kBF16);
-  std::memcpy(wire_host.data_bf16(), wire.data(), wire.size() * 2);
+  std::memcpy(static_cast<void*>(wire_host.data_bf16()), wire.data(), wire.size() * 2);
   wire_gpu.CopyFrom(wire_host);
   const bool ok_cpu = UnscaleFromBf16AndCheckFinitePortable(wire.data(), out_cpu.data(), 1000, 0.5f);
   const bool ok_gpu = cuda::UnscaleFromBf16AndCheckFinite(reinterpret_cast<const uint16_t*>(wire_gpu.data_bf16()),

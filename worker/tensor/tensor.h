@@ -73,7 +73,11 @@ class Tensor {
     CHECK(dtype_ == DType::kBF16) << "data_bf16() on a " << DTypeName(dtype_) << " tensor";
     return reinterpret_cast<bf16*>(raw());
   }
-  float at(int64_t flat_index) const { return data()[flat_index]; }  // host tensors only
+  // One value of a host tensor (a device tensor's first: On(Device::kCpu)).
+  float at(int64_t flat_index) const {
+    CHECK(device() == Device::kCpu) << "at() on a " << DeviceName(device()) << " tensor";
+    return data()[flat_index];
+  }
 
   // A view of the same elements with another shape of equal numel.
   Tensor Reshaped(Shape shape) const;
