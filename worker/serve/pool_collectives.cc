@@ -7,11 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "worker/comm/gather_strings.h"
 
 namespace gantry {
 namespace {
 
-constexpr size_t kEntryBytes = 128;  // the coordinator's bound on a host or device entry
+constexpr size_t kHostNameBytes = 128;
 
 }  // namespace
 
@@ -43,24 +44,10 @@ absl::StatusOr<PoolCommand> ShareCommand(Communicator& comm, const PoolCommand& 
   return command;
 }
 
-absl::StatusOr<std::vector<std::string>> GatherRankStrings(Communicator& comm, const std::string& mine,
-                                                           const CommOptions& opts) {
-  std::array<char, kEntryBytes> entry{};
-  std::strncpy(entry.data(), mine.c_str(), entry.size() - 1);
-  std::vector<char> all(comm.rank() == 0 ? kEntryBytes * static_cast<size_t>(comm.size()) : 0);
-  RETURN_IF_ERROR(comm.Gather(entry.data(), kEntryBytes, comm.rank() == 0 ? all.data() : nullptr, 0, opts));
-  std::vector<std::string> out;
-  for (int r = 0; comm.rank() == 0 && r < comm.size(); ++r) {
-    const char* at = all.data() + static_cast<size_t>(r) * kEntryBytes;
-    out.emplace_back(at, strnlen(at, kEntryBytes - 1));
-  }
-  return out;
-}
-
 absl::StatusOr<std::vector<std::string>> GatherHostNames(Communicator& comm, const CommOptions& opts) {
-  std::array<char, kEntryBytes> mine{};
+  std::array<char, kHostNameBytes> mine{};
   if (gethostname(mine.data(), mine.size() - 1) != 0) std::strncpy(mine.data(), "unknown", mine.size() - 1);
-  return GatherRankStrings(comm, std::string(mine.data(), strnlen(mine.data(), mine.size())), opts);
+  return GatherStrings(comm, std::string(mine.data(), strnlen(mine.data(), mine.size())), 0, opts);
 }
 
 }  // namespace gantry

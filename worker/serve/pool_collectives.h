@@ -29,11 +29,6 @@ struct PoolCommand {
 absl::StatusOr<PoolCommand> ShareCommand(Communicator& comm, const PoolCommand& mine, bool stopping,
                                          const CommOptions& opts);
 
-// Every rank's `mine`, in rank order, on rank 0 (empty elsewhere); each cut to 127 bytes
-// (the coordinator's bound on a host or device entry).
-absl::StatusOr<std::vector<std::string>> GatherRankStrings(Communicator& comm, const std::string& mine,
-                                                           const CommOptions& opts);
-
 // Every rank's host name, in rank order, on rank 0 (empty elsewhere).
 absl::StatusOr<std::vector<std::string>> GatherHostNames(Communicator& comm, const CommOptions& opts);
 

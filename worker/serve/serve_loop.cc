@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "coordinator/run_spec_settings.h"
 #include "spdlog/spdlog.h"
+#include "worker/comm/gather_strings.h"
 #include "worker/serve/pool_observer.h"
 #include "worker/serve/stop_signals.h"
 #include "worker/train/train_config.h"
@@ -90,7 +91,7 @@ int ServeLoop::Run() {
     return kExitFatal;
   }
   hosts_ = *hosts;
-  absl::StatusOr<std::vector<std::string>> devices = GatherRankStrings(comm_, DescribeRankDevice(comm_), round);
+  absl::StatusOr<std::vector<std::string>> devices = GatherStrings(comm_, DescribeRankDevice(comm_), 0, round);
   if (!devices.ok()) {
     spdlog::error("{}", std::string(devices.status().message()));
     return kExitFatal;

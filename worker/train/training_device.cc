@@ -6,6 +6,12 @@
 #include "worker/tensor/backend_registry.h"
 #include "worker/tensor/tensor.h"
 #if GANTRY_HAVE_CUDA
+#include <unistd.h>
+
+#include <cstring>
+
+#include "worker/comm/broadcast_string.h"
+#include "worker/comm/gather_strings.h"
 #include "worker/comm/nccl/nccl_communicator.h"
 #include "worker/tensor/cuda/cuda_device.h"
 #endif
@@ -19,29 +25,45 @@ namespace {
 // GPU, and all-reduce through host memory.
 bool OneProcessPerRank(const Communicator& comm) { return comm.backend_name() == "mpi"; }
 
-// The index of this rank's GPU (the one of its rank on the node), without selecting it.
-absl::StatusOr<int> GpuOfRank(Communicator& comm) {
-  int local_rank = 0;
-  if (OneProcessPerRank(comm)) {
-    ASSIGN_OR_RETURN(local_rank, MpiLocalRank());
-  }
-  ASSIGN_OR_RETURN(const int gpus, cuda::VisibleDeviceCount());
-  if (local_rank >= gpus) {
-    return absl::FailedPreconditionError(absl::StrCat("it is rank ", local_rank, " of its node, which has ", gpus,
-                                                      " GPU(s): NCCL needs a GPU of its own for every rank, so start at "
-                                                      "most ", gpus, " rank(s) per node"));
-  }
-  return local_rank;
+// This rank's rank on its node. Collective under MPI (MPI_Comm_split_type, which waits
+// without a bound), so every rank calls it first, before anything that may differ
+// between ranks.
+absl::StatusOr<int> LocalRank(Communicator& comm) {
+  if (!OneProcessPerRank(comm)) return 0;
+  return MpiLocalRank();
 }
 
-absl::StatusOr<int> SelectGpu(Communicator& comm) {
-  ASSIGN_OR_RETURN(const int gpu, GpuOfRank(comm));
-  return cuda::SelectDeviceForLocalRank(gpu);
+// "host PCI-bus-id" of this rank's GPU: two ranks with the same string share a GPU.
+std::string GpuIdentity(int gpu) {
+  char host[128] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) std::strncpy(host, "unknown", sizeof(host) - 1);
+  return absl::StrCat(host, " ", cuda::PciBusId(gpu));
+}
+
+// Empty on every rank when no two ranks share a GPU; else, on every rank, why not.
+// GPU r of a node goes to its local rank r (modulo the GPUs it sees, so a launcher that
+// gives each rank its own CUDA_VISIBLE_DEVICES works too); NCCL refuses two ranks on one
+// GPU, and this says so in words first.
+absl::StatusOr<std::string> SharedGpuProblem(Communicator& comm, int gpu, const CommOptions& options) {
+  ASSIGN_OR_RETURN(const std::vector<std::string> ids, GatherStrings(comm, GpuIdentity(gpu), 0, options));
+  std::string problem;
+  for (size_t i = 0; i < ids.size() && problem.empty(); ++i) {
+    for (size_t j = i + 1; j < ids.size() && problem.empty(); ++j) {
+      if (ids[i] != ids[j]) continue;
+      problem = absl::StrCat("--device cuda: ranks ", i, " and ", j, " would share the GPU ", ids[i],
+                             ": NCCL needs a GPU of its own for every rank, so start at most as many ranks on a "
+                             "node as it has GPUs");
+    }
+  }
+  RETURN_IF_ERROR(BroadcastString(comm, problem, 0, options));
+  return problem;
 }
 
 absl::StatusOr<TrainingDevice> OpenGpu(Communicator& comm, const CommOptions& options, bool& out_of_step) {
+  const absl::StatusOr<int> local_rank = LocalRank(comm);
   const absl::Status usable = CheckTrainingDevice("cuda");
-  absl::StatusOr<int> gpu = usable.ok() ? SelectGpu(comm) : usable;
+  absl::StatusOr<int> gpu = !usable.ok() ? usable : !local_rank.ok() ? local_rank.status()
+                                                                      : cuda::SelectDeviceForLocalRank(*local_rank);
   const absl::StatusOr<bool> all_have_one = AllRanksOk(comm, gpu.ok(), options);
   if (!all_have_one.ok()) {
     out_of_step = true;
@@ -61,11 +83,17 @@ absl::StatusOr<TrainingDevice> OpenGpu(Communicator& comm, const CommOptions& op
   CHECK(d.backend != nullptr) << "a CUDA build without the CUDA backend";
   d.description = absl::StrCat("cuda:", *gpu, " (", cuda::DeviceName(*gpu), ")");
   if (comm.size() > 1 && OneProcessPerRank(comm)) {
+    const absl::StatusOr<std::string> shared = SharedGpuProblem(comm, *gpu, options);
+    if (!shared.ok()) {
+      out_of_step = true;
+      return shared.status();
+    }
+    if (!shared->empty()) return absl::FailedPreconditionError(*shared);
     absl::StatusOr<std::unique_ptr<NcclCommunicator>> nccl = NcclCommunicator::Create(comm, options);
     if (!nccl.ok()) {
       out_of_step = true;
-      return absl::Status(nccl.status().code(), absl::StrCat("--device cuda: joining the NCCL communicator of ", comm.size(),
-                                                 " ranks: ", nccl.status().message()));
+      return absl::Status(nccl.status().code(), absl::StrCat("--device cuda: joining the NCCL communicator of ",
+                                                             comm.size(), " ranks: ", nccl.status().message()));
     }
     d.gradient_comm = *std::move(nccl);
   }
@@ -77,9 +105,11 @@ absl::StatusOr<TrainingDevice> OpenGpu(Communicator& comm, const CommOptions& op
 
 std::string DescribeRankDevice(Communicator& comm) {
 #if GANTRY_HAVE_CUDA
-  if (CheckTrainingDevice("cuda").ok()) {
-    if (absl::StatusOr<int> gpu = GpuOfRank(comm); gpu.ok()) {
-      return absl::StrCat("cuda:", *gpu, " ", cuda::DeviceName(*gpu));
+  const absl::StatusOr<int> local_rank = LocalRank(comm);  // collective: every rank, first
+  if (local_rank.ok() && CheckTrainingDevice("cuda").ok()) {
+    if (absl::StatusOr<int> count = cuda::VisibleDeviceCount(); count.ok()) {
+      const int gpu = *local_rank % *count;
+      return absl::StrCat("cuda:", gpu, " ", cuda::DeviceName(gpu));
     }
   }
 #endif

@@ -34,9 +34,10 @@ struct TrainingDevice {
 };
 
 // Opens config.device on this rank. Collective on `comm`: for cuda every rank checks
-// CheckTrainingDevice and takes the GPU of its rank on its node (ranks running as threads
-// all share the first GPU), the ranks agree that all of them have one, and processes
-// under MPI join a NCCL communicator. A rank without a usable GPU returns why
+// CheckTrainingDevice and takes GPU (its rank on its node) modulo the GPUs it sees (ranks
+// running as threads all share the first GPU), the ranks agree that all of them have
+// one, processes under MPI check that no two share a GPU (by host and PCI bus id) and
+// join a NCCL communicator. A rank without a usable GPU returns why
 // (INVALID_ARGUMENT or FAILED_PRECONDITION, naming it); the others return ABORTED.
 // `out_of_step` (may be null) is set when a collective itself failed (the agreement, or
 // joining NCCL): the ranks may then be in different places and should end the job.

@@ -70,7 +70,11 @@ absl::StatusOr<std::unique_ptr<NcclCommunicator>> NcclCommunicator::Create(Commu
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;  // init and collectives return at once; we poll against deadlines
   ncclResult_t r = ncclCommInitRankConfig(&state->comm, host.size(), id, host.rank(), &config);
-  if (r != ncclSuccess && r != ncclInProgress) return NcclError(r, "ncclCommInitRankConfig", state->comm);
+  if (r != ncclSuccess && r != ncclInProgress) {
+    absl::Status error = NcclError(r, "ncclCommInitRankConfig", state->comm);
+    if (state->comm != nullptr) ncclCommAbort(state->comm);  // a half-made communicator
+    return error;
+  }
   const std::string what = absl::StrCat("rank ", host.rank(), ": NCCL communicator init (", host.size(), " ranks)");
   if (absl::Status s = PollUntil(state->comm, nullptr, DeadlineOf(opts), what); !s.ok()) {
     ncclCommAbort(state->comm);
@@ -91,8 +95,13 @@ NcclCommunicator::~NcclCommunicator() {
   // After a failure the communicator was aborted already; otherwise a clean teardown.
   if (failed_.ok()) {
     ncclCommFinalize(state_->comm);
-    (void)PollUntil(state_->comm, nullptr, absl::Now() + absl::Seconds(10), "ncclCommFinalize");
-    ncclCommDestroy(state_->comm);
+    // Destroy frees without blocking only once finalize has completed; a peer that never
+    // gets there (still writing its checkpoint, or gone) must not hang this rank.
+    if (PollUntil(state_->comm, nullptr, absl::Now() + absl::Seconds(10), "ncclCommFinalize").ok()) {
+      ncclCommDestroy(state_->comm);
+    } else {
+      ncclCommAbort(state_->comm);
+    }
   }
 }
 

@@ -56,6 +56,7 @@ BatchUploader::~BatchUploader() {
 void BatchUploader::Start(const Tensor& host) {
   CHECK(host.device() == Device::kCpu && host.dtype() == DType::kF32) << "BatchUploader: an fp32 host tensor";
   CHECK_LT(state_->pending, kSlots) << "BatchUploader: every slot holds a batch not yet taken";
+  CHECK_NE(state_->next_start, state_->last_taken) << "BatchUploader: the next slot holds the batch in use";
   Slot& s = state_->slots[static_cast<size_t>(state_->next_start)];
   const size_t bytes = host.nbytes();
   if (bytes > s.capacity) {

@@ -28,8 +28,9 @@ class BatchUploader {
   BatchUploader(const BatchUploader&) = delete;
   BatchUploader& operator=(const BatchUploader&) = delete;
 
-  // Queues the upload of `host` (an fp32 host tensor). At most kSlots batches may be
-  // started and not yet taken.
+  // Queues the upload of `host` (an fp32 host tensor). Every slot but the one whose batch
+  // the caller holds may be in flight: at most kSlots - 1 batches started and not yet taken
+  // once a batch has been taken (CHECK).
   void Start(const Tensor& host);
   // The oldest started batch on the device (same shape). CHECK-fails when none is started.
   Tensor TakeReady();

@@ -31,6 +31,15 @@ absl::StatusOr<int> SelectDeviceForLocalRank(int local_rank) {
   return device;
 }
 
+std::string PciBusId(int device) {
+  char id[32] = {};
+  if (cudaDeviceGetPCIBusId(id, sizeof(id), device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "unknown bus";
+  }
+  return id;
+}
+
 std::string DeviceName(int device) {
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {

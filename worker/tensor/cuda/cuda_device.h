@@ -23,6 +23,10 @@ absl::StatusOr<int> VisibleDeviceCount();
 // compute stream and the allocator bind to the device current at their first use.
 absl::StatusOr<int> SelectDeviceForLocalRank(int local_rank);
 
+// The device's PCI bus id ("0000:3B:00.0"), which tells two ranks' GPUs apart, or
+// "unknown bus" when the driver cannot say.
+std::string PciBusId(int device);
+
 // The device's product name ("NVIDIA H100 80GB HBM3"), or "unknown device" when the
 // driver cannot say.
 std::string DeviceName(int device);
