@@ -242,7 +242,9 @@ if [[ -n $BUNDLE ]]; then
   run_step gpu-tests "$(bin gantry_gpu_tests)" --gtest_brief=1 || true
   skipped=$(grep -c '\[  SKIPPED \]' "$OUT/gpu-tests.log" || true)
   gantry_bundle_link_dataset >/dev/null 2>&1 || true
-  run_step gpu-worker-single bash tests/gpu/gpu_worker_e2e.sh mpirun "$(bin gantry-worker)" single || true
+  for scenario in single resume; do
+    run_step "gpu-worker-$scenario" bash tests/gpu/gpu_worker_e2e.sh mpirun "$(bin gantry-worker)" "$scenario" || true
+  done
 else
   run_step ctest-gpu ctest --test-dir "$BUILD" -L gpu --output-on-failure --no-tests=error || true
   skipped=$(grep -c '(Skipped)' "$OUT/ctest-gpu.log" || true)
