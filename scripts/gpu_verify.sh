@@ -238,19 +238,24 @@ elif ! run_step build-configure cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Releas
 fi
 
 # ------------------------------------------------------------------ 2. GPU tests
+# note_skips LOG PATTERN: adds to the last step's note how many tests LOG says were skipped.
+note_skips() {
+  local skipped
+  skipped=$(grep -c "$2" "$1" || true)
+  if ((skipped > 0)); then
+    STEP_NOTES[-1]="${STEP_NOTES[-1]:+${STEP_NOTES[-1]}; }$skipped test(s) SKIPPED on a GPU machine: see the log"
+  fi
+}
 if [[ -n $BUNDLE ]]; then
   run_step gpu-tests "$(bin gantry_gpu_tests)" --gtest_brief=1 || true
-  skipped=$(grep -c '\[  SKIPPED \]' "$OUT/gpu-tests.log" || true)
+  note_skips "$OUT/gpu-tests.log" '\[  SKIPPED \]'
   gantry_bundle_link_dataset >/dev/null 2>&1 || true
   for scenario in single resume; do
     run_step "gpu-worker-$scenario" bash tests/gpu/gpu_worker_e2e.sh mpirun "$(bin gantry-worker)" "$scenario" || true
   done
 else
   run_step ctest-gpu ctest --test-dir "$BUILD" -L gpu --output-on-failure --no-tests=error || true
-  skipped=$(grep -c '(Skipped)' "$OUT/ctest-gpu.log" || true)
-fi
-if ((skipped > 0)); then
-  STEP_NOTES[-1]="${STEP_NOTES[-1]:+${STEP_NOTES[-1]}; }$skipped test(s) SKIPPED on a GPU machine: see the log"
+  note_skips "$OUT/ctest-gpu.log" '(Skipped)'
 fi
 
 # ------------------------------------------------------------------ 3. the GPUs
