@@ -100,6 +100,10 @@ class Coordinator {
   absl::Status FinishOnGroup(v1::Job& job, GroupRecord& group, const v1::ReportProgressRequest& request)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status LoseGroup(GroupRecord& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A job its group no longer runs (lost, or released): CANCELLED if a cancel was asked,
+  // FAILED after its last attempt, else QUEUED again (keeping its checkpoint). `why` goes
+  // into the history. Part of the caller's transaction.
+  absl::Status Requeue(v1::Job& job, const std::string& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckReportShape(const v1::ReportProgressRequest& request) const;
   void Renew(const std::string& group_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NotifyChange() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -173,16 +173,20 @@ absl::Status Coordinator::LoseGroup(GroupRecord& group) {
     if (job.group_id() != group.group.id() || IsTerminal(job.state())) return absl::OkStatus();
     job.clear_group_id();
     job.clear_plan();
-    if (job.state() == v1::JOB_STATE_CANCELLING) return Transition(job, v1::JOB_STATE_CANCELLED, why);
-    if (job.attempts() >= job.max_attempts()) {
-      job.set_error(absl::StrCat("lost its worker group on all ", job.max_attempts(), " attempts; last: ", why));
-      return Transition(job, v1::JOB_STATE_FAILED, job.error());
-    }
-    return Transition(job, v1::JOB_STATE_QUEUED,
-                      absl::StrCat(why, "; requeued after attempt ", job.attempts(), " of ", job.max_attempts()));
+    return Requeue(job, why);
   }));
   group = updated;
   return absl::OkStatus();
+}
+
+absl::Status Coordinator::Requeue(v1::Job& job, const std::string& why) {
+  if (job.state() == v1::JOB_STATE_CANCELLING) return Transition(job, v1::JOB_STATE_CANCELLED, why);
+  if (job.attempts() >= job.max_attempts()) {
+    job.set_error(absl::StrCat("lost its worker group on all ", job.max_attempts(), " attempts; last: ", why));
+    return Transition(job, v1::JOB_STATE_FAILED, job.error());
+  }
+  return Transition(job, v1::JOB_STATE_QUEUED,
+                    absl::StrCat(why, "; requeued after attempt ", job.attempts(), " of ", job.max_attempts()));
 }
 
 int Coordinator::ExpireLeases() {

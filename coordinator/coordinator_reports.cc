@@ -52,8 +52,8 @@ absl::Status Coordinator::CheckReportShape(const v1::ReportProgressRequest& requ
   RETURN_IF_ERROR(CheckCount("stragglers", request.stragglers_size(), options_.max_report_items));
   RETURN_IF_ERROR(CheckCount("rank_timings", request.rank_timings_size(), RequestBounds::kMaxWorldSize));
   const v1::JobState final_state = request.final_state();
-  if (final_state != v1::JOB_STATE_UNSPECIFIED && !IsTerminal(final_state)) {
-    return absl::InvalidArgumentError("final_state: must be SUCCEEDED, FAILED, CANCELLED or unset");
+  if (final_state != v1::JOB_STATE_UNSPECIFIED && final_state != v1::JOB_STATE_QUEUED && !IsTerminal(final_state)) {
+    return absl::InvalidArgumentError("final_state: must be SUCCEEDED, FAILED, CANCELLED, QUEUED (released) or unset");
   }
   RETURN_IF_ERROR(CheckLength("error", request.error()));
   if (request.has_checkpoint()) RETURN_IF_ERROR(CheckCheckpointRef(request.checkpoint()));
@@ -103,6 +103,8 @@ absl::Status Coordinator::FinishOnGroup(v1::Job& job, GroupRecord& group, const 
   if (request.final_state() == v1::JOB_STATE_FAILED) {
     job.set_error(request.error().empty() ? "the worker group reported a failure without a message" : request.error());
     RETURN_IF_ERROR(Transition(job, v1::JOB_STATE_FAILED, absl::StrCat("failed on ", on, ": ", job.error())));
+  } else if (request.final_state() == v1::JOB_STATE_QUEUED) {
+    RETURN_IF_ERROR(Requeue(job, absl::StrCat(on, " released it (stopping)")));
   } else {
     RETURN_IF_ERROR(Transition(job, request.final_state(), absl::StrCat(StateName(request.final_state()), " on ", on)));
   }

@@ -219,6 +219,37 @@ TEST(Coordinator, ARequeuedJobKeepsItsCheckpointAndItsPlanStartsThere) {
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("checkpoint.run_folder"));
 }
 
+TEST(Coordinator, AReleasedJobIsRequeuedAtOnceWithItsCheckpoint) {
+  CoordinatorFixture f("release");
+  const std::string id = f.Submit({8}, 2, 2);
+  const std::string group = f.Register(2);
+  const v1::AcquireJobResponse acquired = f.Acquire(group);
+  ASSERT_EQ(acquired.job().id(), id);
+  v1::ReportProgressRequest release;
+  release.set_group_id(group);
+  release.set_job_id(id);
+  release.set_attempt(acquired.job().attempts());
+  release.mutable_checkpoint()->set_run_folder("/runs/" + id);
+  release.mutable_checkpoint()->set_run_step(1);
+  release.mutable_checkpoint()->set_batch_size(8);
+  release.mutable_checkpoint()->set_epoch(2);
+  release.set_final_state(v1::JOB_STATE_QUEUED);
+  ASSERT_TRUE(f.core().ReportProgress(release).ok());
+  absl::StatusOr<v1::Job> job = f.core().GetJob(id);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->state(), v1::JOB_STATE_QUEUED) << "no lease had to run out";
+  EXPECT_TRUE(job->group_id().empty());
+  EXPECT_EQ(job->checkpoint().run_step(), 1);
+  const v1::AcquireJobResponse again = f.Acquire(f.Register(2));
+  EXPECT_EQ(again.job().id(), id);
+  EXPECT_EQ(again.job().attempts(), 2);
+  EXPECT_EQ(again.plan().epoch(), 2) << "the next attempt starts from the checkpoint";
+  // QUEUED is the only non-terminal final state: it means "released".
+  v1::ReportProgressRequest other = release;
+  other.set_final_state(v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(f.core().ReportProgress(other).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(Coordinator, AJobFailsAfterLosingItsGroupMaxAttemptsTimes) {
   CoordinatorOptions options;
   options.lease_seconds = 5;

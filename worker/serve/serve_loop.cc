@@ -237,9 +237,11 @@ void ServeLoop::AfterJob(const JobOutcome& outcome) {
       FinishActiveJob();
       return;
     case JobOutcome::kInterrupted:
-      spdlog::warn("{} abandoned: {}; the coordinator requeues it once this group's lease runs out", id,
-                   outcome.message);
-      return;  // its rows are flushed when the pool stops, next round
+      // The pool is stopping: hand the job back, so the coordinator requeues it now
+      // rather than when this group's lease runs out.
+      active_->buffer.SetFinal(v1::JOB_STATE_QUEUED);
+      spdlog::warn("{} abandoned: {}; released to the coordinator, which requeues it", id, outcome.message);
+      return;  // its rows and the release are flushed when the pool stops, next round
     case JobOutcome::kFatal:
       if (outcome.report_failure) active_->buffer.SetFinal(v1::JOB_STATE_FAILED, outcome.message);
       spdlog::error("{}: {}; ending the pool", id, outcome.message);

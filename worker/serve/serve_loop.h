@@ -15,9 +15,10 @@
 //
 // Stopping: SIGTERM/SIGINT on any rank stop training before the next step on every rank
 // and end the pool with exit code 128 + signal after rank 0 flushed its buffered reports
-// (for up to --flush-seconds). The job it was running is not reported: it goes back to the
-// queue when the group's lease runs out, and its next attempt resumes from its newest
-// checkpoint (job_runner.h). With
+// (for up to --flush-seconds). The job it was running is released (final state QUEUED):
+// it goes back to the queue at once (or, if the release cannot be delivered, when the
+// group's lease runs out), and its next attempt resumes from its newest checkpoint
+// (job_runner.h). With
 // --max-jobs N the pool ends with 0 after N jobs. A refusal of the group (a wrong token)
 // ends it with 2; a failure that leaves the ranks out of step ends the whole MPI job with 1.
 #pragma once
