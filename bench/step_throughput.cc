@@ -155,10 +155,6 @@ int main(int argc, char** argv) {
                  kernels.c_str(), precision_name.c_str(), FindBackend("onednn") != nullptr ? " or onednn" : "");
     return 2;
   }
-  if (absl::Status s = CheckTrainingDevice(device_name); !s.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
-    return 2;
-  }
 
   std::unique_ptr<MpiCommunicator> mpi;
   std::unique_ptr<Communicator> solo;

@@ -43,6 +43,16 @@ TEST(Tensor, Bf16Storage) {
   EXPECT_EQ(t.data_bf16()[3].ToFloat(), 1.5f);
 }
 
+TEST(Tensor, CopyFromTheSameElementsIsANoOpButAnotherViewOfTheStorageIsCopied) {
+  const Tensor t = Tensor::FromVector(Shape{4}, {1, 2, 3, 4});
+  t.CopyFrom(t.On(Device::kCpu));  // the staged-value write-back of a host tensor
+  EXPECT_EQ(t.at(0), 1.0f);
+  EXPECT_EQ(t.at(3), 4.0f);
+  t.ViewAt(0, Shape{2}).CopyFrom(t.ViewAt(2, Shape{2}));
+  EXPECT_EQ(t.at(0), 3.0f);
+  EXPECT_EQ(t.at(1), 4.0f);
+}
+
 TEST(TensorDeathTest, ViewOutOfRangeDies) {
   const Tensor t = Tensor::Zeros(Shape{4});
   EXPECT_DEATH(t.ViewAt(2, Shape{3}), "outside");

@@ -46,10 +46,8 @@ int64_t BatchNorm::SyncBatchStats(const Context& ctx, const Dims& d, const Tenso
     mu[ch] = static_cast<float>(global_mean[ch]);
     sigma2[ch] = static_cast<float>(std::max(0.0, squares[ch] / count));
   }
-  if (!host_mean.SharesStorageWith(mean)) {
-    mean.CopyFrom(host_mean);
-    var.CopyFrom(host_var);
-  }
+  mean.CopyFrom(host_mean);
+  var.CopyFrom(host_var);
   return std::llround(count);
 }
 

@@ -77,10 +77,8 @@ void FlatParameters::Initialize(InitScheme scheme, Rng& rng) {
   const Tensor params = params_.On(Device::kCpu), buffers = buffers_.On(Device::kCpu);
   for (const Entry& e : param_entries_) FillInit(params.ViewAt(e.offset, e.spec.shape), e.spec, scheme, rng);
   for (const Entry& e : buffer_entries_) FillInit(buffers.ViewAt(e.offset, e.spec.shape), e.spec, scheme, rng);
-  if (!params.SharesStorageWith(params_)) {
-    params_.CopyFrom(params);
-    buffers_.CopyFrom(buffers);
-  }
+  params_.CopyFrom(params);
+  buffers_.CopyFrom(buffers);
 }
 
 void FlatParameters::ZeroGrads() const { grads_.Fill(0.0f); }

@@ -1,20 +1,13 @@
 #include "worker/serve/pool_collectives.h"
 
-#include <unistd.h>
-
 #include <array>
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/host_name.h"
 #include "common/status_macros.h"
 #include "worker/comm/gather_strings.h"
 
 namespace gantry {
-namespace {
-
-constexpr size_t kHostNameBytes = 128;
-
-}  // namespace
 
 absl::StatusOr<PoolCommand> ShareCommand(Communicator& comm, const PoolCommand& mine, bool stopping,
                                          const CommOptions& opts) {
@@ -45,9 +38,7 @@ absl::StatusOr<PoolCommand> ShareCommand(Communicator& comm, const PoolCommand& 
 }
 
 absl::StatusOr<std::vector<std::string>> GatherHostNames(Communicator& comm, const CommOptions& opts) {
-  std::array<char, kHostNameBytes> mine{};
-  if (gethostname(mine.data(), mine.size() - 1) != 0) std::strncpy(mine.data(), "unknown", mine.size() - 1);
-  return GatherStrings(comm, std::string(mine.data(), strnlen(mine.data(), mine.size())), 0, opts);
+  return GatherStrings(comm, ThisHostName(), 0, opts);
 }
 
 }  // namespace gantry

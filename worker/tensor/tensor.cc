@@ -126,6 +126,7 @@ Tensor Tensor::ToDevice(Device device) const {
 void Tensor::CopyFrom(const Tensor& src) const {
   CHECK_EQ(src.numel(), numel());
   CHECK(src.dtype() == dtype_);
+  if (storage_ == src.storage_ && offset_ == src.offset_) return;
   const bool dst_on_device = device() == Device::kCuda, src_on_device = src.device() == Device::kCuda;
   if (!dst_on_device && !src_on_device) {
     std::memmove(raw(), src.raw(), nbytes());

@@ -95,6 +95,8 @@ class Tensor {
   Tensor On(Device device) const { return this->device() == device ? *this : ToDevice(device); }
   // Same numel and dtype; either side may be on either device. A copy to the host has
   // finished when this returns; one to the device is ordered before later CUDA work.
+  // Copying a tensor onto the same elements does nothing, so a value staged with On()
+  // can be written back unconditionally.
   void CopyFrom(const Tensor& src) const;
   void Fill(float value) const;
 

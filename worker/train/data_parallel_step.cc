@@ -56,7 +56,7 @@ absl::Status DataParallelStep::AllReduce(const Tensor& buffer) {
   const int64_t n = buffer.numel();
   RETURN_IF_ERROR(buffer.dtype() == DType::kBF16 ? gradient_comm_.AllReduceSumBf16(WireBits(staged), n, comm_options_)
                                                  : gradient_comm_.AllReduceSum(staged.data(), n, comm_options_));
-  if (!staged.SharesStorageWith(buffer)) buffer.CopyFrom(staged);
+  buffer.CopyFrom(staged);
   return absl::OkStatus();
 }
 
@@ -134,7 +134,7 @@ absl::Status BroadcastModel(Communicator& comm, Dcgan& model, const CommOptions&
     for (const Tensor& flat : {p->params(), p->buffers()}) {
       const Tensor host = flat.On(Device::kCpu);
       RETURN_IF_ERROR(comm.Broadcast(host.data(), static_cast<int64_t>(host.nbytes()), 0, options));
-      if (!host.SharesStorageWith(flat)) flat.CopyFrom(host);
+      flat.CopyFrom(host);
     }
   }
   return absl::OkStatus();

@@ -1,20 +1,14 @@
 #include "worker/train/run_manifest.h"
 
-#include <unistd.h>
-
 #include <ctime>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/host_name.h"
 #include "nlohmann/json.hpp"
 
 namespace gantry {
 namespace {
-
-std::string Hostname() {
-  char buf[256] = {0};
-  return ::gethostname(buf, sizeof(buf) - 1) == 0 ? std::string(buf) : std::string("unknown");
-}
 
 std::string UtcNow() {
   const std::time_t t = std::time(nullptr);
@@ -47,7 +41,7 @@ std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, c
   nlohmann::ordered_json j;
   j["gantry_version"] = GANTRY_VERSION;
   j["started_utc"] = UtcNow();
-  j["host"] = Hostname();
+  j["host"] = ThisHostName();
   j["compiler"] = absl::StrFormat("g++ %d.%d.%d", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
   j["backend"] = backend;
   j["device"] = c.device;

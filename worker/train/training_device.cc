@@ -6,10 +6,7 @@
 #include "worker/tensor/backend_registry.h"
 #include "worker/tensor/tensor.h"
 #if GANTRY_HAVE_CUDA
-#include <unistd.h>
-
-#include <cstring>
-
+#include "common/host_name.h"
 #include "worker/comm/broadcast_string.h"
 #include "worker/comm/gather_strings.h"
 #include "worker/comm/nccl/nccl_communicator.h"
@@ -34,11 +31,7 @@ absl::StatusOr<int> LocalRank(Communicator& comm) {
 }
 
 // "host PCI-bus-id" of this rank's GPU: two ranks with the same string share a GPU.
-std::string GpuIdentity(int gpu) {
-  char host[128] = {};
-  if (gethostname(host, sizeof(host) - 1) != 0) std::strncpy(host, "unknown", sizeof(host) - 1);
-  return absl::StrCat(host, " ", cuda::PciBusId(gpu));
-}
+std::string GpuIdentity(int gpu) { return absl::StrCat(ThisHostName(), " ", cuda::PciBusId(gpu)); }
 
 // Empty on every rank when no two ranks share a GPU; else, on every rank, why not.
 // GPU r of a node goes to its local rank r (modulo the GPUs it sees, so a launcher that
