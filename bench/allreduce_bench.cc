@@ -32,6 +32,7 @@
 #include "worker/tensor/bf16_wire.h"
 #include "worker/comm/mpi_bf16_sum.h"
 #include "worker/comm/mpi_communicator.h"
+#include "worker/comm/mpi_environment.h"
 #include "worker/comm/mpi_wait.h"
 #include "worker/tensor/cpu/gradient_unscale.h"
 
@@ -162,6 +163,7 @@ void PrintTable(const std::vector<Row>& rows, int ranks, int iters, bool bf16) {
 }
 
 int Main(int argc, char** argv) {
+  gantry::PreferRingNonBlockingAllReduce();
   absl::StatusOr<std::unique_ptr<MpiCommunicator>> comm = MpiCommunicator::Create(&argc, &argv);
   if (!comm.ok()) {
     std::fprintf(stderr, "gantry-bench-allreduce: %s\n", comm.status().ToString().c_str());

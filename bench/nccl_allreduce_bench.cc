@@ -18,6 +18,7 @@
 #include "CLI/CLI.hpp"
 #include "common/clock.h"
 #include "worker/comm/mpi_communicator.h"
+#include "worker/comm/mpi_environment.h"
 #include "worker/comm/nccl/nccl_communicator.h"
 #include "worker/tensor/cuda/cuda_backend.h"
 #include "worker/tensor/cuda/cuda_device.h"
@@ -39,6 +40,7 @@ int Fail(int rank, const absl::Status& s) {
 }
 
 int Main(int argc, char** argv) {
+  gantry::PreferRingNonBlockingAllReduce();
   absl::StatusOr<std::unique_ptr<MpiCommunicator>> mpi = MpiCommunicator::Create(&argc, &argv);
   if (!mpi.ok()) return Fail(-1, mpi.status());
   MpiCommunicator& host = **mpi;

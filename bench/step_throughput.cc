@@ -26,6 +26,7 @@
 #include "common/timing_summary.h"
 #include "worker/comm/local_communicator.h"
 #include "worker/comm/mpi_communicator.h"
+#include "worker/comm/mpi_environment.h"
 #include "worker/optim/adam.h"
 #include "worker/models/dcgan.h"
 #include "worker/models/gan_step.h"
@@ -159,6 +160,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<MpiCommunicator> mpi;
   std::unique_ptr<Communicator> solo;
   if (MpiCommunicator::LaunchedUnderMpi()) {
+    gantry::PreferRingNonBlockingAllReduce();
     mpi = std::move(*MpiCommunicator::Create(&argc, &argv));
   } else {
     solo = LocalGroup(1).Rank(0);

@@ -1,37 +1,24 @@
 #include "cli/client.h"
 
-#include <cstdlib>
 #include <grpcpp/grpcpp.h>
 
-#include "absl/strings/str_cat.h"
-#include "coordinator/client_channel.h"
+#include "client/client_channel.h"
+#include "client/coordinator_target.h"
 
 namespace gantry::cli {
-namespace {
-
-std::string FromEnv(const char* name) {
-  const char* value = std::getenv(name);
-  return value == nullptr ? "" : value;
-}
-
-}  // namespace
 
 absl::StatusOr<Client> Client::Connect(ClientFlags flags) {
-  if (flags.coordinator.empty()) flags.coordinator = FromEnv("GANTRY_COORDINATOR");
-  if (flags.coordinator.empty()) flags.coordinator = kDefaultCoordinator;
-  if (flags.token.empty()) flags.token = FromEnv("GANTRY_TOKEN");
-  absl::StatusOr<std::string> token = ResolveToken(flags.token);
-  if (!token.ok()) return token.status();
-  flags.token = *token;
+  absl::StatusOr<CoordinatorTarget> target =
+      ResolveTarget({flags.coordinator, flags.token, flags.tls_ca, flags.tls}, kDefaultCoordinator);
+  if (!target.ok()) return target.status();
   if (!(flags.timeout_seconds > 0)) return absl::InvalidArgumentError("--timeout: must be a positive number of seconds");
-
-  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials = ClientCredentials(flags.tls, flags.tls_ca);
-  if (!credentials.ok()) return credentials.status();
-  grpc::ChannelArguments args;
-  SetClientKeepalive(args);  // notice a coordinator that went away during a long watch
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = OpenChannel(*target);
+  if (!channel.ok()) return channel.status();
+  flags.coordinator = target->address;
+  flags.token = target->token;
   Client client;
   client.flags_ = flags;
-  client.stub_ = v1::Coordinator::NewStub(grpc::CreateCustomChannel(flags.coordinator, *credentials, args));
+  client.stub_ = v1::Coordinator::NewStub(*channel);
   return client;
 }
 

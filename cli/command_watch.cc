@@ -12,7 +12,8 @@
 #include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/report_format.h"
-#include "worker/train/trainer.h"
+#include "report/epoch_row_proto.h"
+#include "report/epoch_table.h"
 
 namespace gantry::cli {
 namespace {
@@ -31,7 +32,7 @@ class EventPrinter {
     } else if (event.has_epoch()) {
       // The worker's own end-of-run table, its header once.
       const std::vector<std::string> lines =
-          absl::StrSplit(FormatEpochTable({ToEpochRow(event.epoch())}), '\n', absl::SkipEmpty());
+          absl::StrSplit(FormatEpochTable({FromEpochMetrics(event.epoch())}), '\n', absl::SkipEmpty());
       if (!header_printed_) std::printf("%s\n", lines.front().c_str());
       header_printed_ = true;
       std::printf("%s\n", lines.back().c_str());

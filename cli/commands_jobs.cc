@@ -1,41 +1,13 @@
 // gantry submit, jobs, status, cancel, groups.
 #include <cstdio>
-#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/output.h"
-#include "coordinator/run_spec_settings.h"
-#include "worker/train/train_config.h"
+#include "cli/submit_request.h"
 
 namespace gantry::cli {
-namespace {
-
-// The run file's settings, then the flags over them. A relative data-dir is made
-// absolute against the current folder, as gantry-worker would read it here.
-absl::StatusOr<v1::SubmitJobRequest> BuildRequest(const SubmitArgs& args) {
-  SpecSettings settings;
-  if (!args.run_file.empty()) {
-    absl::StatusOr<RawSettings> from_file = ReadRunFile(args.run_file);
-    if (!from_file.ok()) return from_file.status();
-    settings.insert(from_file->begin(), from_file->end());
-  }
-  for (const auto& [name, value] : args.settings) settings[name] = value;
-  if (auto it = settings.find("data-dir"); it != settings.end() && !it->second.empty()) {
-    it->second = std::filesystem::absolute(it->second).lexically_normal().string();
-  }
-  v1::SubmitJobRequest request;
-  for (const auto& [name, value] : settings) {
-    if (absl::Status s = SetRunSpecSetting(name, value, request.mutable_spec()); !s.ok()) return s;
-  }
-  request.set_world_size(args.world_size);
-  request.set_max_attempts(args.max_attempts);
-  request.set_name(args.name);
-  return request;
-}
-
-}  // namespace
 
 int FailCall(const Client& client, const grpc::Status& status) {
   if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return Fail(status, client.flags().json);
@@ -48,7 +20,7 @@ int FailCall(const Client& client, const grpc::Status& status) {
 }
 
 int Submit(Client& client, const SubmitArgs& args) {
-  absl::StatusOr<v1::SubmitJobRequest> request = BuildRequest(args);
+  absl::StatusOr<v1::SubmitJobRequest> request = BuildSubmitRequest(args);
   if (!request.ok()) return Fail(request.status(), client.flags().json);
   v1::Job job;
   grpc::Status status = client.stub().SubmitJob(client.Context().get(), *request, &job);

@@ -11,23 +11,16 @@
 #include "CLI/CLI.hpp"
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
-#include "coordinator/run_spec_settings.h"
-#include "worker/train/train_config.h"
+#include "spec/run_spec_settings.h"
+#include "spec/train_config.h"
 
 namespace gantry::cli {
 namespace {
 
-const SettingInfo* WorkerSetting(const std::string& name) {
-  for (const SettingInfo& info : TrainSettings()) {
-    if (info.name == name) return &info;
-  }
-  return nullptr;
-}
-
 // `gantry submit` takes the flags of `gantry-worker train` that describe a run.
 void AddRunSettingFlags(CLI::App* submit, SubmitArgs& args, std::map<std::string, CLI::Option*>& options) {
   for (const std::string& name : RunSpecSettingNames()) {
-    const SettingInfo* info = WorkerSetting(name);
+    const SettingInfo* info = FindSettingInfo(name);
     std::string help = info != nullptr ? info->help : "see proto/gantry/v1/run_spec.proto (not in this build's worker)";
     if (info != nullptr && !info->default_value.empty()) help += " [worker default: " + info->default_value + "]";
     const bool is_switch = info != nullptr && info->is_flag;

@@ -3,14 +3,15 @@
 #include "absl/strings/str_format.h"
 #include "cli/output.h"
 #include "nlohmann/json.hpp"
-#include "worker/train/timing_report.h"
+#include "report/epoch_row_proto.h"
+#include "report/timing_report.h"
 
 namespace gantry::cli {
 namespace {
 
 std::vector<EpochRow> Rows(const v1::JobReport& report) {
   std::vector<EpochRow> rows;
-  for (const v1::EpochMetrics& m : report.epochs()) rows.push_back(ToEpochRow(m));
+  for (const v1::EpochMetrics& m : report.epochs()) rows.push_back(FromEpochMetrics(m));
   return rows;
 }
 
@@ -20,31 +21,6 @@ int WorldSize(const v1::JobReport& report) {
 }
 
 }  // namespace
-
-EpochRow ToEpochRow(const v1::EpochMetrics& m) {
-  EpochRow r;
-  r.batch_size = m.batch_size();
-  r.epoch = m.epoch();
-  r.steps = m.steps();
-  r.seconds = m.seconds();
-  r.steady_step_ms = m.steady_step_ms();
-  r.samples_per_s = m.samples_per_s();
-  r.d_loss = m.d_loss();
-  r.g_loss = m.g_loss();
-  r.step_p50_ms = m.step_p50_ms();
-  r.step_p99_ms = m.step_p99_ms();
-  r.data_wait_ms = m.data_wait_ms();
-  r.world_size = m.world_size();
-  r.allreduce_ms = m.allreduce_ms();
-  r.allreduce_share = m.allreduce_share();
-  r.straggler_flags = m.straggler_flags();
-  r.loss_scale_g = m.loss_scale_g();
-  r.loss_scale_d = m.loss_scale_d();
-  r.skipped_steps_g = m.skipped_steps_g();
-  r.skipped_steps_d = m.skipped_steps_d();
-  r.peak_rss_mb = m.peak_rss_mb();
-  return r;
-}
 
 std::string ReportMarkdown(const v1::JobReport& report) {
   std::string out = TimingMarkdown(Rows(report), WorldSize(report));

@@ -1,5 +1,5 @@
 // `gantry report`: a job's epoch rows as the worker's own files show them. The table is
-// the worker's timing.md (worker/train/timing_report.h) and the CSV its epochs.csv, made
+// the worker's timing.md (report/timing_report.h) and the CSV its epochs.csv, made
 // by the same functions, so a report matches the run folder of the run it came from.
 #pragma once
 
@@ -7,11 +7,9 @@
 #include <vector>
 
 #include "gantry/v1/coordinator.pb.h"
-#include "worker/train/epoch_metrics.h"
+#include "report/epoch_metrics.h"
 
 namespace gantry::cli {
-
-EpochRow ToEpochRow(const v1::EpochMetrics& metrics);
 
 // timing.md, then the straggler events, if any.
 std::string ReportMarkdown(const v1::JobReport& report);

@@ -69,16 +69,29 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
   return WriteFileAtomically(path, {ByteSpan{text.data(), text.size()}});
 }
 
-absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, size_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return FileError(path, "cannot open", errno);
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
+    const int error = errno;
     ::close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(path, ": is a directory, expected a file"));
+    return FileError(path, "cannot stat", error);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, S_ISDIR(st.st_mode) ? ": is a directory, expected a file" : ": is not a regular file (a FIFO, device or "
+                                                                          "socket?); give the path of a file"));
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", st.st_size, " bytes, more than the ", max_bytes, " this file may hold"));
   }
   std::vector<uint8_t> bytes;
-  bytes.reserve(st.st_size > 0 ? static_cast<size_t>(st.st_size) : 0);
+  bytes.reserve(static_cast<size_t>(st.st_size));
   uint8_t chunk[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd, chunk, sizeof(chunk));
@@ -89,6 +102,11 @@ absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path) {
       return FileError(path, "read failed", error);
     }
     if (n == 0) break;
+    // A file that grows while it is read is still bounded.
+    if (bytes.size() + static_cast<size_t>(n) > max_bytes) {
+      ::close(fd);
+      return absl::InvalidArgumentError(absl::StrCat(path, ": more than the ", max_bytes, " bytes this file may hold"));
+    }
     bytes.insert(bytes.end(), chunk, chunk + n);
   }
   ::close(fd);

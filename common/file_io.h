@@ -28,8 +28,10 @@ struct ByteSpan {
 absl::Status WriteFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces);
 absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
 
-// The whole contents of `path`; errors name the path (missing, unreadable, a folder).
-absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path);
+// The whole contents of the regular file `path`, at most `max_bytes` of them. Errors name
+// the path: missing, unreadable, a folder, not a regular file (a FIFO or device is
+// refused without waiting on it), or larger than `max_bytes` (INVALID_ARGUMENT).
+absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, size_t max_bytes = SIZE_MAX);
 
 // Appends `text` to `path` (creating it) and fsyncs it.
 absl::Status AppendAndSync(const std::string& path, const std::string& text);

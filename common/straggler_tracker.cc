@@ -164,12 +164,12 @@ double PredictedStepSeconds(const std::vector<int64_t>& shares, const std::vecto
 
 std::optional<std::vector<int64_t>> PlanRebalance(const StragglerTracker& tracker,
                                                   const std::vector<int64_t>& current_shares, int64_t global_batch,
-                                                  double min_gain) {
+                                                  int64_t min_share, double min_gain) {
   for (int64_t share : current_shares) CHECK_GE(share, 1);
   CHECK_EQ(std::accumulate(current_shares.begin(), current_shares.end(), int64_t{0}), global_batch);
   const std::vector<double> throughput = tracker.RankThroughput(current_shares);
   if (throughput.empty()) return std::nullopt;
-  absl::StatusOr<std::vector<int64_t>> proposed = ProportionalShares(global_batch, throughput);
+  absl::StatusOr<std::vector<int64_t>> proposed = ProportionalShares(global_batch, throughput, min_share);
   // The inputs were checked above and the throughputs are positive and finite.
   CHECK(proposed.ok()) << proposed.status().message();
   const double now_s = PredictedStepSeconds(current_shares, throughput);

@@ -42,6 +42,7 @@ struct StepTiming {
 struct StragglerConfig {
   double factor = 1.3;  // flag when a rank's median exceeds factor × the group median; > 1
   int window = 20;      // steps per median, and the minimum spacing of a rank's events; >= 1
+  bool operator==(const StragglerConfig&) const = default;
 };
 
 // INVALID_ARGUMENT naming the field, for configs read from a job spec.
@@ -121,11 +122,12 @@ double PredictedStepSeconds(const std::vector<int64_t>& shares, const std::vecto
 // New shares for `global_batch` in proportion to the measured throughput, or nullopt when
 // the window is not full yet, the plan equals the current one, or PredictedStepSeconds
 // would not drop by at least `min_gain` (a fraction of the current step), so a balanced
-// group is never churned.
+// group is never churned. No rank is planned below `min_share` rows (spec/batch_fit.h
+// MinShare: a rank normalising BatchNorm over its own rows needs two).
 // CHECKs that `current_shares` (the shares the window ran with, each >= 1) sum to
-// global_batch.
+// global_batch, and that global_batch holds min_share rows per rank.
 std::optional<std::vector<int64_t>> PlanRebalance(const StragglerTracker& tracker,
                                                   const std::vector<int64_t>& current_shares, int64_t global_batch,
-                                                  double min_gain = 0.05);
+                                                  int64_t min_share = 1, double min_gain = 0.05);
 
 }  // namespace gantry

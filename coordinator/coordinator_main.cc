@@ -12,13 +12,13 @@
 #include "CLI/CLI.hpp"
 #include "common/clock.h"
 #include "common/file_io.h"
+#include "common/exit_codes.h"
 #include "coordinator/server.h"
 #include "coordinator/wall_clock.h"
 #include "spdlog/spdlog.h"
 
 namespace {
 
-constexpr int kExitUsage = 2;
 
 // Blocks until SIGINT or SIGTERM. The signals are blocked in every thread (the mask is
 // set before any thread starts), so they are only ever taken here.
@@ -52,6 +52,9 @@ int main(int argc, char** argv) {
       ->default_val(options.lease_seconds);
   app.add_option("--max-attempts", options.max_attempts, "default times a job may be handed to a group")
       ->default_val(options.max_attempts);
+  app.add_flag("--allow-debug-settings", options.allow_debug_settings,
+               "accept jobs with debug switches (debug_slow_*, debug_inject_inf_*), which can stall or poison a whole "
+               "pool: for tests and local experiments only");
   app.add_option("--port-file", port_file, "write the bound port here once serving (for scripts and tests)");
   try {
     app.parse(argc, argv);

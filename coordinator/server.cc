@@ -56,7 +56,7 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(cons
     server->auth_ = std::make_unique<TokenAuth>(std::move(auth));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store, JobStore::Open(options.db_path));
-  server->validator_ = std::make_unique<SpecValidator>(std::move(roots));
+  server->validator_ = std::make_unique<SpecValidator>(std::move(roots), options.allow_debug_settings);
   CoordinatorOptions core_options;
   core_options.lease_seconds = options.lease_seconds;
   core_options.default_max_attempts = options.max_attempts;

@@ -31,6 +31,7 @@ struct ServerOptions {
   double lease_seconds = 30;
   int max_attempts = 3;
   int max_message_bytes = 4 << 20;
+  bool allow_debug_settings = false;       // accept jobs with debug switches (SpecValidator)
 };
 
 class CoordinatorServer {

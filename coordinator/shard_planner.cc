@@ -68,7 +68,7 @@ std::optional<std::vector<int64_t>> ShardPlanner::Rebalanced(const ResolvedSpec&
     shares[r] = t.share();
     throughput[r] = static_cast<double>(t.share()) / (t.compute_ms() * 1e-3);
   }
-  absl::StatusOr<std::vector<int64_t>> candidate = ProportionalShares(current.batch_size(), throughput);
+  absl::StatusOr<std::vector<int64_t>> candidate = ProportionalShares(current.batch_size(), throughput, spec.min_share);
   if (!candidate.ok() || *candidate == shares) return std::nullopt;
   const double now_s = PredictedStepSeconds(shares, throughput);
   const double then_s = PredictedStepSeconds(*candidate, throughput);

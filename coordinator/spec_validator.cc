@@ -2,18 +2,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "coordinator/run_spec_settings.h"
-#include "worker/train/train_config.h"
+#include "spec/batch_fit.h"
+#include "spec/run_spec_settings.h"
+#include "spec/train_config.h"
 
 namespace gantry {
 namespace {
-
-bool WorkerKnows(const std::string& setting) {
-  for (const SettingInfo& info : TrainSettings()) {
-    if (info.name == setting) return true;
-  }
-  return false;
-}
 
 absl::Status FieldError(const std::string& field, const absl::Status& status) {
   return absl::InvalidArgumentError(absl::StrCat("spec.", field, ": ", status.message()));
@@ -26,7 +20,7 @@ absl::Status CheckEachSetting(const SpecSettings& settings) {
       return absl::InvalidArgumentError(
           absl::StrCat("spec.", field, ": longer than ", RequestBounds::kMaxStringChars, " characters"));
     }
-    if (!WorkerKnows(setting)) {
+    if (FindSettingInfo(setting) == nullptr) {
       return absl::InvalidArgumentError(absl::StrCat(
           "spec.", field, ": this build's gantry-worker has no --", setting, " setting yet; leave the field unset"));
     }
@@ -60,6 +54,7 @@ absl::StatusOr<ResolvedSpec> SpecValidator::Resolve(const v1::RunSpec& spec) con
   resolved.straggler_window = config->straggler.window;
   resolved.data_dir = std::move(data_dir);
   resolved.needs_gpus = config->device == "cuda";
+  resolved.min_share = MinShare(*config);
   return resolved;
 }
 
@@ -76,11 +71,22 @@ absl::StatusOr<ResolvedSpec> SpecValidator::CheckSubmit(const v1::SubmitJobReque
     return absl::InvalidArgumentError(
         absl::StrCat("name: longer than ", RequestBounds::kMaxNameChars, " characters"));
   }
+  if (!allow_debug_settings_) {
+    for (const auto& [setting, value] : RunSpecToSettings(request.spec())) {
+      if (!IsDebugSetting(setting)) continue;
+      return absl::InvalidArgumentError(
+          absl::StrCat("spec.", FieldOfSetting(setting), ": debug switches are refused by this coordinator (they ",
+                       "stall or poison a whole pool); leave the field unset, or start gantry-coordinator with ",
+                       "--allow-debug-settings"));
+    }
+  }
   ASSIGN_OR_RETURN(ResolvedSpec resolved, Resolve(request.spec()));
-  for (int64_t batch : resolved.batch_sizes) {
-    if (batch < request.world_size()) {
-      return absl::InvalidArgumentError(absl::StrCat("spec.batch_sizes: batch ", batch, " is smaller than world_size ",
-                                                     request.world_size(), "; every rank needs a sample"));
+  if (request.world_size() > 0) {
+    const absl::StatusOr<TrainConfig> config = ResolveTrainConfig(RunSpecToSettings(request.spec()));
+    for (int64_t batch : resolved.batch_sizes) {
+      if (absl::Status fits = CheckBatchFitsRanks(*config, batch, request.world_size()); !fits.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("spec.batch_sizes: ", fits.message()));
+      }
     }
   }
   return resolved;

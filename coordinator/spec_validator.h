@@ -1,7 +1,7 @@
 // Checks a submitted job with the worker's own validator, and confines its data path.
 //
 // There is one validator: a RunSpec is turned into the worker's raw settings and given
-// to ResolveTrainConfig (worker/train/train_config.h), one setting at a time so that an
+// to ResolveTrainConfig (spec/train_config.h), one setting at a time so that an
 // error names its field ("spec.lr: --lr: bad value ..."), then all together. The data
 // folder (data_dir, or the dataset's default location when unset) must resolve inside
 // one of the coordinator's data roots.
@@ -25,6 +25,7 @@ struct ResolvedSpec {
   int straggler_window = 20;
   std::string data_dir;  // resolved inside a data root
   bool needs_gpus = false;  // device cuda: only groups whose ranks all have a GPU run it
+  int64_t min_share = 1;    // the fewest rows of a global batch any rank may get (MinShare)
 };
 
 // Bounds on what a client may send; larger requests are refused by field.
@@ -38,19 +39,24 @@ struct RequestBounds {
 
 class SpecValidator {
  public:
-  explicit SpecValidator(DataRoots roots) : roots_(std::move(roots)) {}
+  // allow_debug_settings: accept submissions with debug switches (gantry-coordinator
+  // --allow-debug-settings, for tests and local experiments).
+  explicit SpecValidator(DataRoots roots, bool allow_debug_settings = false)
+      : roots_(std::move(roots)), allow_debug_settings_(allow_debug_settings) {}
 
   // The spec's resolved form, or INVALID_ARGUMENT naming the field ("spec.lr", ...).
   absl::StatusOr<ResolvedSpec> Resolve(const v1::RunSpec& spec) const;
 
-  // A whole submission: the spec, and world_size, max_attempts and name within bounds
-  // (every batch size must give each rank at least one sample).
+  // A whole submission: the spec, no debug switch unless allowed, and world_size,
+  // max_attempts and name within bounds; with a world size, every batch size must split
+  // across it (CheckBatchFitsRanks).
   absl::StatusOr<ResolvedSpec> CheckSubmit(const v1::SubmitJobRequest& request) const;
 
   const DataRoots& roots() const { return roots_; }
 
  private:
   DataRoots roots_;
+  bool allow_debug_settings_;
 };
 
 }  // namespace gantry

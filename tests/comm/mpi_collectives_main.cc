@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "worker/tensor/bf16_wire.h"
 #include "worker/comm/mpi_communicator.h"
+#include "worker/comm/mpi_environment.h"
 #include "worker/tensor/random.h"
 
 namespace gantry {
@@ -228,6 +229,7 @@ int RunChecks(MpiCommunicator& comm) {
 }  // namespace gantry
 
 int main(int argc, char** argv) {
+  gantry::PreferRingNonBlockingAllReduce();
   absl::StatusOr<std::unique_ptr<gantry::MpiCommunicator>> comm =
       gantry::MpiCommunicator::Create(&argc, &argv);
   if (!comm.ok()) {

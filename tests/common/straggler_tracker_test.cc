@@ -185,11 +185,13 @@ TEST(PlanRebalance, LeavesABalancedGroupAlone) {
   const std::vector<int64_t> shares = {64, 64, 64, 64};
   RunSteps(tracker, clock, 1, 20, {100, 100, 100, 100});
   EXPECT_FALSE(PlanRebalance(tracker, shares, 256).has_value());
-  EXPECT_FALSE(PlanRebalance(tracker, shares, 256, 0.0).has_value()) << "the plan would not change";
+  EXPECT_FALSE(PlanRebalance(tracker, shares, 256, /*min_share=*/1, /*min_gain=*/0.0).has_value())
+      << "the plan would not change";
   // Rank 1 3 % slower: proportional shares 65, 63, 64, 64 predict a step only 1.4 % shorter.
   RunSteps(tracker, clock, 21, 40, {100, 103, 100, 100});
   EXPECT_FALSE(PlanRebalance(tracker, shares, 256).has_value());
-  const std::optional<std::vector<int64_t>> eager = PlanRebalance(tracker, shares, 256, 0.0);
+  const std::optional<std::vector<int64_t>> eager =
+      PlanRebalance(tracker, shares, 256, /*min_share=*/1, /*min_gain=*/0.0);
   ASSERT_TRUE(eager.has_value());
   EXPECT_THAT(*eager, ElementsAre(65, 63, 64, 64));
 }
@@ -201,6 +203,11 @@ TEST(PlanRebalance, KeepsTheGlobalBatchAndEveryRankBusy) {
   const std::optional<std::vector<int64_t>> plan = PlanRebalance(tracker, {4, 4, 4}, 12);
   ASSERT_TRUE(plan.has_value());
   EXPECT_THAT(*plan, ElementsAre(6, 5, 1));
+  // Without sync-BN a rank normalises over its own rows and needs two: the slow rank
+  // keeps two.
+  const std::optional<std::vector<int64_t>> bn_plan = PlanRebalance(tracker, {4, 4, 4}, 12, /*min_share=*/2);
+  ASSERT_TRUE(bn_plan.has_value());
+  EXPECT_THAT(*bn_plan, ElementsAre(5, 5, 2));
 }
 
 TEST(StragglerReport, CsvAndLogLine) {

@@ -13,8 +13,9 @@
 #include "nlohmann/json.hpp"
 #include "tests/coordinator/coordinator_harness.h"
 #include "tests/coordinator/process_harness.h"
-#include "worker/train/timing_report.h"
-#include "worker/train/trainer.h"
+#include "report/timing_report.h"
+#include "report/epoch_row_proto.h"
+#include "report/epoch_table.h"
 
 namespace gantry {
 namespace {
@@ -34,7 +35,7 @@ std::string SubmitSweep(int port, const testing::Folders& s) {
 
 // The last line of the worker's end-of-run table for one row: what `gantry watch` prints.
 std::string WatchLine(const v1::EpochMetrics& row) {
-  const std::string table = FormatEpochTable({cli::ToEpochRow(row)});
+  const std::string table = FormatEpochTable({FromEpochMetrics(row)});
   const std::string trimmed = table.substr(0, table.size() - 1);
   return trimmed.substr(trimmed.rfind('\n') + 1);
 }
@@ -84,7 +85,7 @@ TEST(CoordinatorEndToEnd, ASweepRunsToTheEndAndTheReportMatches) {
   std::vector<EpochRow> expected;
   std::string csv = EpochCsvHeader() + "\n";
   for (const v1::EpochMetrics& row : rows) {
-    expected.push_back(cli::ToEpochRow(row));
+    expected.push_back(FromEpochMetrics(row));
     csv += EpochCsvLine(expected.back()) + "\n";
   }
   CommandResult report = RunCommand(Gantry(port, "report " + id), 30, false);

@@ -11,6 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "spec/datasets.h"
 #include "worker/data/mnist_dataset.h"
 
 namespace gantry {
@@ -207,11 +208,6 @@ TEST_F(IdxTest, LoadMnistDirErrors) {
   EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()), HasSubstr(": 3 images but 2 labels in "));
   WriteRaw(Path("train-labels-idx1-ubyte"), ImagesBytes());  // the raw file wins over .gz
   EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()), HasSubstr("(is this an images file?)"));
-}
-
-TEST(DefaultDataDir, OnlyFashionMnistHasOne) {
-  EXPECT_EQ(DefaultDataDir("fashion-mnist"), "/usr/share/datasets/fashion-mnist");
-  EXPECT_EQ(DefaultDataDir("mnist"), "");
 }
 
 TEST(RealMnist, TrainLabels) {

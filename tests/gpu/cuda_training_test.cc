@@ -105,7 +105,7 @@ Trained TrainThreeSteps(Backend& backend, const MixedPrecision& mixed) {
   for (uint64_t s = 0; s < 3; ++s) {
     const Tensor real = RandomTensor(Shape{kBatch, 1, 28, 28}, 20 + s).On(backend.device());
     const Tensor z = RandomTensor(Shape{kBatch, 100}, 30 + s).On(backend.device());
-    const auto r = step.Run(real, z, kBatch, 40 + s);
+    const auto r = step.Run(GanInputs{real, z}, kBatch, 40 + s);
     CHECK(r.ok()) << r.status();
   }
   return {model.g_params().params().On(Device::kCpu), model.d_params().params().On(Device::kCpu),
@@ -144,7 +144,7 @@ TEST(CudaTrainingTest, RanksAsThreadsShareTheGpuAndAllReduceThroughTheHost) {
     const int64_t half = kBatch / 2, begin = comm.rank() * half;
     const Tensor real = RandomTensor(Shape{kBatch, 1, 28, 28}, 20).Slice(begin, begin + half).On(Device::kCuda);
     const Tensor z = RandomTensor(Shape{kBatch, 100}, 30).Slice(begin, begin + half).On(Device::kCuda);
-    absl::StatusOr<DataParallelStepResult> r = step.Run(real, z, kBatch, 40);
+    absl::StatusOr<DataParallelStepResult> r = step.Run(GanInputs{real, z}, kBatch, 40);
     if (!r.ok()) return r.status();
     weights[static_cast<size_t>(comm.rank())] = model.d_params().params().On(Device::kCpu);
     return absl::OkStatus();

@@ -9,6 +9,7 @@
 
 #include "common/bf16.h"
 #include "worker/comm/mpi_communicator.h"
+#include "worker/comm/mpi_environment.h"
 #include "worker/comm/nccl/nccl_communicator.h"
 #include "worker/tensor/cuda/cuda_device.h"
 #include "worker/tensor/tensor.h"
@@ -24,6 +25,7 @@ int Fail(int rank, const std::string& what) {
 }
 
 int Run(int argc, char** argv) {
+  gantry::PreferRingNonBlockingAllReduce();
   absl::StatusOr<std::unique_ptr<MpiCommunicator>> mpi = MpiCommunicator::Create(&argc, &argv);
   if (!mpi.ok()) return Fail(-1, std::string(mpi.status().message()));
   const int rank = (*mpi)->rank(), size = (*mpi)->size();

@@ -1,6 +1,6 @@
 #include "worker/serve/metrics_proto.h"
 
-#include "cli/report_format.h"
+#include "report/epoch_row_proto.h"
 #include "gtest/gtest.h"
 
 namespace gantry {
@@ -34,7 +34,7 @@ EpochRow FullRow() {
 
 TEST(MetricsProto, AnEpochRowTravelsWithEveryColumnIntact) {
   const EpochRow row = FullRow();
-  const EpochRow back = cli::ToEpochRow(ToEpochMetrics(row));
+  const EpochRow back = FromEpochMetrics(ToEpochMetrics(row));
   EXPECT_EQ(EpochCsvLine(back), EpochCsvLine(row));
   EXPECT_EQ(back.seconds, row.seconds) << "doubles are not rounded on the way";
   EXPECT_EQ(back.loss_scale_d, row.loss_scale_d);

@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "worker/comm/local_communicator.h"
+#include "worker/models/model_registry.h"
 #include "worker/tensor/random.h"
 #include "worker/train/batch_run.h"
 
@@ -33,11 +34,11 @@ TrainConfig QuickRunConfig(const std::string& out) {
 
 TrainingState FreshState(const TrainConfig& config, const ImageDataset& data) {
   std::unique_ptr<Communicator> comm = LocalGroup(1).Rank(0);
-  BatchRun run(config, data, 0, 1, Clock::Real());
-  run.model.Initialize(config.init, config.seed);
-  run.g_opt = *MakeOptimizer(config.optimizer, run.model.g_params().num_params());
-  run.d_opt = *MakeOptimizer(config.optimizer, run.model.d_params().num_params());
-  run.step = std::make_unique<DataParallelStep>(run.model, *run.g_opt, *run.d_opt, *comm, CpuBackend(), CommOptions{},
+  BatchRun run(config, *MakeModel(config), data.count, 0, 1, Clock::Real());
+  run.model->Initialize(config.init, config.seed);
+  run.g_opt = *MakeOptimizer(config.optimizer, run.model->g_params().num_params());
+  run.d_opt = *MakeOptimizer(config.optimizer, run.model->d_params().num_params());
+  run.step = std::make_unique<DataParallelStep>(*run.model, *run.g_opt, *run.d_opt, *comm, CpuBackend(), CommOptions{},
                                                 false, Clock::Real());
   return CaptureBatchRun(run, EpochInProgress{}, config.seed, data.count, 1);
 }

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "worker/data/mnist_dataset.h"
-#include "worker/train/train_config.h"
+#include "spec/train_config.h"
 #include "worker/train/training_state.h"
 
 namespace gantry::testing {

@@ -7,6 +7,7 @@
 #include "common/shard_plan.h"
 #include "common/status_macros.h"
 #include "worker/comm/local_communicator.h"
+#include "worker/models/dcgan.h"
 #include "worker/optim/optimizer.h"
 #include "worker/tensor/random.h"
 #include "worker/train/data_parallel_step.h"
@@ -69,7 +70,7 @@ absl::StatusOr<TrainedParams> TrainFewSteps(Communicator& comm, const Equivalenc
   for (int s = 0; s < setup.steps; ++s) {
     const Tensor real = FixedBatch(100 + s, Shape{setup.global_batch, 1, 28, 28}, false);
     const Tensor z = FixedBatch(200 + s, Shape{setup.global_batch, 100}, true);
-    ASSIGN_OR_RETURN(auto result, step.Run(real.Slice(rows.begin, rows.end), z.Slice(rows.begin, rows.end),
+    ASSIGN_OR_RETURN(auto result, step.Run(GanInputs{real.Slice(rows.begin, rows.end), z.Slice(rows.begin, rows.end)},
                                            setup.global_batch, /*dropout_seed=*/s));
     out.g_steps.push_back(Observe(model.g_params(), *g_opt, step.g_scaler(), result.g_stepped));
     out.d_steps.push_back(Observe(model.d_params(), *d_opt, step.d_scaler(), result.d_stepped));

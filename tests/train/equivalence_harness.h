@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "worker/comm/communicator.h"
-#include "worker/train/mixed_precision.h"
+#include "spec/mixed_precision.h"
 
 namespace gantry::testing {
 

@@ -10,6 +10,7 @@
 #include "tests/train/equivalence_harness.h"
 #include "worker/comm/local_communicator.h"
 #include "worker/comm/mpi_communicator.h"
+#include "worker/comm/mpi_environment.h"
 
 namespace {
 
@@ -99,6 +100,7 @@ bool CheckForcedOverflow(gantry::MpiCommunicator& mpi, gantry::WireDtype wire) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gantry::PreferRingNonBlockingAllReduce();
   auto mpi = gantry::MpiCommunicator::Create(&argc, &argv);
   if (!mpi.ok()) {
     std::fprintf(stderr, "%s\n", std::string(mpi.status().message()).c_str());

@@ -46,12 +46,6 @@ absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create(int* ar
     return absl::FailedPreconditionError(
         "MPI was already initialized in this process; create one MpiCommunicator");
   }
-  // Open MPI's non-blocking all-reduce (coll/libnbc) otherwise reduces to rank 0 and
-  // broadcasts back whenever the buffer is in place or there are fewer than 4 ranks: every
-  // byte crosses twice, one way after the other. On 10 MB at 2 ranks that measured 3.6 ms
-  // against 1.5 ms for the ring, which matches the blocking MPI_Allreduce (see
-  // bench/allreduce_bench.cc). A value the user set (environment or mpirun --mca) wins.
-  setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", /*overwrite=*/0);
   int provided = 0;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
     return absl::UnavailableError("MPI_Init_thread failed (start the job with mpirun)");

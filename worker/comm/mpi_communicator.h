@@ -9,10 +9,10 @@
 // timing out at about the same moment, reports the missing ranks first; if the caller
 // aborts on error, rank 0's precise message is the one that ends the job.
 //
-// AllReduceSum is MPI_SUM over MPI_FLOAT, in place. Create selects Open MPI's ring
-// algorithm for MPI_Iallreduce (coll_libnbc_iallreduce_algorithm=1, unless the user set
-// that parameter): the default reduces to rank 0 and broadcasts back at fewer than 4 ranks
-// or in place, 2 to 2.6 times slower from 1 MB up. Every rank receives the same bytes:
+// AllReduceSum is MPI_SUM over MPI_FLOAT, in place, through MPI_Iallreduce; programs select
+// Open MPI's ring algorithm for it before MPI starts (mpi_environment.h): the default
+// reduces to rank 0 and broadcasts back at fewer than 4 ranks or in place, 2 to 2.6 times
+// slower from 1 MB up. Every rank receives the same bytes:
 // the ring computes each element's sum once and then copies it to every rank; Open MPI
 // 4.1's other libnbc algorithms (binomial, reduce-scatter + allgather, recursive doubling)
 // also gave bit-identical results. tests/comm/mpi_collectives_main.cc checks this by

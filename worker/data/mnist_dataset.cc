@@ -81,11 +81,6 @@ absl::StatusOr<ImageDataset> LoadMnistDir(const std::string& dir, bool train) {
   return dataset;
 }
 
-std::string DefaultDataDir(const std::string& dataset) {
-  if (dataset == "fashion-mnist") return "/usr/share/datasets/fashion-mnist";
-  return "";
-}
-
 void KeepFirstImages(ImageDataset& data, int64_t count) {
   if (count <= 0 || count >= data.count) return;
   data.pixels.resize(static_cast<size_t>(count * data.sample_numel()));

@@ -32,9 +32,4 @@ void KeepFirstImages(ImageDataset& data, int64_t count);
 // either file is malformed, or when the image and label counts differ.
 absl::StatusOr<ImageDataset> LoadMnistDir(const std::string& dir, bool train = true);
 
-// Where a dataset lives when no --data-dir is given: "fashion-mnist" is the Debian
-// package dataset-fashion-mnist's folder; "mnist" and any other name have no default
-// and give "".
-std::string DefaultDataDir(const std::string& dataset);
-
 }  // namespace gantry

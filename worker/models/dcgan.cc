@@ -9,6 +9,8 @@
 #include "worker/layers/dropout.h"
 #include "worker/layers/linear.h"
 #include "worker/layers/reshape.h"
+#include "worker/models/gan_step.h"
+#include "worker/models/normal_noise.h"
 #include "worker/tensor/random.h"
 
 namespace gantry {
@@ -71,10 +73,16 @@ Dcgan::Dcgan(const DcganConfig& config, Device device)
   CHECK_EQ(d_params_->num_params(), kDcganDiscriminatorParams);
 }
 
-void Dcgan::Initialize(InitScheme scheme, uint64_t seed) {
-  Rng rng(seed);
-  g_params_->Initialize(scheme, rng);
-  d_params_->Initialize(scheme, rng);
+GanInputs Dcgan::StepInputs(const Tensor& rows, Rng& rng, int64_t global_rows, int64_t begin, int64_t end,
+                            Device device) const {
+  CHECK_EQ(rows.dim(0), end - begin) << "the data rows and the row range differ";
+  return GanInputs{rows, NormalNoise(rng, global_rows, config_.noise_dim).Slice(begin, end).On(device)};
 }
+
+GanStepResult Dcgan::ComputeGradients(const Context& ctx, const GanInputs& inputs, const GanLossWeights& weights) {
+  return ComputeGanGradients(ctx, *this, inputs.real, inputs.generator_input, weights);
+}
+
+Tensor Dcgan::SampleInputs(Rng& rng, int64_t count) const { return NormalNoise(rng, count, config_.noise_dim); }
 
 }  // namespace gantry

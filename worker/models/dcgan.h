@@ -12,27 +12,12 @@
 #include <cstdint>
 #include <memory>
 
+#include "spec/model_config.h"
 #include "worker/layers/sequential.h"
+#include "worker/models/gan_model.h"
 #include "worker/optim/flat_parameters.h"
 
 namespace gantry {
-
-struct DcganConfig {
-  int64_t noise_dim = 100;
-  float leaky_slope = 0.3f;   // Keras LeakyReLU default
-  float dropout = 0.3f;
-  float bn_eps = 1e-3f;       // Keras BatchNormalization defaults
-  float bn_momentum = 0.99f;
-  // Each LeakyReLU runs inside the layer before it (BatchNorm in G, Conv2d + bias in D),
-  // as XLA fuses them: same function, same parameters and flat layout, a memory pass and
-  // a tensor fewer per activation. Off: separate activation layers. Measured with
-  // gantry-bench-fusion (forward + backward of those layers, thread CPU time, batch
-  // 256 / 64): G's BatchNorm + LeakyReLU 8.4 -> 6.7 / 1.9 -> 1.6 ms (12544 features),
-  // 3.9 -> 3.3 / 0.88 -> 0.75 (128x7x7), 9.8 -> 7.8 / 1.76 -> 1.52 (64x14x14); D's bias +
-  // LeakyReLU 8.2 -> 5.7 / 1.33 -> 1.11 (64x14x14), 2.8 -> 2.5 / 0.61 -> 0.55 (128x7x7):
-  // 10-30% of those layers, about 1.5% of a oneDNN training step.
-  bool fuse_activations = true;
-};
 
 inline constexpr int64_t kDcganGeneratorParams = 2'305'472;
 inline constexpr int64_t kDcganDiscriminatorParams = 212'865;
@@ -40,22 +25,30 @@ inline constexpr int64_t kDcganDiscriminatorParams = 212'865;
 Sequential MakeDcganGenerator(const DcganConfig& config);
 Sequential MakeDcganDiscriminator(const DcganConfig& config);
 
-// Both networks with their flat parameter buffers (zero until Initialize).
-class Dcgan {
+// Both networks with their flat parameter buffers (zero until Initialize). A data row is
+// one 1x28x28 image; the generator's input is standard normal noise [rows, noise_dim].
+class Dcgan final : public GanModel {
  public:
   // Both flat buffers on `device` (the backend that trains the model must work there).
   explicit Dcgan(const DcganConfig& config, Device device = Device::kCpu);
   Dcgan(const Dcgan&) = delete;
   Dcgan& operator=(const Dcgan&) = delete;
 
-  // Draws the initial weights of G then D from one seeded stream.
-  void Initialize(InitScheme scheme, uint64_t seed);
-
   const DcganConfig& config() const { return config_; }
-  Sequential& generator() { return generator_; }
-  Sequential& discriminator() { return discriminator_; }
-  FlatParameters& g_params() { return *g_params_; }
-  FlatParameters& d_params() { return *d_params_; }
+  std::string name() const override { return "dcgan"; }
+  Sequential& generator() override { return generator_; }
+  Sequential& discriminator() override { return discriminator_; }
+  FlatParameters& g_params() override { return *g_params_; }
+  FlatParameters& d_params() override { return *d_params_; }
+  Shape SampleShape() const override { return Shape{1, 28, 28}; }
+
+  // The rows are the real images; the noise is drawn for the whole global batch.
+  GanInputs StepInputs(const Tensor& rows, Rng& rng, int64_t global_rows, int64_t begin, int64_t end,
+                       Device device) const override;
+  // The unconditional GAN loss (gan_step.h).
+  GanStepResult ComputeGradients(const Context& ctx, const GanInputs& inputs, const GanLossWeights& weights) override;
+  // Noise rows, as in training.
+  Tensor SampleInputs(Rng& rng, int64_t count) const override;
 
  private:
   DcganConfig config_;

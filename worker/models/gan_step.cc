@@ -15,7 +15,7 @@ LossResult WeightedBce(const Context& ctx, const Tensor& logits, float target, f
 
 }  // namespace
 
-GanStepResult ComputeGanGradients(const Context& ctx, Dcgan& model, const Tensor& real, const Tensor& z,
+GanStepResult ComputeGanGradients(const Context& ctx, GanModel& model, const Tensor& real, const Tensor& z,
                                   const GanLossWeights& weights) {
   CHECK_EQ(real.dim(0), z.dim(0)) << "real and noise batches differ";
   Sequential& g = model.generator();

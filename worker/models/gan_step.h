@@ -1,4 +1,5 @@
-// The gradients of one GAN training step (the paper's / TF tutorial's train_step):
+// The gradients of one step of an unconditional GAN (the paper's / TF tutorial's
+// train_step), the loss the DCGAN uses:
 //   fake = G(z); real_logits = D(real); fake_logits = D(fake)
 //   d_loss = BCE(real_logits, 1) + BCE(fake_logits, 0)     -> gradients for D only
 //   g_loss = BCE(fake_logits, 1)                           -> gradients for G only
@@ -7,23 +8,9 @@
 #pragma once
 
 #include "worker/layers/layer.h"
-#include "worker/models/dcgan.h"
+#include "worker/models/gan_model.h"
 
 namespace gantry {
-
-struct GanStepResult {
-  double d_loss = 0;
-  double g_loss = 0;
-  Tensor fake;         // [N,1,28,28]
-  Tensor real_logits;  // [N,1]
-  Tensor fake_logits;  // [N,1]
-};
-
-// The factors the two mean losses are multiplied by before they are differentiated.
-struct GanLossWeights {
-  float d = 1.0f;  // D's loss -> D's gradient buffer
-  float g = 1.0f;  // G's loss -> G's gradient buffer
-};
 
 // Zeroes both gradient buffers and fills D's with the gradients of weights.d times this
 // batch's mean D loss, and G's with those of weights.g times its mean G loss.
@@ -35,11 +22,11 @@ struct GanLossWeights {
 // sees gradients of the global loss). Loss scaling multiplies each network's weight by
 // that network's scale (a power of two in dynamic mode, so (b / B) * scale rounds
 // exactly as b / B does). The returned losses are unweighted.
-GanStepResult ComputeGanGradients(const Context& ctx, Dcgan& model, const Tensor& real, const Tensor& z,
+GanStepResult ComputeGanGradients(const Context& ctx, GanModel& model, const Tensor& real, const Tensor& z,
                                   const GanLossWeights& weights);
 
 // The same weight for both networks.
-inline GanStepResult ComputeGanGradients(const Context& ctx, Dcgan& model, const Tensor& real, const Tensor& z,
+inline GanStepResult ComputeGanGradients(const Context& ctx, GanModel& model, const Tensor& real, const Tensor& z,
                                          float loss_weight = 1.0f) {
   return ComputeGanGradients(ctx, model, real, z, GanLossWeights{loss_weight, loss_weight});
 }

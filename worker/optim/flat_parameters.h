@@ -7,15 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "spec/init_scheme.h"
 #include "worker/layers/layer.h"
 #include "worker/tensor/random.h"
 
 namespace gantry {
-
-enum class InitScheme {
-  kGlorotUniform,  // Keras' default (the paper's TensorFlow DCGAN)
-  kNormal002,      // N(0, 0.02), the DCGAN paper's alternative
-};
 
 class FlatParameters {
  public:

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "spec/optimizer_config.h"
 #include "worker/tensor/backend.h"
 #include "worker/tensor/tensor.h"
 
@@ -32,15 +33,6 @@ class Optimizer {
 
  protected:
   virtual void set_steps_taken(int64_t steps) = 0;
-};
-
-struct OptimizerConfig {
-  std::string kind = "adam";  // "adam" | "sgd"
-  float lr = 1e-4f;
-  float beta1 = 0.5f;         // Adam; the paper's tutorial uses 0.9, DCGAN practice 0.5
-  float beta2 = 0.999f;
-  float eps = 1e-7f;          // Keras' Adam default
-  float momentum = 0.9f;      // SGD
 };
 
 // An optimizer for a flat buffer of `size` elements on `device`, or INVALID_ARGUMENT

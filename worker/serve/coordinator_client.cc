@@ -5,7 +5,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/client_channel.h"
+#include "client/client_channel.h"
+#include "client/coordinator_target.h"
 
 namespace gantry {
 
@@ -17,23 +18,21 @@ absl::Status FromGrpc(const grpc::Status& status, const char* call) {
 
 absl::StatusOr<std::unique_ptr<GrpcCoordinatorClient>> GrpcCoordinatorClient::Create(
     CoordinatorClientOptions options) {
-  if (options.address.empty()) {
-    return absl::InvalidArgumentError("--coordinator: give the coordinator's HOST:PORT (or set GANTRY_COORDINATOR)");
-  }
-  absl::StatusOr<std::string> token = ResolveToken(options.token);
-  if (!token.ok()) return token.status();
-  options.token = *token;
-  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
-      ClientCredentials(options.tls, options.tls_ca);
-  if (!credentials.ok()) return credentials.status();
+  absl::StatusOr<CoordinatorTarget> target =
+      ResolveTarget({options.address, options.token, options.tls_ca, options.tls});
+  if (!target.ok()) return target.status();
+  options.address = target->address;
+  options.token = target->token;
+  // Reconnect quickly: a coordinator that restarts is found again within seconds.
   grpc::ChannelArguments args;
   const int reconnect_ms = static_cast<int>(options.reconnect_seconds * 1000);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(reconnect_ms, 200));
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::min(reconnect_ms, 200));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, reconnect_ms);
-  SetClientKeepalive(args);  // notice a coordinator that vanished while a long poll waits on it
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = OpenChannel(*target, args);
+  if (!channel.ok()) return channel.status();
   auto client = std::unique_ptr<GrpcCoordinatorClient>(new GrpcCoordinatorClient(options));
-  client->stub_ = v1::Coordinator::NewStub(grpc::CreateCustomChannel(options.address, *credentials, args));
+  client->stub_ = v1::Coordinator::NewStub(*channel);
   return client;
 }
 

@@ -24,8 +24,9 @@ struct CoordinatorClientOptions {
 
 class GrpcCoordinatorClient final : public CoordinatorApi {
  public:
-  // Reads the token and CA files. INVALID_ARGUMENT naming the flag (--coordinator,
-  // --token, --tls-ca) when one is missing or unreadable.
+  // Fills the address and token from the environment when not given (ResolveTarget),
+  // reads the token and CA files. INVALID_ARGUMENT naming the flag (--coordinator,
+  // --token, --tls-ca) or variable when one is missing or unreadable.
   static absl::StatusOr<std::unique_ptr<GrpcCoordinatorClient>> Create(CoordinatorClientOptions options);
 
   absl::StatusOr<v1::RegisterGroupResponse> RegisterGroup(const v1::RegisterGroupRequest& request) override;

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "coordinator/run_spec_settings.h"
+#include "spec/run_spec_settings.h"
 #include "spdlog/spdlog.h"
 #include "worker/comm/broadcast_string.h"
 #include "worker/serve/stop_signals.h"

@@ -8,19 +8,16 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "coordinator/run_spec_settings.h"
+#include "common/exit_codes.h"
+#include "spec/run_spec_settings.h"
 #include "spdlog/spdlog.h"
 #include "worker/comm/gather_strings.h"
 #include "worker/serve/pool_observer.h"
 #include "worker/serve/stop_signals.h"
-#include "worker/train/train_config.h"
+#include "spec/train_config.h"
 #include "worker/train/training_device.h"
 
 namespace gantry {
-
-constexpr int kExitRefused = 2;
-constexpr int kExitFatal = 1;
-
 namespace {
 
 std::string SignalName(int signal) {
@@ -62,12 +59,10 @@ struct ServeLoop::ActiveJob {
   PoolObserver observer;
 };
 
-ServeLoop::ServeLoop(Communicator& comm, CoordinatorApi* api, ServeOptions options, JobLogSink* log_sink,
-                     std::function<void(int)> abort_group)
+ServeLoop::ServeLoop(Communicator& comm, CoordinatorApi* api, ServeOptions options, JobLogSink* log_sink)
     : comm_(comm),
       api_(api),
       options_(std::move(options)),
-      abort_group_(std::move(abort_group)),
       runner_(comm, options_.runs_dir, log_sink),
       register_backoff_(Clock::Real(), options_.backoff, static_cast<uint64_t>(getpid())),
       acquire_backoff_(Clock::Real(), options_.backoff, static_cast<uint64_t>(getpid()) + 1) {}
@@ -82,19 +77,21 @@ double ServeLoop::round_timeout_seconds() const {
   return options_.poll_seconds + options_.client.call_timeout_seconds + 30;
 }
 
-int ServeLoop::Run() {
+ServeEnd ServeLoop::Run() {
+  // A collective that failed leaves the ranks in different places.
+  constexpr ServeEnd kOutOfStep{.exit_code = kExitFailure, .abort_group = true};
   CommOptions round;
   round.timeout_seconds = round_timeout_seconds();
   absl::StatusOr<std::vector<std::string>> hosts = GatherHostNames(comm_, round);
   if (!hosts.ok()) {
     spdlog::error("{}", std::string(hosts.status().message()));
-    return kExitFatal;
+    return kOutOfStep;
   }
   hosts_ = *hosts;
   absl::StatusOr<std::vector<std::string>> devices = GatherStrings(comm_, DescribeRankDevice(comm_), 0, round);
   if (!devices.ok()) {
     spdlog::error("{}", std::string(devices.status().message()));
-    return kExitFatal;
+    return kOutOfStep;
   }
   devices_ = *devices;
   while (true) {
@@ -102,10 +99,11 @@ int ServeLoop::Run() {
     absl::StatusOr<PoolCommand> command = ShareCommand(comm_, mine, StopSignal() != 0, round);
     if (!command.ok()) {
       spdlog::error("the pool's ranks lost each other between jobs: {}", std::string(command.status().message()));
-      return kExitFatal;
+      return kOutOfStep;
     }
     if (command->kind == PoolCommand::kStop) return Stop(*command);
     if (command->kind == PoolCommand::kRunJob) RunJob(command->job);
+    if (out_of_step_) return kOutOfStep;
   }
 }
 
@@ -146,7 +144,7 @@ PoolCommand ServeLoop::Register() {
     if (absl::IsUnauthenticated(s) || absl::IsPermissionDenied(s) || absl::IsInvalidArgument(s)) {
       spdlog::error("the coordinator at {} refused the group: {} (check --token and --tls-ca)",
                     options_.client.address, std::string(s.message()));
-      return StopCommand(kExitRefused);
+      return StopCommand(kExitUsage);
     }
     if (register_backoff_.failures() == 0) {
       spdlog::warn("cannot register with the coordinator at {}: {}; retrying with backoff", options_.client.address,
@@ -206,7 +204,7 @@ void ServeLoop::RunJob(const v1::AcquireJobResponse& job) {
     const JobOutcome outcome = runner_.Run(job, observer, nullptr);
     if (outcome.kind == JobOutcome::kFatal) {
       spdlog::error("rank {}: {} failed: {}; ending the pool", comm_.rank(), job.job().id(), outcome.message);
-      abort_group_(kExitFatal);
+      out_of_step_ = true;
     }
     return;
   }
@@ -246,7 +244,7 @@ void ServeLoop::AfterJob(const JobOutcome& outcome) {
       if (outcome.report_failure) active_->buffer.SetFinal(v1::JOB_STATE_FAILED, outcome.message);
       spdlog::error("{}: {}; ending the pool", id, outcome.message);
       active_->sender.WaitDrained(options_.flush_seconds);
-      abort_group_(kExitFatal);
+      out_of_step_ = true;
       return;
   }
   active_->sender.Wake();
@@ -261,8 +259,8 @@ void ServeLoop::FinishActiveJob() {
   ++jobs_done_;
 }
 
-int ServeLoop::Stop(const PoolCommand& command) {
-  if (!command.signalled) return command.exit_code;
+ServeEnd ServeLoop::Stop(const PoolCommand& command) {
+  if (!command.signalled) return {.exit_code = command.exit_code};
   const int signal = StopSignal() != 0 ? StopSignal() : SIGTERM;
   if (is_root()) {
     if (active_ && !active_->sender.WaitDrained(options_.flush_seconds)) {
@@ -271,7 +269,7 @@ int ServeLoop::Stop(const PoolCommand& command) {
     std::fprintf(stderr, "gantry-worker serve: stopped by %s%s\n", SignalName(signal).c_str(),
                  StopSignal() != 0 ? "" : " on another rank");
   }
-  return 128 + signal;
+  return {.exit_code = ExitCodeForSignal(signal)};
 }
 
 }  // namespace gantry

@@ -20,7 +20,8 @@
 // group's lease runs out), and its next attempt resumes from its newest checkpoint
 // (job_runner.h). With
 // --max-jobs N the pool ends with 0 after N jobs. A refusal of the group (a wrong token)
-// ends it with 2; a failure that leaves the ranks out of step ends the whole MPI job with 1.
+// ends it with 2; a failure that leaves the ranks out of step ends it with 1 and asks the
+// program to end every rank (ServeEnd::abort_group): only main() ends processes.
 #pragma once
 
 #include <functional>
@@ -52,16 +53,23 @@ struct ServeOptions {
   BackoffPolicy backoff;
 };
 
+// How the pool ended.
+struct ServeEnd {
+  int exit_code = 0;
+  // The ranks are out of step (a rank failed mid-job, or they lost each other): the
+  // others may be stuck in a collective, so the program must end every rank of the group
+  // (MPI_Abort) rather than return.
+  bool abort_group = false;
+};
+
 class ServeLoop {
  public:
-  // `api` is rank 0's (null elsewhere); `log_sink` rank 0's job log; `abort_group` ends
-  // every rank with the given code (MPI_Abort) and does not return.
-  ServeLoop(Communicator& comm, CoordinatorApi* api, ServeOptions options, JobLogSink* log_sink,
-            std::function<void(int)> abort_group);
+  // `api` is rank 0's (null elsewhere); `log_sink` rank 0's job log.
+  ServeLoop(Communicator& comm, CoordinatorApi* api, ServeOptions options, JobLogSink* log_sink);
   ~ServeLoop();
 
-  // Serves until stopped; returns the process's exit code.
-  int Run();
+  // Serves until stopped, or until the ranks fall out of step.
+  ServeEnd Run();
 
  private:
   struct ActiveJob;
@@ -75,7 +83,7 @@ class ServeLoop {
   void RunJob(const v1::AcquireJobResponse& job);
   void AfterJob(const JobOutcome& outcome);  // rank 0
   void FinishActiveJob();                    // rank 0
-  int Stop(const PoolCommand& command);
+  ServeEnd Stop(const PoolCommand& command);
 
   bool is_root() const { return comm_.rank() == 0; }
   double round_timeout_seconds() const;
@@ -83,7 +91,7 @@ class ServeLoop {
   Communicator& comm_;
   CoordinatorApi* api_;
   const ServeOptions options_;
-  std::function<void(int)> abort_group_;
+  bool out_of_step_ = false;  // a job failed in a way that leaves the ranks out of step
   JobRunner runner_;
   std::vector<std::string> hosts_;  // rank 0
   std::vector<std::string> devices_;  // rank 0: each rank's DescribeRankDevice

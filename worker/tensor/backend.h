@@ -10,7 +10,7 @@
 
 #include "worker/tensor/conv_problem.h"
 #include "worker/tensor/device.h"
-#include "worker/tensor/math_precision.h"
+#include "common/math_precision.h"
 
 namespace gantry {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "worker/tensor/math_precision.h"
+#include "common/math_precision.h"
 
 namespace gantry {
 

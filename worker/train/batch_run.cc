@@ -36,23 +36,16 @@ void RestoreNetwork(const NetworkState& saved, FlatParameters& p) {
 
 }  // namespace
 
-BatchRun::BatchRun(const TrainConfig& c, const ImageDataset& data, int64_t batch_index, int world, const Clock& clock,
-                   Device device)
+BatchRun::BatchRun(const TrainConfig& c, std::unique_ptr<GanModel> model, int64_t dataset_rows, int64_t batch_index,
+                   int world, const Clock& clock)
     : batch_index(batch_index),
       batch(c.batch_sizes[static_cast<size_t>(batch_index)]),
-      model(c.dcgan, device),
-      sampler(data.count, c.seed),
+      model(std::move(model)),
+      sampler(dataset_rows, c.seed),
       noise_rng(Mix64(c.seed ^ kNoiseStream)),
       shares(EvenShares(batch, world)),
       tracker(world, c.straggler, clock),
       steps_left(c.max_steps > 0 ? c.max_steps : INT64_MAX) {}
-
-Tensor NormalNoise(Rng& rng, int64_t rows, int64_t dim) {
-  Tensor z = Tensor::Zeros(Shape{rows, dim});
-  float* p = z.data();
-  for (int64_t i = 0; i < z.numel(); ++i) p[i] = static_cast<float>(rng.Normal());
-  return z;
-}
 
 TrainingState CaptureBatchRun(BatchRun& run, const EpochInProgress& epoch, uint64_t seed,
                               int64_t dataset_images, int world_size) {
@@ -70,8 +63,9 @@ TrainingState CaptureBatchRun(BatchRun& run, const EpochInProgress& epoch, uint6
   p.world_size = world_size;
   p.noise_rng_state = run.noise_rng.state();
   p.skips_logged = run.skips_logged;
-  s.g = CaptureNetwork(run.model.g_params());
-  s.d = CaptureNetwork(run.model.d_params());
+  s.model = run.model->name();
+  s.g = CaptureNetwork(run.model->g_params());
+  s.d = CaptureNetwork(run.model->d_params());
   s.g_opt = CaptureOptimizer(*run.g_opt);
   s.d_opt = CaptureOptimizer(*run.d_opt);
   s.g_scaler = run.step->g_scaler().state();
@@ -88,8 +82,8 @@ absl::Status RestoreBatchRun(const TrainingState& s, int world_size, BatchRun& r
   RETURN_IF_ERROR(run.g_opt->RestoreState(s.g_opt.buffers, s.g_opt.steps_taken));
   RETURN_IF_ERROR(run.d_opt->RestoreState(s.d_opt.buffers, s.d_opt.steps_taken));
   RETURN_IF_ERROR(run.step->Restore(s.g_scaler, s.d_scaler, p.batch_step));
-  RestoreNetwork(s.g, run.model.g_params());
-  RestoreNetwork(s.d, run.model.d_params());
+  RestoreNetwork(s.g, run.model->g_params());
+  RestoreNetwork(s.d, run.model->d_params());
   run.noise_rng.set_state(p.noise_rng_state);
   if (static_cast<int>(s.shares.size()) == world_size) run.shares = s.shares;
   run.epoch = p.epoch;

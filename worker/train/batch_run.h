@@ -13,32 +13,33 @@
 #include "worker/comm/communicator.h"
 #include "worker/data/batch_sampler.h"
 #include "worker/data/mnist_dataset.h"
-#include "worker/models/dcgan.h"
+#include "worker/models/gan_model.h"
+#include "worker/models/normal_noise.h"
 #include "worker/optim/optimizer.h"
 #include "worker/tensor/random.h"
 #include "worker/train/data_parallel_step.h"
-#include "worker/train/train_config.h"
+#include "spec/train_config.h"
 #include "worker/train/training_state.h"
 
 namespace gantry {
 
 struct BatchRun {
-  // A fresh run of batch_sizes[batch_index]: zero weights (Initialize or restore them),
-  // the seed's noise stream, even shares, no optimizers or step yet.
-  // The model lives on `device` (the training backend's).
-  BatchRun(const TrainConfig& c, const ImageDataset& data, int64_t batch_index, int world, const Clock& clock,
-           Device device = Device::kCpu);
+  // A fresh run of batch_sizes[batch_index] training `model` (fresh from MakeModel: zero
+  // weights; Initialize or restore them), the seed's noise stream, even shares, no
+  // optimizers or step yet.
+  BatchRun(const TrainConfig& c, std::unique_ptr<GanModel> model, int64_t dataset_rows, int64_t batch_index,
+           int world, const Clock& clock);
 
   // Whether this batch size has nothing left to train.
   bool Done(int64_t epochs) const { return epoch > epochs || steps_left == 0; }
 
   int64_t batch_index;
   int64_t batch;
-  Dcgan model;
+  std::unique_ptr<GanModel> model;
   std::unique_ptr<Optimizer> g_opt, d_opt;
   std::unique_ptr<DataParallelStep> step;
   EpochSampler sampler;
-  Rng noise_rng;
+  Rng noise_rng;                // the model's per-step randomness (GanModel::StepInputs)
   std::vector<int64_t> shares;  // rows of each global batch per rank; sums to batch
   StragglerTracker tracker;     // meaningful on rank 0
   int64_t epoch = 1;            // the epoch in progress, or the next one at a boundary
@@ -48,9 +49,6 @@ struct BatchRun {
   int64_t skips_logged = 0;     // skipped network steps logged so far (rank 0)
   EpochInProgress resumed;      // the part of `epoch` done before a resume (rank 0's sums)
 };
-
-// Noise rows [rows, dim] drawn from `rng`, one standard normal per call.
-Tensor NormalNoise(Rng& rng, int64_t rows, int64_t dim);
 
 // The state of `run` (whose optimizers and step exist) after its latest step; reads only. `epoch`
 // describes the epoch in progress (empty at a boundary). Run-wide fields (run_step,

@@ -223,6 +223,7 @@ std::vector<uint8_t> EncodeCheckpoint(const TrainingState& s) {
       Section(SectionTag::kEpochInProgress, [&](ByteWriter& w) { PutEpoch(w, s.epoch); }),
       Section(SectionTag::kEpochRows, [&](ByteWriter& w) { PutRows(w, s.rows); }),
       Section(SectionTag::kStragglerRows, [&](ByteWriter& w) { w.String(s.straggler_rows); }),
+      Section(SectionTag::kModel, [&](ByteWriter& w) { w.String(s.model); }),
   });
 }
 
@@ -255,6 +256,12 @@ absl::StatusOr<TrainingState> DecodeCheckpoint(std::span<const uint8_t> file, co
   RETURN_IF_ERROR(read(SectionTag::kEpochInProgress, [&](ByteReader& r) { s.epoch = GetEpoch(r); }));
   RETURN_IF_ERROR(read(SectionTag::kEpochRows, [&](ByteReader& r) { s.rows = GetRows(r); }));
   RETURN_IF_ERROR(read(SectionTag::kStragglerRows, [&](ByteReader& r) { s.straggler_rows = r.String("rows"); }));
+  // Checkpoints written before models were named hold the DCGAN, the only model then.
+  if (by_tag.contains(SectionTag::kModel)) {
+    RETURN_IF_ERROR(read(SectionTag::kModel, [&](ByteReader& r) { s.model = r.String("model name"); }));
+  } else {
+    s.model = kModelOfUnnamedCheckpoints;
+  }
   return s;
 }
 

@@ -40,6 +40,7 @@ enum class SectionTag : uint32_t {
   kEpochInProgress = 8,
   kEpochRows = 9,
   kStragglerRows = 10,
+  kModel = 11,  // the --model name; absent in checkpoints from before the model seam (DCGAN)
 };
 
 // "position", "generator", ...: how errors name a section.

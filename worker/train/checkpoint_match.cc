@@ -6,7 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "worker/data/batch_sampler.h"
-#include "worker/models/dcgan.h"
+#include "worker/models/model_registry.h"
 
 namespace gantry {
 namespace {
@@ -63,12 +63,15 @@ std::vector<LayoutEntry> LayoutOf(const std::vector<FlatParameters::Entry>& entr
 }
 
 CheckpointExpectations ExpectationsFor(const TrainConfig& config, int64_t dataset_images) {
-  Dcgan model(config.dcgan);
+  // ResolveTrainConfig accepts only ModelNames(), which a test keeps equal to RegisteredModels().
+  const absl::StatusOr<std::unique_ptr<GanModel>> model = MakeModel(config);
+  CHECK(model.ok()) << model.status();
   CheckpointExpectations e;
-  e.g_layout.param_layout = LayoutOf(model.g_params().param_entries());
-  e.g_layout.buffer_layout = LayoutOf(model.g_params().buffer_entries());
-  e.d_layout.param_layout = LayoutOf(model.d_params().param_entries());
-  e.d_layout.buffer_layout = LayoutOf(model.d_params().buffer_entries());
+  e.model = config.model;
+  e.g_layout.param_layout = LayoutOf((*model)->g_params().param_entries());
+  e.g_layout.buffer_layout = LayoutOf((*model)->g_params().buffer_entries());
+  e.d_layout.param_layout = LayoutOf((*model)->d_params().param_entries());
+  e.d_layout.buffer_layout = LayoutOf((*model)->d_params().buffer_entries());
   e.optimizer = config.optimizer.kind;
   e.batch_sizes = config.batch_sizes;
   e.seed = config.seed;
@@ -78,6 +81,9 @@ CheckpointExpectations ExpectationsFor(const TrainConfig& config, int64_t datase
 
 absl::Status CheckMatchesRun(const TrainingState& s, const CheckpointExpectations& run, const std::string& name) {
   const SweepPosition& p = s.position;
+  if (s.model != run.model) {
+    return Mismatch(name, absl::StrCat("saved by a run of --model ", s.model, ", this run trains --model ", run.model));
+  }
   if (p.batch_index < 0 || p.batch_index >= static_cast<int64_t>(run.batch_sizes.size()) ||
       run.batch_sizes[static_cast<size_t>(p.batch_index)] != p.batch_size) {
     return Mismatch(name, absl::StrCat("saved at batch size ", p.batch_size, " (entry ", p.batch_index + 1,

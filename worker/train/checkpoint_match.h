@@ -10,12 +10,13 @@
 
 #include "absl/status/status.h"
 #include "worker/optim/flat_parameters.h"
-#include "worker/train/train_config.h"
+#include "spec/train_config.h"
 #include "worker/train/training_state.h"
 
 namespace gantry {
 
 struct CheckpointExpectations {
+  std::string model;                // --model
   NetworkState g_layout, d_layout;  // layouts only, no values
   std::string optimizer;            // "adam" | "sgd"
   std::vector<int64_t> batch_sizes;

@@ -9,7 +9,7 @@
 
 namespace gantry {
 
-DataParallelStep::DataParallelStep(Dcgan& model, Optimizer& g_opt, Optimizer& d_opt, Communicator& comm,
+DataParallelStep::DataParallelStep(GanModel& model, Optimizer& g_opt, Optimizer& d_opt, Communicator& comm,
                                    Backend& backend, const CommOptions& comm_options, bool sync_bn,
                                    const Clock& clock, DebugSlowdown slowdown, const MixedPrecision& mixed,
                                    Communicator* gradient_comm)
@@ -90,8 +90,8 @@ void DataParallelStep::MaybeInjectInf() {
   }
 }
 
-absl::StatusOr<DataParallelStepResult> DataParallelStep::Run(const Tensor& real, const Tensor& z,
-                                                             int64_t global_batch, uint64_t dropout_seed) {
+absl::StatusOr<DataParallelStepResult> DataParallelStep::Run(const GanInputs& inputs, int64_t global_batch,
+                                                             uint64_t dropout_seed) {
   CHECK_GT(global_batch, 0);
   ++steps_run_;
   const double t0 = clock_.NowSeconds();
@@ -100,10 +100,10 @@ absl::StatusOr<DataParallelStepResult> DataParallelStep::Run(const Tensor& real,
   ctx.dropout_seed = dropout_seed;
   ctx.sync_bn = (sync_bn_ && comm_.size() > 1) ? &reducer_ : nullptr;
   ctx.precision = mixed_.precision;
-  const double share = static_cast<double>(real.dim(0)) / static_cast<double>(global_batch);
+  const double share = static_cast<double>(inputs.real.dim(0)) / static_cast<double>(global_batch);
   const GanLossWeights weights{static_cast<float>(share * d_scaler_.scale()),
                                static_cast<float>(share * g_scaler_.scale())};
-  const GanStepResult r = ComputeGanGradients(ctx, model_, real, z, weights);
+  const GanStepResult r = model_.ComputeGradients(ctx, inputs, weights);
   // A GPU queues the backward passes; wait, so compute_s holds them and allreduce_s only
   // the exchange (no-op on the CPU backends).
   backend_.Synchronize();
@@ -129,7 +129,7 @@ absl::StatusOr<DataParallelStepResult> DataParallelStep::Run(const Tensor& real,
   return out;
 }
 
-absl::Status BroadcastModel(Communicator& comm, Dcgan& model, const CommOptions& options) {
+absl::Status BroadcastModel(Communicator& comm, GanModel& model, const CommOptions& options) {
   for (FlatParameters* p : {&model.g_params(), &model.d_params()}) {
     for (const Tensor& flat : {p->params(), p->buffers()}) {
       const Tensor host = flat.On(Device::kCpu);

@@ -39,11 +39,10 @@
 #include "absl/status/statusor.h"
 #include "common/clock.h"
 #include "worker/comm/communicator.h"
-#include "worker/models/dcgan.h"
-#include "worker/models/gan_step.h"
+#include "worker/models/gan_model.h"
 #include "worker/optim/optimizer.h"
 #include "worker/train/loss_scaler.h"
-#include "worker/train/mixed_precision.h"
+#include "spec/mixed_precision.h"
 #include "worker/train/replica_reducer.h"
 
 namespace gantry {
@@ -73,15 +72,14 @@ class DataParallelStep {
   // sync_bn: BatchNorm statistics are summed across ranks (else per-rank statistics).
   // `mixed` must be valid (ValidateLossScaleConfig); its inject_inf counts the steps of
   // this object, from 1.
-  DataParallelStep(Dcgan& model, Optimizer& g_opt, Optimizer& d_opt, Communicator& comm, Backend& backend,
+  DataParallelStep(GanModel& model, Optimizer& g_opt, Optimizer& d_opt, Communicator& comm, Backend& backend,
                    const CommOptions& comm_options, bool sync_bn, const Clock& clock,
                    DebugSlowdown slowdown = {}, const MixedPrecision& mixed = {},
                    Communicator* gradient_comm = nullptr);
 
-  // real: this rank's rows [b,1,28,28]; z: the matching noise rows [b,noise_dim];
-  // global_batch: B. dropout_seed must be the same on every rank.
-  absl::StatusOr<DataParallelStepResult> Run(const Tensor& real, const Tensor& z, int64_t global_batch,
-                                             uint64_t dropout_seed);
+  // inputs: this rank's b rows of the step (GanModel::StepInputs); global_batch: B.
+  // dropout_seed must be the same on every rank.
+  absl::StatusOr<DataParallelStepResult> Run(const GanInputs& inputs, int64_t global_batch, uint64_t dropout_seed);
 
   const LossScaler& g_scaler() const { return g_scaler_; }
   const LossScaler& d_scaler() const { return d_scaler_; }
@@ -101,7 +99,7 @@ class DataParallelStep {
   // --debug-inject-inf-step: poisons this rank's local gradients at the chosen step.
   void MaybeInjectInf();
 
-  Dcgan& model_;
+  GanModel& model_;
   Optimizer& g_opt_;
   Optimizer& d_opt_;
   Communicator& comm_;
@@ -121,6 +119,6 @@ class DataParallelStep {
 
 // Makes every rank's weights and BatchNorm buffers equal to rank 0's (over `comm`, in
 // host memory: a model on a GPU is copied out and back).
-absl::Status BroadcastModel(Communicator& comm, Dcgan& model, const CommOptions& options);
+absl::Status BroadcastModel(Communicator& comm, GanModel& model, const CommOptions& options);
 
 }  // namespace gantry

@@ -23,25 +23,9 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "spec/loss_scale_config.h"
 
 namespace gantry {
-
-enum class LossScaleMode { kNone, kStatic, kDynamic };
-
-struct LossScaleConfig {
-  LossScaleMode mode = LossScaleMode::kNone;
-  float init_scale = 65536.0f;    // dynamic: the first scale; static: the scale
-  int64_t growth_interval = 2000;
-  float growth_factor = 2.0f;
-  float backoff_factor = 0.5f;
-};
-
-// InvalidArgument naming the setting when init_scale is not a positive finite number,
-// growth_interval < 1, growth_factor <= 1 or backoff_factor outside (0, 1).
-absl::Status ValidateLossScaleConfig(const LossScaleConfig& config);
-
-// "none" | "static" | "dynamic".
-std::string LossScaleModeName(LossScaleMode mode);
 
 // What a scaler remembers between steps (for checkpoints).
 struct LossScalerState {

@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "worker/comm/communicator.h"
 #include "worker/train/checkpoint_store.h"
-#include "worker/train/train_config.h"
+#include "spec/train_config.h"
 #include "worker/train/training_state.h"
 
 namespace gantry {

@@ -15,7 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/straggler_tracker.h"
-#include "worker/train/epoch_metrics.h"
+#include "report/epoch_metrics.h"
 
 namespace gantry {
 

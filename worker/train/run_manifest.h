@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "worker/train/train_config.h"
+#include "spec/train_config.h"
 
 namespace gantry {
 

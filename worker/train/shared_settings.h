@@ -4,7 +4,7 @@
 
 #include "absl/status/statusor.h"
 #include "worker/comm/communicator.h"
-#include "worker/train/train_config.h"
+#include "spec/train_config.h"
 
 namespace gantry {
 

@@ -13,7 +13,7 @@
 #include "worker/train/run_folder.h"
 #include "worker/train/run_manifest.h"
 #include "worker/train/shared_settings.h"
-#include "worker/train/timing_report.h"
+#include "report/timing_report.h"
 #include "worker/train/trainer.h"
 #include "worker/train/training_device.h"
 

@@ -17,8 +17,8 @@
 #include "absl/status/statusor.h"
 #include "worker/comm/communicator.h"
 #include "worker/data/mnist_dataset.h"
-#include "worker/train/epoch_metrics.h"
-#include "worker/train/train_config.h"
+#include "report/epoch_metrics.h"
+#include "spec/train_config.h"
 #include "worker/train/train_observer.h"
 
 namespace gantry {

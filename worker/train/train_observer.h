@@ -17,7 +17,7 @@
 #include "absl/status/status.h"
 #include "common/straggler_tracker.h"
 #include "worker/comm/communicator.h"
-#include "worker/train/epoch_metrics.h"
+#include "report/epoch_metrics.h"
 
 namespace gantry {
 

@@ -10,13 +10,15 @@
 #include "common/shard_plan.h"
 #include "common/status_macros.h"
 #include "common/straggler_tracker.h"
+#include "report/progress_line.h"
+#include "spec/batch_fit.h"
 #include "spdlog/spdlog.h"
 #include "worker/data/prefetch_loader.h"
+#include "worker/models/model_registry.h"
 #include "worker/tensor/random.h"
 #include "worker/train/checkpoint_codec.h"
 #include "worker/train/device_feed.h"
 #include "worker/train/peak_rss.h"
-#include "worker/train/progress_line.h"
 #include "worker/train/sample_writer.h"
 
 namespace gantry {
@@ -52,15 +54,19 @@ Trainer::Trainer(const TrainConfig& config, const ImageDataset& data, const RunF
 }
 
 absl::Status Trainer::CheckRunFits() const {
+  ASSIGN_OR_RETURN(const std::unique_ptr<GanModel> model, MakeModel(config_));
+  const Shape rows{data_.channels, data_.height, data_.width};
+  if (rows != model->SampleShape()) {
+    return absl::InvalidArgumentError(absl::StrCat("the dataset's images are ", rows.ToString(), " but --model ",
+                                                   model->name(), " trains on ", model->SampleShape().ToString(),
+                                                   " rows; use a dataset of that shape or another --model"));
+  }
   for (int64_t batch : config_.batch_sizes) {
     if (batch > data_.count) {
       return absl::InvalidArgumentError(absl::StrCat("--batch-size ", batch, " exceeds the ", data_.count,
                                                      " training images; use a batch size <= ", data_.count));
     }
-    if (batch < comm_.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("--batch-size ", batch, " is smaller than the ", comm_.size(),
-                                                     " ranks; every rank needs at least one row"));
-    }
+    RETURN_IF_ERROR(CheckBatchFitsRanks(config_, batch, comm_.size()));
   }
   const InjectInf& inject = config_.mixed.inject_inf;
   if (inject.active() && inject.rank >= comm_.size()) {
@@ -100,13 +106,13 @@ absl::StatusOr<std::vector<EpochRow>> Trainer::Run(const TrainingState* resume) 
 
 absl::Status Trainer::SetUp(BatchRun& run, const TrainingState* resume) {
   if (resume == nullptr) {
-    run.model.Initialize(config_.init, config_.seed);
-    RETURN_IF_ERROR(BroadcastModel(comm_, run.model, comm_options_));
+    run.model->Initialize(config_.init, config_.seed);
+    RETURN_IF_ERROR(BroadcastModel(comm_, *run.model, comm_options_));
   }
   const Device device = backend_.device();
-  ASSIGN_OR_RETURN(run.g_opt, MakeOptimizer(config_.optimizer, run.model.g_params().num_params(), device));
-  ASSIGN_OR_RETURN(run.d_opt, MakeOptimizer(config_.optimizer, run.model.d_params().num_params(), device));
-  run.step = std::make_unique<DataParallelStep>(run.model, *run.g_opt, *run.d_opt, comm_, backend_, comm_options_,
+  ASSIGN_OR_RETURN(run.g_opt, MakeOptimizer(config_.optimizer, run.model->g_params().num_params(), device));
+  ASSIGN_OR_RETURN(run.d_opt, MakeOptimizer(config_.optimizer, run.model->d_params().num_params(), device));
+  run.step = std::make_unique<DataParallelStep>(*run.model, *run.g_opt, *run.d_opt, comm_, backend_, comm_options_,
                                                 config_.sync_bn, clock_, SlowdownFor(config_, comm_.rank()),
                                                 config_.mixed, gradient_comm_);
   if (resume == nullptr) return absl::OkStatus();
@@ -121,7 +127,8 @@ absl::Status Trainer::SetUp(BatchRun& run, const TrainingState* resume) {
 }
 
 absl::Status Trainer::TrainOneBatchSize(int64_t batch_index, const TrainingState* resume) {
-  BatchRun run(config_, data_, batch_index, comm_.size(), clock_, backend_.device());
+  ASSIGN_OR_RETURN(std::unique_ptr<GanModel> model, MakeModel(config_, backend_.device()));
+  BatchRun run(config_, std::move(model), data_.count, batch_index, comm_.size(), clock_);
   RETURN_IF_ERROR(SetUp(run, resume));
   if (run.Done(config_.epochs)) return absl::OkStatus();  // resumed after its last epoch
   const int64_t steps_per_epoch = StepsPerEpoch(data_.count, run.batch);
@@ -160,7 +167,7 @@ absl::Status Trainer::AgreeOnShares(BatchRun& run) {
     run.shares = *planned;
     run.tracker.ResetWindow();
   } else if (!planned && is_root() && config_.rebalance) {
-    if (auto better = PlanRebalance(run.tracker, run.shares, run.batch)) {
+    if (auto better = PlanRebalance(run.tracker, run.shares, run.batch, MinShare(config_))) {
       spdlog::info("rebalancing global batch {}: shares {} -> {} (by measured throughput)", run.batch,
                    absl::StrJoin(run.shares, "/"), absl::StrJoin(*better, "/"));
       run.shares = *better;
@@ -212,13 +219,10 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
     std::optional<Tensor> real = feed.Next();
     if (!real.has_value()) return absl::InternalError("data loader ended before the epoch's last step");
     const double data_wait = clock_.NowSeconds() - t0;
-    // Every rank draws the whole batch's noise and keeps its rows, so the global batch
-    // is the same whatever the number of ranks or their shares.
-    const Tensor z = NormalNoise(run.noise_rng, run.batch, config_.dcgan.noise_dim)
-                         .Slice(rows.begin, rows.end)
-                         .On(backend_.device());
+    const GanInputs inputs =
+        run.model->StepInputs(*real, run.noise_rng, run.batch, rows.begin, rows.end, backend_.device());
     const uint64_t dropout_seed = Mix64(config_.seed ^ kDropoutStream ^ Mix64(static_cast<uint64_t>(run.global_step)));
-    ASSIGN_OR_RETURN(const DataParallelStepResult r, run.step->Run(*real, z, run.batch, dropout_seed));
+    ASSIGN_OR_RETURN(const DataParallelStepResult r, run.step->Run(inputs, run.batch, dropout_seed));
     const RankStepReport mine{data_wait, r.compute_s, r.allreduce_s, r.d_loss, r.g_loss};
     RETURN_IF_ERROR(comm_.Gather(&mine, sizeof(mine), reports.data(), 0, comm_options_));
     ++run.global_step;
@@ -290,8 +294,8 @@ absl::Status Trainer::FinishEpoch(BatchRun& run, const EpochRow& row) {
   ASSIGN_OR_RETURN(const std::string png, folder_->SamplePath(run.batch, sweep, row.epoch, "png"));
   ASSIGN_OR_RETURN(const std::string npy, folder_->SamplePath(run.batch, sweep, row.epoch, "npy"));
   Rng sample_rng(Mix64(config_.seed ^ kSampleStream));
-  const Tensor fixed_noise = NormalNoise(sample_rng, kSampleCount, config_.dcgan.noise_dim);
-  RETURN_IF_ERROR(WriteGeneratorSamples(backend_, run.model.generator(), fixed_noise, png, npy));
+  const Tensor sample_inputs = run.model->SampleInputs(sample_rng, kSampleCount);
+  RETURN_IF_ERROR(WriteGeneratorSamples(backend_, run.model->generator(), sample_inputs, png, npy));
   spdlog::info("batch {} epoch {} done: {:.1f} s, {} steps, steady {:.1f} ms/step, {:.1f} samples/s, all-reduce "
                "{:.1f} ms/step ({:.0f}%), d_loss {:.4f} g_loss {:.4f}, shares {}, loss scale G/D {}/{}, skipped G/D "
                "{}/{}, peak RSS {:.0f} MiB; samples: {}",
@@ -321,19 +325,6 @@ absl::Status Trainer::SaveCheckpoint(BatchRun& run, const EpochInProgress& epoch
                              .epoch = run.epoch, .step_in_epoch = run.step_in_epoch});
   }
   return absl::OkStatus();
-}
-
-std::string FormatEpochTable(const std::vector<EpochRow>& rows) {
-  std::string out = absl::StrFormat("%6s %5s %5s %6s %9s %9s %11s %9s %8s %8s %9s %8s\n", "batch", "ranks", "epoch",
-                                    "steps", "seconds", "step_ms", "samples/s", "allred_ms", "d_loss", "g_loss",
-                                    "skip_g/d", "rss_MiB");
-  for (const EpochRow& r : rows) {
-    absl::StrAppendFormat(&out, "%6d %5d %5d %6d %9.1f %9.2f %11.1f %9.2f %8.4f %8.4f %9s %8.0f\n", r.batch_size,
-                          r.world_size, r.epoch, r.steps, r.seconds, r.steady_step_ms, r.samples_per_s,
-                          r.allreduce_ms, r.d_loss, r.g_loss, absl::StrCat(r.skipped_steps_g, "/", r.skipped_steps_d),
-                          r.peak_rss_mb);
-  }
-  return out;
 }
 
 }  // namespace gantry

@@ -20,9 +20,9 @@
 #include "worker/tensor/backend.h"
 #include "worker/train/batch_run.h"
 #include "worker/train/checkpoint_store.h"
-#include "worker/train/epoch_metrics.h"
+#include "report/epoch_metrics.h"
 #include "worker/train/run_folder.h"
-#include "worker/train/train_config.h"
+#include "spec/train_config.h"
 #include "worker/train/train_observer.h"
 #include "worker/train/training_state.h"
 
@@ -88,8 +88,5 @@ class Trainer {
   TrainObserver* observer_ = nullptr;  // not owned; null: nobody follows the run
   Communicator* gradient_comm_ = nullptr;  // not owned; null: comm_
 };
-
-// A fixed-width table of the rows (one line per epoch) for the terminal.
-std::string FormatEpochTable(const std::vector<EpochRow>& rows);
 
 }  // namespace gantry

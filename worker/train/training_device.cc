@@ -1,6 +1,9 @@
 #include "worker/train/training_device.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "worker/train/shared_settings.h"
 #include "worker/tensor/backend_registry.h"
@@ -129,6 +132,16 @@ absl::Status CheckTrainingDevice(const std::string& device) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<Backend*> CpuKernels(const std::string& kernels) {
+  const std::string name = kernels.empty() ? std::string(DefaultBackendName()) : kernels;
+  const std::vector<std::string> built = BuiltBackendNames();
+  Backend* backend = std::find(built.begin(), built.end(), name) != built.end() ? FindBackend(name) : nullptr;
+  if (backend != nullptr) return backend;
+  return absl::InvalidArgumentError(absl::StrCat("--kernels ", name, ": this gantry-worker was built without it (",
+                                                 name == "onednn" ? "install libdnnl-dev and rebuild; " : "",
+                                                 "this build has ", absl::StrJoin(built, ", "), ")"));
+}
+
 absl::StatusOr<TrainingDevice> OpenTrainingDevice(const TrainConfig& config, Communicator& comm,
                                                   const CommOptions& options, bool* out_of_step) {
   bool ignored = false;
@@ -136,8 +149,7 @@ absl::StatusOr<TrainingDevice> OpenTrainingDevice(const TrainConfig& config, Com
   failed_collective = false;
   if (config.device == "cpu") {
     TrainingDevice d;
-    d.backend = FindBackend(config.kernels);  // validated by ResolveTrainConfig
-    CHECK(d.backend != nullptr) << "unknown --kernels " << config.kernels;
+    ASSIGN_OR_RETURN(d.backend, CpuKernels(config.kernels));
     d.description = absl::StrCat("cpu (", std::string(d.backend->name()), " kernels)");
     return d;
   }

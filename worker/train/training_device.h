@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "worker/comm/communicator.h"
 #include "worker/tensor/backend.h"
-#include "worker/train/train_config.h"
+#include "spec/train_config.h"
 
 namespace gantry {
 
@@ -18,6 +18,11 @@ namespace gantry {
 // build (GANTRY_HAVE_CUDA) on a machine where a CUDA device is visible; otherwise an
 // InvalidArgument that says which of those is missing and names the fix.
 absl::Status CheckTrainingDevice(const std::string& device);
+
+// The CPU backend of --kernels (empty: the fastest this build has, DefaultBackendName),
+// or INVALID_ARGUMENT when this build lacks it, naming what it has. The settings accept
+// every kernel name the project knows; this is the worker's own check.
+absl::StatusOr<Backend*> CpuKernels(const std::string& kernels);
 
 // The device this rank would train on with --device cuda, for the coordinator's view of
 // a pool ("cuda:0 NVIDIA H100 80GB HBM3": the GPU of its rank on its node), or "cpu" where

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/train/epoch_metrics.h"
+#include "report/epoch_metrics.h"
 #include "worker/train/loss_scaler.h"
 
 namespace gantry {
@@ -77,7 +77,11 @@ struct EpochInProgress {
   bool operator==(const EpochInProgress&) const = default;
 };
 
+// The model of a checkpoint without a model section (written before models were named).
+inline constexpr char kModelOfUnnamedCheckpoints[] = "dcgan";
+
 struct TrainingState {
+  std::string model = kModelOfUnnamedCheckpoints;  // GanModel::name() of the run that saved it
   SweepPosition position;
   NetworkState g, d;
   OptimizerState g_opt, d_opt;

@@ -56,8 +56,9 @@ class PoolEndToEnd : public ::testing::Test {
 TEST_F(PoolEndToEnd, ASweepRunsToTheEndAndTheReportMatchesTheRunFolder) {
   const std::string token = "0123456789abcdef0123456789abcdef";
   std::ofstream(dir_ + "/token") << token << "\n";
+  // The sweep makes rank 1 slow on purpose (a debug switch), to see the rebalance.
   testing::CoordinatorProcess coordinator(dir_, dir_ + "/gantry.db", testing::kDataRoot,
-                                          {"--token-file", dir_ + "/token"});
+                                          {"--token-file", dir_ + "/token", "--allow-debug-settings"});
   ASSERT_TRUE(coordinator.started());
   const int port = coordinator.port();
   const std::string cli = "--token " + dir_ + "/token";
@@ -154,7 +155,8 @@ TEST_F(PoolEndToEnd, AKilledRankEndsTheGroupAndARestartedPoolRunsTheRequeuedJob)
 }
 
 TEST_F(PoolEndToEnd, ARequeuedJobResumesFromItsCheckpointAndEndsAsIfNeverInterrupted) {
-  testing::CoordinatorProcess coordinator(dir_, dir_ + "/gantry.db", testing::kDataRoot, {"--lease-seconds", "2"});
+  testing::CoordinatorProcess coordinator(dir_, dir_ + "/gantry.db", testing::kDataRoot,
+                                          {"--lease-seconds", "2", "--allow-debug-settings"});
   ASSERT_TRUE(coordinator.started());
   const int port = coordinator.port();
   // 16 steps an epoch, a checkpoint every 4 steps; rank 1's 100 ms a step leaves time to

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "worker/tensor/math_precision.h"
+#include "common/math_precision.h"
 
 namespace gantry {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "worker/tensor/cuda/device_buffer.h"
-#include "worker/tensor/math_precision.h"
+#include "common/math_precision.h"
 
 namespace gantry::cuda {
 

@@ -1,0 +1,31 @@
+#include "cli/submit_request.h"
+
+#include <filesystem>
+
+#include "spec/run_file.h"
+#include "spec/run_spec_settings.h"
+
+namespace gantry::cli {
+
+absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitArgs& args) {
+  SpecSettings settings;
+  if (!args.run_file.empty()) {
+    absl::StatusOr<RawSettings> from_file = ReadRunFile(args.run_file);
+    if (!from_file.ok()) return from_file.status();
+    settings.insert(from_file->begin(), from_file->end());
+  }
+  for (const auto& [name, value] : args.settings) settings[name] = value;
+  if (auto it = settings.find("data-dir"); it != settings.end() && !it->second.empty()) {
+    it->second = std::filesystem::absolute(it->second).lexically_normal().string();
+  }
+  v1::SubmitJobRequest request;
+  for (const auto& [name, value] : settings) {
+    if (absl::Status s = SetRunSpecSetting(name, value, request.mutable_spec()); !s.ok()) return s;
+  }
+  request.set_world_size(args.world_size);
+  request.set_max_attempts(args.max_attempts);
+  request.set_name(args.name);
+  return request;
+}
+
+}  // namespace gantry::cli

@@ -1,0 +1,16 @@
+// What `gantry submit` sends: the run file's settings, then the flags over them, as a
+// RunSpec, with the submission's world size, attempts and name.
+#pragma once
+
+#include "absl/status/statusor.h"
+#include "cli/commands.h"
+#include "gantry/v1/coordinator.pb.h"
+
+namespace gantry::cli {
+
+// A relative data-dir is made absolute against the current folder, as gantry-worker
+// would read it here (the coordinator and the workers may run elsewhere). Errors name
+// the run file or the setting.
+absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitArgs& args);
+
+}  // namespace gantry::cli

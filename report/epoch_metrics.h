@@ -1,0 +1,97 @@
+// One row of epochs.csv: the timing and losses of one epoch at one global batch size,
+// and the accumulator that builds it from per-step measurements.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace gantry {
+
+struct EpochRow {
+  int64_t batch_size = 0;
+  int64_t epoch = 0;           // 1-based
+  int64_t steps = 0;
+  double seconds = 0;          // wall time of the epoch
+  double steady_step_ms = 0;   // mean step time without the first and last 10 % of steps
+  double samples_per_s = 0;    // batch_size / steady step time
+  double d_loss = 0;           // mean over the epoch's steps
+  double g_loss = 0;
+  double step_p50_ms = 0;
+  double step_p99_ms = 0;
+  double data_wait_ms = 0;     // mean time per step spent waiting for the loader
+  int world_size = 1;
+  double allreduce_ms = 0;     // mean time per step inside the gradient all-reduces (rank 0)
+  double allreduce_share = 0;  // allreduce_ms / mean step time
+  int64_t straggler_flags = 0; // straggler events raised during the epoch
+  double loss_scale_g = 1;     // G's loss scale at the epoch's end (1: no loss scaling)
+  double loss_scale_d = 1;
+  int64_t skipped_steps_g = 0; // G's optimizer steps skipped in the epoch (inf/NaN gradient)
+  int64_t skipped_steps_d = 0;
+  double peak_rss_mb = 0;      // peak resident set of rank 0's process so far, MiB (ru_maxrss)
+  bool operator==(const EpochRow&) const = default;
+};
+
+// One column of epochs.csv: its name (also the name of the gantry.v1.EpochMetrics field
+// that carries it), how the CSV prints it, and the member of EpochRow it reads.
+struct EpochColumn {
+  const char* name;
+  const char* csv_format;  // an absl::StrFormat conversion: "%d", "%.3f", ...
+  std::variant<int64_t EpochRow::*, int EpochRow::*, double EpochRow::*> member;
+};
+
+// Every column in CSV order. The order is a user-facing contract: new columns go at the
+// end (and get an EpochMetrics field of the same name and type).
+const std::vector<EpochColumn>& EpochColumns();
+
+// The CSV header line and a row, without trailing newline.
+std::string EpochCsvHeader();
+std::string EpochCsvLine(const EpochRow& row);
+
+// What an epoch's row is built from. Saved in checkpoints, so an epoch resumed part way
+// through ends with the row the uninterrupted epoch would have had.
+struct EpochSums {
+  std::vector<double> step_seconds;  // one per step so far
+  double data_wait_s = 0;
+  double allreduce_s = 0;
+  double d_loss = 0;
+  double g_loss = 0;
+  int64_t skipped_g = 0;
+  int64_t skipped_d = 0;
+  bool operator==(const EpochSums&) const = default;
+};
+
+class EpochAccumulator {
+ public:
+  // `sums`: the steps already done in this epoch (none for a fresh epoch).
+  EpochAccumulator(int64_t batch_size, int64_t epoch, EpochSums sums = {})
+      : batch_size_(batch_size), epoch_(epoch), sums_(std::move(sums)) {}
+
+  void AddStep(double step_seconds, double data_wait_seconds, double allreduce_seconds, double d_loss,
+               double g_loss);
+  // Counts the networks whose optimizer step was skipped in a step.
+  void AddSkips(bool g_skipped, bool d_skipped) {
+    sums_.skipped_g += g_skipped;
+    sums_.skipped_d += d_skipped;
+  }
+  const EpochSums& sums() const { return sums_; }
+  int64_t skipped_g() const { return sums_.skipped_g; }
+  int64_t skipped_d() const { return sums_.skipped_d; }
+  int64_t steps() const { return static_cast<int64_t>(sums_.step_seconds.size()); }
+  double mean_d_loss() const { return steps() ? sums_.d_loss / steps() : 0.0; }
+  double mean_g_loss() const { return steps() ? sums_.g_loss / steps() : 0.0; }
+  // Samples per second over the most recent steps (up to `window`), for progress lines.
+  double RecentSamplesPerSecond(size_t window = 20) const;
+
+  // The row; the loss scales and peak_rss_mb are the caller's to fill in.
+  EpochRow Finish(double epoch_seconds, int world_size = 1, int64_t straggler_flags = 0) const;
+
+ private:
+  int64_t batch_size_;
+  int64_t epoch_;
+  EpochSums sums_;
+};
+
+}  // namespace gantry

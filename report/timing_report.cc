@@ -1,0 +1,57 @@
+#include "report/timing_report.h"
+
+#include <map>
+
+#include "absl/strings/str_format.h"
+
+namespace gantry {
+
+std::vector<BatchSizeSummary> SummarizeByBatchSize(const std::vector<EpochRow>& rows) {
+  std::map<int64_t, BatchSizeSummary> by_batch;
+  for (const EpochRow& r : rows) {
+    BatchSizeSummary& s = by_batch[r.batch_size];
+    s.batch_size = r.batch_size;
+    ++s.epochs;
+    s.total_seconds += r.seconds;
+    s.samples_per_s += r.samples_per_s;
+    s.allreduce_share += r.allreduce_share;
+  }
+  std::vector<BatchSizeSummary> out;
+  for (auto& [batch, s] : by_batch) {
+    s.seconds_per_epoch = s.total_seconds / static_cast<double>(s.epochs);
+    s.samples_per_s /= static_cast<double>(s.epochs);
+    s.allreduce_share /= static_cast<double>(s.epochs);
+    out.push_back(s);
+  }
+  if (!out.empty() && out.front().total_seconds > 0) {
+    for (BatchSizeSummary& s : out) s.change_vs_smallest = s.total_seconds / out.front().total_seconds - 1.0;
+  }
+  return out;
+}
+
+std::string TimingMarkdown(const std::vector<EpochRow>& rows, int world_size, const std::string& precision) {
+  const std::vector<BatchSizeSummary> summaries = SummarizeByBatchSize(rows);
+  std::string md = absl::StrFormat("# Training time per batch size (%d rank%s, %s)\n\n", world_size,
+                                   world_size == 1 ? "" : "s", precision);
+  md += "| global batch | epochs | total s | s/epoch | samples/s | all-reduce share | total time vs smallest batch |\n";
+  md += "|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const BatchSizeSummary& s : summaries) {
+    absl::StrAppendFormat(&md, "| %d | %d | %.1f | %.1f | %.1f | %.1f %% | %+.1f %% |\n", s.batch_size, s.epochs,
+                          s.total_seconds, s.seconds_per_epoch, s.samples_per_s, 100.0 * s.allreduce_share,
+                          100.0 * s.change_vs_smallest);
+  }
+  md += "\n## Per epoch\n\n| global batch | epoch | steps | s | steady ms/step | p50 ms | p99 ms | samples/s | "
+        "all-reduce ms | stragglers | d_loss | g_loss | loss scale G/D | skipped G/D | peak RSS MiB |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const EpochRow& r : rows) {
+    absl::StrAppendFormat(&md,
+                          "| %d | %d | %d | %.1f | %.2f | %.2f | %.2f | %.1f | %.2f | %d | %.4f | %.4f "
+                          "| %g/%g | %d/%d | %.0f |\n",
+                          r.batch_size, r.epoch, r.steps, r.seconds, r.steady_step_ms, r.step_p50_ms, r.step_p99_ms,
+                          r.samples_per_s, r.allreduce_ms, r.straggler_flags, r.d_loss, r.g_loss, r.loss_scale_g,
+                          r.loss_scale_d, r.skipped_steps_g, r.skipped_steps_d, r.peak_rss_mb);
+  }
+  return md;
+}
+
+}  // namespace gantry

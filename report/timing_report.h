@@ -1,0 +1,31 @@
+// The batch-size timing summary of a run (timing.md, also printed at the end): per
+// global batch size the total and per-epoch training time, the steady-state samples/s,
+// and the change in total training time relative to the smallest batch size — the
+// comparison of the paper's Table 2 (which saw -79 % from batch 64 to 512 on a TPU).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/epoch_metrics.h"
+
+namespace gantry {
+
+struct BatchSizeSummary {
+  int64_t batch_size = 0;
+  int64_t epochs = 0;
+  double total_seconds = 0;
+  double seconds_per_epoch = 0;
+  double samples_per_s = 0;     // mean of the epochs' steady-state samples/s
+  double allreduce_share = 0;   // mean over epochs
+  double change_vs_smallest = 0;  // total_seconds / smallest batch's total_seconds - 1
+};
+
+// One summary per batch size, in ascending batch size.
+std::vector<BatchSizeSummary> SummarizeByBatchSize(const std::vector<EpochRow>& rows);
+
+// timing.md: a title line (ranks and `precision`, see DescribePrecision), the summary
+// table and the per-epoch table, in Markdown.
+std::string TimingMarkdown(const std::vector<EpochRow>& rows, int world_size, const std::string& precision = "fp32");
+
+}  // namespace gantry

@@ -1,0 +1,58 @@
+#include "report/epoch_metrics.h"
+
+#include "gtest/gtest.h"
+
+namespace gantry {
+namespace {
+
+TEST(EpochAccumulator, SteadyStateLeavesOutRamps) {
+  EpochAccumulator acc(/*batch_size=*/100, /*epoch=*/2);
+  for (int i = 0; i < 10; ++i) {
+    const double step = (i == 0 || i == 9) ? 1.0 : 0.1;  // slow first and last step
+    acc.AddStep(step, 0.01, step / 4, 1.0 + i, 2.0);
+  }
+  acc.AddSkips(/*g_skipped=*/false, /*d_skipped=*/true);
+  acc.AddSkips(/*g_skipped=*/true, /*d_skipped=*/true);
+  acc.AddSkips(false, false);
+  const EpochRow row = acc.Finish(3.0, /*world_size=*/2, /*straggler_flags=*/3);
+  EXPECT_EQ(row.steps, 10);
+  EXPECT_EQ(row.epoch, 2);
+  EXPECT_NEAR(row.steady_step_ms, 100.0, 1e-9);
+  EXPECT_NEAR(row.samples_per_s, 1000.0, 1e-6);
+  EXPECT_NEAR(row.d_loss, 5.5, 1e-12);
+  EXPECT_NEAR(row.g_loss, 2.0, 1e-12);
+  EXPECT_NEAR(row.data_wait_ms, 10.0, 1e-9);
+  EXPECT_NEAR(row.step_p50_ms, 100.0, 1e-9);
+  EXPECT_GT(row.step_p99_ms, 900.0);
+  EXPECT_EQ(row.world_size, 2);
+  EXPECT_EQ(row.straggler_flags, 3);
+  EXPECT_NEAR(row.allreduce_share, 0.25, 1e-9);
+  EXPECT_NEAR(row.allreduce_ms, 250.0 * 2.8 / 10.0 * 1.0, 1e-9);  // (2 x 1 s + 8 x 0.1 s) / 4 / 10 steps
+  EXPECT_EQ(row.skipped_steps_g, 1);
+  EXPECT_EQ(row.skipped_steps_d, 2);
+}
+
+TEST(EpochCsv, NewColumnsComeLastInTheirOrder) {
+  const std::string header = EpochCsvHeader();
+  EXPECT_TRUE(header.starts_with("batch_size,epoch,seconds,steady_step_ms,samples_per_s,d_loss,g_loss,steps,"
+                                 "step_p50_ms,step_p99_ms,data_wait_ms,world_size,allreduce_ms,allreduce_share,"
+                                 "straggler_flags,"))
+      << header;
+  EXPECT_TRUE(header.ends_with(",loss_scale_g,loss_scale_d,skipped_steps_g,skipped_steps_d,peak_rss_mb")) << header;
+  EpochRow row;
+  row.loss_scale_g = 1048576;
+  row.loss_scale_d = 0.5;
+  row.skipped_steps_g = 2;
+  row.skipped_steps_d = 7;
+  row.peak_rss_mb = 123.44;
+  EXPECT_TRUE(EpochCsvLine(row).ends_with(",1048576,0.5,2,7,123.4")) << EpochCsvLine(row);
+}
+
+TEST(EpochCsv, LineHasAColumnPerHeaderField) {
+  const std::string header = EpochCsvHeader();
+  const std::string line = EpochCsvLine(EpochRow{});
+  EXPECT_EQ(std::count(header.begin(), header.end(), ','), std::count(line.begin(), line.end(), ','));
+}
+
+}  // namespace
+}  // namespace gantry

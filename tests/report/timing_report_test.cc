@@ -1,0 +1,47 @@
+#include "report/timing_report.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace gantry {
+namespace {
+
+EpochRow Row(int64_t batch, int64_t epoch, double seconds, double samples_per_s) {
+  EpochRow r;
+  r.batch_size = batch;
+  r.epoch = epoch;
+  r.seconds = seconds;
+  r.samples_per_s = samples_per_s;
+  return r;
+}
+
+TEST(TimingReport, SummarizesPerBatchSizeAgainstTheSmallest) {
+  // Rows arrive in run order; the largest batch first on purpose.
+  const std::vector<EpochRow> rows = {Row(512, 1, 20, 3000), Row(512, 2, 22, 2800), Row(64, 1, 100, 600),
+                                      Row(64, 2, 100, 600)};
+  const auto s = SummarizeByBatchSize(rows);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].batch_size, 64);
+  EXPECT_DOUBLE_EQ(s[0].total_seconds, 200);
+  EXPECT_DOUBLE_EQ(s[0].change_vs_smallest, 0.0);
+  EXPECT_EQ(s[1].batch_size, 512);
+  EXPECT_DOUBLE_EQ(s[1].seconds_per_epoch, 21);
+  EXPECT_DOUBLE_EQ(s[1].samples_per_s, 2900);
+  EXPECT_NEAR(s[1].change_vs_smallest, -0.79, 1e-12);
+}
+
+TEST(TimingReport, MarkdownHasOneSummaryLinePerBatch) {
+  EpochRow skipped = Row(128, 1, 60, 1000);
+  skipped.loss_scale_g = 65536;
+  skipped.loss_scale_d = 32768;
+  skipped.skipped_steps_d = 1;
+  skipped.peak_rss_mb = 321.4;
+  const std::string md = TimingMarkdown({Row(64, 1, 100, 600), skipped}, 2, "bf16, dynamic loss scaling");
+  EXPECT_THAT(md, ::testing::HasSubstr("(2 ranks, bf16, dynamic loss scaling)"));
+  EXPECT_THAT(md, ::testing::HasSubstr("| 65536/32768 | 0/1 | 321 |"));
+  EXPECT_THAT(md, ::testing::HasSubstr("| 64 | 1 | 100.0 | 100.0 | 600.0 |"));
+  EXPECT_THAT(md, ::testing::HasSubstr("| -40.0 % |"));
+}
+
+}  // namespace
+}  // namespace gantry

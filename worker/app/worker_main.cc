@@ -1,0 +1,27 @@
+// gantry-worker: trains GANs (train), serves a worker pool (serve) and checks
+// checkpoints (inspect-checkpoint). Each subcommand is one file in worker/app/; this is
+// the only main().
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "worker/app/inspect_command.h"
+#include "worker/app/serve_command.h"
+#include "worker/app/train_command.h"
+
+int main(int argc, char** argv) {
+  using namespace gantry;
+  CLI::App app{"gantry-worker: trains GANs with synchronous data-parallel SGD"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("gantry-worker ") + GANTRY_VERSION);
+  TrainCommand train(app);
+  InspectCommand inspect(app);
+  ServeCommand serve(app);  // the worker pool mode (worker/serve)
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (inspect.selected()) return inspect.Run();
+  if (serve.selected()) return serve.Run(&argc, &argv);
+  return train.Run(&argc, &argv);
+}

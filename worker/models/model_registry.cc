@@ -1,0 +1,40 @@
+#include "worker/models/model_registry.h"
+
+#include <functional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "worker/models/dcgan.h"
+
+namespace gantry {
+namespace {
+
+struct ModelEntry {
+  std::string name;
+  std::function<std::unique_ptr<GanModel>(const TrainConfig&, Device)> make;
+};
+
+const std::vector<ModelEntry>& Entries() {
+  static const auto* entries = new std::vector<ModelEntry>{
+      {"dcgan", [](const TrainConfig& c, Device d) { return std::make_unique<Dcgan>(c.dcgan, d); }},
+  };
+  return *entries;
+}
+
+}  // namespace
+
+std::vector<std::string> RegisteredModels() {
+  std::vector<std::string> names;
+  for (const ModelEntry& e : Entries()) names.push_back(e.name);
+  return names;
+}
+
+absl::StatusOr<std::unique_ptr<GanModel>> MakeModel(const TrainConfig& config, Device device) {
+  for (const ModelEntry& e : Entries()) {
+    if (e.name == config.model) return e.make(config, device);
+  }
+  return absl::InvalidArgumentError(absl::StrCat("--model ", config.model, ": this gantry-worker trains ",
+                                                 absl::StrJoin(RegisteredModels(), ", "), "; use one of them"));
+}
+
+}  // namespace gantry
