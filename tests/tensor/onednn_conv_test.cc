@@ -1,6 +1,7 @@
 // The oneDNN convolutions against the Eigen reference: fp32 to fp32 round-off, bf16 and
 // fp16 against the reference at the same precision (same rounded operands, so only the
 // summation order differs) and against fp32 within the 16-bit formats' rounding bound.
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "worker/tensor/cpu/cpu_backend.h"
 #if GANTRY_HAVE_ONEDNN
 #include "worker/tensor/onednn/onednn_backend.h"
+#include "worker/tensor/onednn/onednn_runtime.h"
 #endif
 
 namespace gantry {
@@ -185,18 +187,29 @@ TEST(OnednnConvTest, BackwardWeightsAccumulates) {
 }
 
 #if GANTRY_HAVE_ONEDNN
+// The route the measurements in onednn_conv_route.cc pick, on what this CPU offers: the
+// one-input-channel backward-data goes to the reference; bf16 backward-weights goes
+// batch-as-channels on bf16 kernels; bf16 without bf16 kernels (AVX2, or AVX-512 without
+// BF16, or ONEDNN_MAX_CPU_ISA below them) runs fp32 kernels on rounded operands.
+ConvRoute ExpectedRoute(const ConvProblem& p, ConvOp op) {
+  if (p.in_channels == 1 && op == ConvOp::kBackwardData) return ConvRoute::kReference;
+  if (p.precision != MathPrecision::kBf16) return ConvRoute::kNative;
+  if (!onednn::NativeBf16Kernels().native) return ConvRoute::kRoundedFp32;
+  return op == ConvOp::kBackwardWeights ? ConvRoute::kBatchAsChannels : ConvRoute::kNative;
+}
+
 // Every op of the DCGAN's problems has oneDNN kernels on the native and batch-as-channels
-// routes (no silent fallback), and the measured choice sends only the one-input-channel
-// backward-data to the reference.
+// routes (no silent fallback to the reference, on any x86-64 CPU), and the automatic
+// choice is the one ExpectedRoute gives for this CPU.
 TEST(OnednnConvTest, DcganProblemsRunWhereTheRoutesSay) {
+  SCOPED_TRACE("bf16 kernels: " + onednn::NativeBf16Kernels().isa);
   for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16}) {
     for (int i = 0; i < 3; ++i) {
       ConvProblem p = Problems()[static_cast<size_t>(i)];
       p.precision = prec;
       for (ConvOp op : {ConvOp::kForward, ConvOp::kBackwardData, ConvOp::kBackwardWeights}) {
         SCOPED_TRACE(p.ToString() + " " + OpName(op));
-        const bool reference = p.in_channels == 1 && op == ConvOp::kBackwardData;
-        EXPECT_EQ(OnednnBackend::ChooseConvRoute(p, op) == ConvRoute::kReference, reference);
+        EXPECT_EQ(ConvRouteName(OnednnBackend::ChooseConvRoute(p, op)), ConvRouteName(ExpectedRoute(p, op)));
         for (const char* route : {"native", "batch-as-channels"}) {
           SelectRoute(route);
           EXPECT_EQ(OnednnBackend::ConvImplementation(p, op).find("eigen"), std::string::npos) << route;
@@ -205,6 +218,17 @@ TEST(OnednnConvTest, DcganProblemsRunWhereTheRoutesSay) {
       }
     }
   }
+}
+
+// CTest runs the kernel and training tests a second time under ONEDNN_MAX_CPU_ISA=AVX2
+// (tests/CMakeLists.txt): proof that the cap took, so those runs cover CPUs without bf16
+// units whatever CPU runs them, and that the log says so.
+TEST(OnednnRuntime, AnAvx2CapLeavesNoBf16Kernels) {
+  const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
+  if (cap == nullptr || std::string(cap) != "AVX2") GTEST_SKIP() << "runs under ONEDNN_MAX_CPU_ISA=AVX2 only";
+  EXPECT_FALSE(onednn::NativeBf16Kernels().native) << onednn::NativeBf16Kernels().isa;
+  EXPECT_NE(OnednnCpuBackend().ProductPath(MathPrecision::kBf16).find("fp32 kernels on operands rounded to bf16"),
+            std::string::npos);
 }
 #endif
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "worker/tensor/conv_problem.h"
@@ -25,6 +26,9 @@ class Backend {
   // Returns once every op queued so far has finished. The CPU backends finish each op
   // before returning; a GPU backend queues them, so timings and host reads wait here.
   virtual void Synchronize() {}
+  // How products (GEMM, convolutions) with operands at `precision` run on this backend,
+  // and why where it is not the obvious way, for the run's log and run.json.
+  virtual std::string ProductPath(MathPrecision precision) const = 0;
 
   // --- dense algebra -------------------------------------------------------------
   // C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C. op(X) is X or X^T; lda/ldb/ldc

@@ -37,13 +37,15 @@ nlohmann::ordered_json LossScaleJson(const LossScaleConfig& ls) {
 
 std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, const std::string& data_dir,
                             int64_t train_images,
-                            const std::string& backend, int world_size, const std::string& transport) {
+                            const std::string& backend, const std::string& product_path, int world_size,
+                            const std::string& transport) {
   nlohmann::ordered_json j;
   j["gantry_version"] = GANTRY_VERSION;
   j["started_utc"] = UtcNow();
   j["host"] = ThisHostName();
   j["compiler"] = absl::StrFormat("g++ %d.%d.%d", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
   j["backend"] = backend;
+  j["products"] = product_path;
   j["device"] = c.device;
   j["world_size"] = world_size;
   j["transport"] = transport;

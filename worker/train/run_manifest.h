@@ -9,11 +9,13 @@
 
 namespace gantry {
 
-// `backend` names the kernel backend; `data_dir` is the resolved data folder;
+// `backend` names the kernel backend and `product_path` says how it runs the products at
+// the run's precision (Backend::ProductPath); `data_dir` is the resolved data folder;
 // `world_size` ranks joined over `transport` ("local" or "mpi"). `settings` are the ones
 // `config` was resolved from.
 std::string RunManifestJson(const TrainConfig& config, const RawSettings& settings, const std::string& data_dir,
                             int64_t train_images,
-                            const std::string& backend, int world_size, const std::string& transport);
+                            const std::string& backend, const std::string& product_path, int world_size,
+                            const std::string& transport);
 
 }  // namespace gantry

@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/file_io.h"
 #include "spdlog/spdlog.h"
+#include "spec/mixed_precision.h"
 #include "worker/data/mnist_dataset.h"
 #include "worker/train/resume.h"
 #include "worker/train/run_folder.h"
@@ -109,6 +110,8 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
 
   Backend& backend = *device->backend;
+  const std::string product_path = backend.ProductPath(config.mixed.precision);
+  if (root) spdlog::info("{} products: {}", PrecisionName(config.mixed.precision), product_path);
   const std::string transport =
       device->gradient_comm ? device->gradient_comm->backend_name() : comm.backend_name();  // of the gradients
   std::optional<TrainingState> state;
@@ -132,7 +135,7 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
     state = std::move(*loaded);
   } else if (root) {
     status = folder->WriteRunJson(RunManifestJson(config, shared->raw, data_dir, (*data)->count,
-                                                  std::string(backend.name()), comm.size(), transport));
+                                                  std::string(backend.name()), product_path, comm.size(), transport));
     if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kFailed, status);
   }
   Trainer trainer(config, **data, folder ? &*folder : nullptr, comm, Clock::Real(), backend);

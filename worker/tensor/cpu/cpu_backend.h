@@ -18,6 +18,7 @@ class EigenCpuBackend : public Backend {
   static constexpr int64_t kDefaultMaxColumnFloats = int64_t{16} << 20;
 
   std::string_view name() const override { return "eigen"; }
+  std::string ProductPath(MathPrecision precision) const override;
 
   // Caps the convolutions' column buffer at `floats`: a chunk of samples lowered
   // together holds no more samples than fit (at least one), and fewer where a narrower

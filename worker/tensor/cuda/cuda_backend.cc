@@ -10,6 +10,12 @@
 #include "worker/tensor/cuda/device_buffer.h"
 
 namespace gantry {
+
+std::string CudaBackend::ProductPath(MathPrecision precision) const {
+  if (precision == MathPrecision::kFp32) return "cuBLAS fp32 kernels (TF32 off)";
+  return "cuBLAS " + std::string(MathPrecisionName(precision)) + " tensor-core kernels, fp32 accumulation";
+}
+
 namespace {
 
 cudaStream_t Stream() { return static_cast<cudaStream_t>(cuda::ComputeStream()); }

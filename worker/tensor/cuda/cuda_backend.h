@@ -26,6 +26,7 @@ namespace gantry {
 class CudaBackend : public Backend {
  public:
   std::string_view name() const override { return "cuda"; }
+  std::string ProductPath(MathPrecision precision) const override;
   Device device() const override { return Device::kCuda; }
   void Synchronize() override;
 

@@ -37,6 +37,7 @@ std::string_view ConvRouteName(ConvRoute route);
 class OnednnBackend : public EigenCpuBackend {
  public:
   std::string_view name() const override { return "onednn"; }
+  std::string ProductPath(MathPrecision precision) const override;
 
   using Backend::Gemm;
   void Gemm(MathPrecision precision, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,

@@ -17,11 +17,11 @@ using onednn::Runtime;
 using onednn::Slot;
 
 // The problem a route hands to oneDNN: bf16 kernels for bf16 (unless the route is
-// kRoundedFp32), fp32 kernels otherwise; fp16 always (oneDNN 2.6 has no x86 fp16
-// kernels) and kRoundedFp32 round the operands first, which is the reference semantics
-// exactly.
+// kRoundedFp32 or the CPU has none), fp32 kernels otherwise; fp16 always (oneDNN 2.6 has
+// no x86 fp16 kernels), bf16 without bf16 kernels and kRoundedFp32 round the operands
+// first, which is the reference semantics exactly.
 ConvProblem KernelProblem(ConvRoute route, ConvProblem p) {
-  if (route == ConvRoute::kRoundedFp32 || p.precision == MathPrecision::kFp16) p.precision = MathPrecision::kFp32;
+  if (route == ConvRoute::kRoundedFp32 || onednn::RunsOnFp32Kernels(p.precision)) p.precision = MathPrecision::kFp32;
   return p;
 }
 

@@ -18,6 +18,7 @@
 #include <atomic>
 
 #include "worker/tensor/onednn/onednn_backend.h"
+#include "worker/tensor/onednn/onednn_runtime.h"
 
 namespace gantry {
 namespace {
@@ -42,16 +43,20 @@ void OnednnBackend::ForceConvRoute(std::optional<ConvRoute> route) {
 }
 
 ConvRoute OnednnBackend::ChooseConvRoute(const ConvProblem& p, ConvOp op) {
-  // oneDNN 2.6 has no fp16 kernels for x86 CPUs; batch-as-channels is a
-  // backward-weights route only.
-  const auto native_or_rounded = [&p, op](ConvRoute r) {
+  // fp16 (no x86 fp16 kernels in oneDNN 2.6) and bf16 on a CPU without bf16 kernels have
+  // no native route; batch-as-channels is a backward-weights route only.
+  const bool fp32_kernels = onednn::RunsOnFp32Kernels(p.precision);
+  const auto native_or_rounded = [fp32_kernels, op](ConvRoute r) {
     if (r == ConvRoute::kBatchAsChannels && op != ConvOp::kBackwardWeights) r = ConvRoute::kNative;
-    return r == ConvRoute::kNative && p.precision == MathPrecision::kFp16 ? ConvRoute::kRoundedFp32 : r;
+    return r == ConvRoute::kNative && fp32_kernels ? ConvRoute::kRoundedFp32 : r;
   };
   const int forced = forced_route.load();
   if (forced >= 0) return native_or_rounded(static_cast<ConvRoute>(forced));
   if (p.in_channels == 1 && op == ConvOp::kBackwardData) return ConvRoute::kReference;
-  if (p.precision == MathPrecision::kBf16 && op == ConvOp::kBackwardWeights) return ConvRoute::kBatchAsChannels;
+  // Batch-as-channels wins only on bf16 kernels (on fp32 ones it loses, see above).
+  if (p.precision == MathPrecision::kBf16 && !fp32_kernels && op == ConvOp::kBackwardWeights) {
+    return ConvRoute::kBatchAsChannels;
+  }
   return native_or_rounded(ConvRoute::kNative);
 }
 

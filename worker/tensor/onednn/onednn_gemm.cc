@@ -106,8 +106,8 @@ void OnednnBackend::Gemm(MathPrecision precision, bool trans_a, bool trans_b, in
   if (m <= 1 || n <= 1 || k == 0) {
     return EigenCpuBackend::Gemm(precision, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
-  if (precision == MathPrecision::kFp16) {
-    // No fp16 kernels in oneDNN 2.6 for x86: fp32 on operands rounded to fp16 values.
+  if (onednn::RunsOnFp32Kernels(precision)) {
+    // fp32 kernels on operands rounded to the precision's values: the same numbers.
     Runtime& rt = Runtime::ForThisThread();
     auto* ra = static_cast<float*>(rt.Buffer(Slot::kStagingA, static_cast<size_t>(a_rows * a_cols) * sizeof(float)));
     auto* rb = static_cast<float*>(rt.Buffer(Slot::kStagingB, static_cast<size_t>(b_rows * b_cols) * sizeof(float)));

@@ -40,7 +40,7 @@ const char* IsaName(dnnl::cpu_isa isa) {
 // What oneDNN runs bf16 products on, on this CPU. get_effective_cpu_isa() reports only
 // the cap ("all" unless ONEDNN_MAX_CPU_ISA is set), so ask a tiny bf16 matmul which
 // implementation it chose: the name carries the ISA.
-const char* DetectedIsa() {
+Bf16Kernels ProbeBf16Kernels() {
   const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
@@ -49,15 +49,24 @@ const char* DetectedIsa() {
   try {
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), eng);
     const std::string impl = pd.impl_info_str();
-    if (impl.find("amx") != std::string::npos) return IsaName(dnnl::cpu_isa::avx512_core_amx);
-    if (impl.find("bf16") != std::string::npos) return IsaName(dnnl::cpu_isa::avx512_core_bf16);
-    return "no native bf16 kernels (bf16 matmul falls back to a reference implementation)";
+    if (impl.find("amx") != std::string::npos) return {true, IsaName(dnnl::cpu_isa::avx512_core_amx)};
+    if (impl.find("bf16") != std::string::npos) return {true, IsaName(dnnl::cpu_isa::avx512_core_bf16)};
+    return {false, "oneDNN's bf16 matmul here is \"" + impl + "\""};
   } catch (const dnnl::error&) {
-    return "no bf16 matmul";
+    return {false, "oneDNN has no bf16 matmul here"};
   }
 }
 
 }  // namespace
+
+const Bf16Kernels& NativeBf16Kernels() {
+  static const Bf16Kernels probed = ProbeBf16Kernels();
+  return probed;
+}
+
+bool RunsOnFp32Kernels(MathPrecision precision) {
+  return precision == MathPrecision::kFp16 || (precision == MathPrecision::kBf16 && !NativeBf16Kernels().native);
+}
 
 Runtime::Runtime() : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) { PinThisThreadToOneThread(); }
 
@@ -87,7 +96,8 @@ std::string Describe() {
 #else
     << "sequential runtime"
 #endif
-    << ", 1 thread per rank), bf16 kernels: " << DetectedIsa();
+    << ", 1 thread per rank), bf16 kernels: "
+    << (NativeBf16Kernels().native ? NativeBf16Kernels().isa : "none (" + NativeBf16Kernels().isa + ")");
   return s.str();
 }
 

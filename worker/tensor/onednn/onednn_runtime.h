@@ -8,6 +8,7 @@
 #include <string>
 
 #include "oneapi/dnnl/dnnl.hpp"
+#include "common/math_precision.h"
 
 namespace gantry::onednn {
 
@@ -40,6 +41,22 @@ class Runtime {
   dnnl::stream stream_;
   Block blocks_[static_cast<int>(Slot::kCount)];
 };
+
+// Whether oneDNN has bf16 kernels on this CPU (AVX512-BF16 or AMX, under the cap
+// ONEDNN_MAX_CPU_ISA sets), and which ISA runs them. Probed once per process: both the
+// CPU and the cap are fixed for its lifetime. Without them, bf16 products run oneDNN's
+// fp32 kernels on operands rounded to bf16 (the same numbers, at fp32 speed) instead of
+// oneDNN's slow reference bf16 kernels.
+struct Bf16Kernels {
+  bool native = false;
+  std::string isa;  // native: the ISA ("avx512_core_bf16"); else why there are none
+};
+const Bf16Kernels& NativeBf16Kernels();
+
+// Whether products at `precision` run oneDNN's fp32 kernels on rounded operands rather
+// than kernels of that precision: fp16 always (oneDNN 2.6 has no x86 fp16 kernels), bf16
+// where the CPU has no bf16 kernels.
+bool RunsOnFp32Kernels(MathPrecision precision);
 
 // "oneDNN 2.6.3 (OpenMP runtime, 1 thread per rank), ISA: ..." for logs and benchmarks.
 std::string Describe();
