@@ -169,6 +169,14 @@ TEST(WorkerCli, OrdinaryMistakesExitTwoNamingTheCause) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("not a directory; --data-dir takes the folder holding the IDX files, not a file"));
 
+  // A run file nested past the parser (the other run-file and batch-size mistakes are
+  // unit tests in tests/spec: each run of the binary here costs seconds of MPI start-up).
+  const std::string deep = ::testing::TempDir() + "/mistake_deep.yaml";
+  std::ofstream(deep) << "epochs: " << std::string(5000, '[') << std::string(5000, ']') << "\n";
+  r = RunWorker("train --config " + deep);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("nested too deeply for the YAML parser"));
+
   // The pool's token, as the CLI's: a control character is refused before any call.
   r = RunWorker("serve --coordinator 127.0.0.1:1 --token \"$(printf 'c0ffee\\001zz0123456789')\"");
   EXPECT_EQ(r.exit_code, 2) << r.output;
