@@ -27,8 +27,8 @@ class EventPrinter {
       std::printf("%s\n", ToJson(event).c_str());
     } else if (event.has_state()) {
       const v1::StateChange& s = event.state();
-      std::printf("[%s] %s %s: %s\n", FormatTime(event.unix_ms()).c_str(), event.job_id().c_str(),
-                  JobStateName(s.state()).c_str(), s.message().c_str());
+      std::printf("[%s] %s %s: %s\n", FormatTime(event.unix_ms()).c_str(), Shown(event.job_id()).c_str(),
+                  JobStateName(s.state()).c_str(), Shown(s.message()).c_str());
     } else if (event.has_epoch()) {
       // The worker's own end-of-run table, its header once.
       const std::vector<std::string> lines =

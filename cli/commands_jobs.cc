@@ -21,14 +21,16 @@ int FailCall(const Client& client, const grpc::Status& status) {
 
 int Submit(Client& client, const SubmitArgs& args) {
   absl::StatusOr<v1::SubmitJobRequest> request = BuildSubmitRequest(args);
-  if (!request.ok()) return Fail(request.status(), client.flags().json);
+  // A run file or flag that is wrong here is bad usage (2), whatever errno said: not
+  // "job not found" (3) for a missing file, nor "unauthenticated" (4) for an unreadable one.
+  if (!request.ok()) return Fail(absl::InvalidArgumentError(request.status().message()), client.flags().json);
   v1::Job job;
   grpc::Status status = client.stub().SubmitJob(client.Context().get(), *request, &job);
   if (!status.ok()) return FailCall(client, status);
   if (client.flags().json) {
     std::printf("%s\n", ToJson(job).c_str());
   } else {
-    std::printf("submitted %s (%s)\n", job.id().c_str(), JobStateName(job.state()).c_str());
+    std::printf("submitted %s (%s)\n", Shown(job.id()).c_str(), JobStateName(job.state()).c_str());
   }
   std::fflush(stdout);
   if (!args.watch) return kExitOk;
@@ -56,7 +58,7 @@ int Jobs(Client& client, const std::string& state) {
   if (client.flags().json) {
     nlohmann::json list = nlohmann::json::array();
     for (const v1::Job& job : jobs) list.push_back(ToJsonValue(job));
-    std::printf("%s\n", nlohmann::json{{"jobs", list}}.dump().c_str());
+    std::printf("%s\n", DumpJson(nlohmann::json{{"jobs", list}}).c_str());
   } else {
     std::printf("%s", JobsTable(jobs).c_str());
   }
@@ -82,9 +84,10 @@ int Cancel(Client& client, const std::string& job_id) {
   if (client.flags().json) {
     std::printf("%s\n", ToJson(job).c_str());
   } else if (job.state() == v1::JOB_STATE_CANCELLING) {
-    std::printf("%s: cancelling (%s stops at its next report)\n", job.id().c_str(), job.group_id().c_str());
+    std::printf("%s: cancelling (%s stops at its next report)\n", Shown(job.id()).c_str(),
+                Shown(job.group_id()).c_str());
   } else {
-    std::printf("%s: %s\n", job.id().c_str(), JobStateName(job.state()).c_str());
+    std::printf("%s: %s\n", Shown(job.id()).c_str(), JobStateName(job.state()).c_str());
   }
   return kExitOk;
 }

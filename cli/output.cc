@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "cli/exit_codes.h"
+#include "common/printable_text.h"
 #include "nlohmann/json.hpp"
 
 namespace gantry::cli {
@@ -32,7 +33,13 @@ const char* GroupStateName(v1::GroupState state) {
 
 }  // namespace
 
-std::string ToJson(const google::protobuf::Message& message) { return ToJsonValue(message).dump(); }
+std::string ToJson(const google::protobuf::Message& message) { return DumpJson(ToJsonValue(message)); }
+
+std::string DumpJson(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string Shown(absl::string_view text) { return EscapeForTerminal(text); }
 
 std::string FormatTime(int64_t unix_ms) {
   if (unix_ms == 0) return "-";
@@ -56,10 +63,10 @@ std::string JobsTable(const std::vector<v1::Job>& jobs) {
   std::string out = absl::StrFormat("%-10s %-10s %-5s %-8s %-6s %-16s %-19s %s\n", "ID", "STATE", "RANKS", "ATTEMPTS",
                                     "EPOCHS", "PROGRESS", "SUBMITTED", "NAME");
   for (const v1::Job& job : jobs) {
-    absl::StrAppendFormat(&out, "%-10s %-10s %-5s %-8s %-6d %-16s %-19s %s\n", job.id(), JobStateName(job.state()),
-                          job.world_size() == 0 ? "any" : absl::StrCat(job.world_size()),
+    absl::StrAppendFormat(&out, "%-10s %-10s %-5s %-8s %-6d %-16s %-19s %s\n", Shown(job.id()),
+                          JobStateName(job.state()), job.world_size() == 0 ? "any" : absl::StrCat(job.world_size()),
                           absl::StrCat(job.attempts(), "/", job.max_attempts()), job.epochs_reported(),
-                          ProgressText(job), FormatTime(job.created_unix_ms()), job.name());
+                          ProgressText(job), FormatTime(job.created_unix_ms()), Shown(job.name()));
   }
   return out;
 }
@@ -67,12 +74,12 @@ std::string JobsTable(const std::vector<v1::Job>& jobs) {
 std::string JobStatusText(const v1::Job& job) {
   std::string out;
   auto line = [&](const char* key, const std::string& value) { absl::StrAppendFormat(&out, "%-12s %s\n", key, value); };
-  line("id", job.id());
-  if (!job.name().empty()) line("name", job.name());
+  line("id", Shown(job.id()));
+  if (!job.name().empty()) line("name", Shown(job.name()));
   line("state", JobStateName(job.state()));
   line("ranks", job.world_size() == 0 ? "any" : absl::StrCat(job.world_size()));
   line("attempts", absl::StrCat(job.attempts(), " of ", job.max_attempts()));
-  if (!job.group_id().empty()) line("group", job.group_id());
+  if (!job.group_id().empty()) line("group", Shown(job.group_id()));
   line("submitted", FormatTime(job.created_unix_ms()));
   line("started", FormatTime(job.started_unix_ms()));
   line("finished", FormatTime(job.finished_unix_ms()));
@@ -90,13 +97,13 @@ std::string JobStatusText(const v1::Job& job) {
   }
   if (job.has_checkpoint()) {
     const v1::CheckpointRef& c = job.checkpoint();
-    line("run folder", absl::StrCat(c.host(), ":", c.run_folder()));
+    line("run folder", Shown(absl::StrCat(c.host(), ":", c.run_folder())));
     line("checkpoint", c.run_step() == 0 ? "none yet"
                                          : absl::StrFormat("step %d (resumes at batch %d epoch %d after step %d), %s",
                                                            c.run_step(), c.batch_size(), c.epoch(), c.step_in_epoch(),
                                                            FormatTime(c.unix_ms())));
   }
-  if (!job.error().empty()) line("error", job.error());
+  if (!job.error().empty()) line("error", Shown(job.error()));
   return out;
 }
 
@@ -104,21 +111,22 @@ std::string GroupsTable(const v1::ListGroupsResponse& groups) {
   std::string out = absl::StrFormat("%-10s %-5s %-6s %-10s %-9s %-20s %-20s %s\n", "ID", "RANKS", "STATE", "JOB",
                                     "HEARTBEAT", "NAME", "HOSTS", "DEVICES");
   for (const v1::Group& g : groups.groups()) {
-    absl::StrAppendFormat(&out, "%-10s %-5d %-6s %-10s %-9s %-20s %-20s %s\n", g.id(), g.world_size(),
-                          GroupStateName(g.state()), g.job_id().empty() ? "-" : g.job_id(),
-                          absl::StrFormat("%.0fs ago", g.seconds_since_heartbeat()), g.name().empty() ? "-" : g.name(),
-                          absl::StrJoin(g.hosts(), ","), g.devices().empty() ? "-" : absl::StrJoin(g.devices(), ","));
+    absl::StrAppendFormat(&out, "%-10s %-5d %-6s %-10s %-9s %-20s %-20s %s\n", Shown(g.id()), g.world_size(),
+                          GroupStateName(g.state()), g.job_id().empty() ? "-" : Shown(g.job_id()),
+                          absl::StrFormat("%.0fs ago", g.seconds_since_heartbeat()),
+                          g.name().empty() ? "-" : Shown(g.name()), Shown(absl::StrJoin(g.hosts(), ",")),
+                          g.devices().empty() ? "-" : Shown(absl::StrJoin(g.devices(), ",")));
   }
   return out;
 }
 
 int Fail(const grpc::Status& status, bool json) {
-  std::fprintf(stderr, "gantry: %s\n", status.error_message().c_str());
+  std::fprintf(stderr, "gantry: %s\n", Shown(status.error_message()).c_str());
   if (json) {
     nlohmann::json j;
     j["error"]["code"] = absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
     j["error"]["message"] = status.error_message();
-    std::printf("%s\n", j.dump().c_str());
+    std::printf("%s\n", DumpJson(j).c_str());
   }
   return ExitCodeFor(status.error_code());
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include "absl/strings/string_view.h"
 #include <vector>
 
 #include <grpcpp/support/status.h>
@@ -19,6 +20,15 @@ namespace gantry::cli {
 nlohmann::json ToJsonValue(const google::protobuf::Message& message);
 // ToJsonValue on one line.
 std::string ToJson(const google::protobuf::Message& message);
+// `j` as JSON text (indented by `indent` spaces, or on one line for -1). Control
+// characters come out as \u escapes; a byte that is not UTF-8 (a server's error text
+// can hold anything) is replaced by U+FFFD instead of ending the program.
+std::string DumpJson(const nlohmann::json& j, int indent = -1);
+
+// Text from the coordinator (a job's name, an error, a host), safe to print in a table:
+// control characters and escape sequences shown escaped (EscapeForTerminal), so a name
+// cannot rewrite the terminal or forge a row.
+std::string Shown(absl::string_view text);
 
 // Local time "2026-11-22 07:12:45", or "-" for 0.
 std::string FormatTime(int64_t unix_ms);

@@ -58,7 +58,7 @@ std::string ReportJson(const v1::JobReport& report) {
   }
   j["stragglers"] = nlohmann::json::array();
   for (const v1::StragglerEvent& e : report.stragglers()) j["stragglers"].push_back(ToJsonValue(e));
-  return j.dump(2);
+  return DumpJson(j, 2);
 }
 
 }  // namespace gantry::cli

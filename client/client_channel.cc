@@ -3,9 +3,9 @@
 #include <chrono>
 #include <filesystem>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/file_io.h"
+#include "common/printable_text.h"
 
 namespace gantry {
 namespace {
@@ -18,11 +18,13 @@ absl::StatusOr<std::string> ReadText(const std::string& flag, const std::string&
 
 }  // namespace
 
-absl::StatusOr<std::string> ResolveToken(const std::string& given) {
-  if (given.empty() || !std::filesystem::is_regular_file(given)) return given;
-  absl::StatusOr<std::string> text = ReadText("--token", given);
+absl::StatusOr<std::string> ResolveToken(const std::string& given, const std::string& source) {
+  if (given.empty()) return given;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(given, error)) return CleanToken(given, source);
+  absl::StatusOr<std::string> text = ReadText(source, given);
   if (!text.ok()) return text.status();
-  return std::string(absl::StripAsciiWhitespace(*text));
+  return CleanToken(*text, absl::StrCat(source, " file ", given));
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ClientCredentials(bool tls, const std::string& tls_ca) {

@@ -12,9 +12,13 @@
 
 namespace gantry {
 
-// A token given as the path of a regular file is read from it, surrounding whitespace
-// stripped (so it stays out of `ps` and shell history); anything else is the token.
-absl::StatusOr<std::string> ResolveToken(const std::string& given);
+// A token given as the path of a regular file is read from it (so it stays out of `ps`
+// and shell history); anything else is the token. Either way it is cleaned (CleanToken,
+// common/printable_text.h): surrounding whitespace such as the newline of `$(cat tok)`
+// is removed, and a control character or non-ASCII byte, which gRPC would abort on, is
+// refused naming `source` (the flag or variable it came from). Empty stays empty (no
+// token).
+absl::StatusOr<std::string> ResolveToken(const std::string& given, const std::string& source = "--token");
 
 // Insecure credentials, or TLS when `tls` is set or a CA file is given (`tls_ca`: PEM
 // roots, read here; empty: the system roots). Errors name --tls-ca.

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "client/client_channel.h"
+#include "common/host_port.h"
 
 namespace gantry {
 namespace {
@@ -15,13 +16,22 @@ std::string FromEnv(const char* name) {
 }  // namespace
 
 absl::StatusOr<CoordinatorTarget> ResolveTarget(CoordinatorTarget given, const std::string& fallback_address) {
-  if (given.address.empty()) given.address = FromEnv("GANTRY_COORDINATOR");
+  const char* address_source = "--coordinator";
+  if (given.address.empty()) {
+    given.address = FromEnv("GANTRY_COORDINATOR");
+    address_source = "GANTRY_COORDINATOR";
+  }
   if (given.address.empty()) given.address = fallback_address;
   if (given.address.empty()) {
     return absl::InvalidArgumentError("--coordinator: give the coordinator's HOST:PORT (or set GANTRY_COORDINATOR)");
   }
-  if (given.token.empty()) given.token = FromEnv("GANTRY_TOKEN");
-  absl::StatusOr<std::string> token = ResolveToken(given.token);
+  if (absl::Status port = CheckAddressPort(address_source, given.address, PortZero::kRefused); !port.ok()) return port;
+  const char* token_source = "--token";
+  if (given.token.empty()) {
+    given.token = FromEnv("GANTRY_TOKEN");
+    token_source = "GANTRY_TOKEN";
+  }
+  absl::StatusOr<std::string> token = ResolveToken(given.token, token_source);
   if (!token.ok()) return token.status();
   given.token = *std::move(token);
   return given;

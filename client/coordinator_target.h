@@ -21,9 +21,9 @@ struct CoordinatorTarget {
 };
 
 // `given` with GANTRY_COORDINATOR for an empty address (then `fallback_address`, when not
-// empty), GANTRY_TOKEN for an empty token, and the token read from its file
-// (ResolveToken). INVALID_ARGUMENT naming the flag or variable: no address at all, an
-// unreadable token file.
+// empty), GANTRY_TOKEN for an empty token, and the token read from its file and cleaned
+// (ResolveToken). INVALID_ARGUMENT naming the flag or variable: no address at all, a
+// port out of 1..65535, an unreadable token file, a token that is not printable ASCII.
 absl::StatusOr<CoordinatorTarget> ResolveTarget(CoordinatorTarget given, const std::string& fallback_address = "");
 
 // A channel to a resolved target: its credentials (TLS when asked), keepalive pings, and

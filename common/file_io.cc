@@ -35,6 +35,15 @@ void SyncParentDir(const std::string& path) {
   ::close(fd);
 }
 
+// FileError for reading: a permission error means the file cannot be read, whatever
+// FileError's hint for writers says.
+absl::Status ReadError(const std::string& path, const std::string& what, int error_number) {
+  if (error_number != EACCES && error_number != EPERM) return FileError(path, what, error_number);
+  return absl::Status(absl::ErrnoToStatusCode(error_number),
+                      absl::StrCat(path, ": ", what, ": ", std::strerror(error_number),
+                                   " (not readable: check its permissions and those of its folders)"));
+}
+
 }  // namespace
 
 absl::Status FileError(const std::string& path, const std::string& what, int error_number) {
@@ -72,12 +81,12 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
 absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, size_t max_bytes) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return FileError(path, "cannot open", errno);
+  if (fd < 0) return ReadError(path, "cannot open", errno);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int error = errno;
     ::close(fd);
-    return FileError(path, "cannot stat", error);
+    return ReadError(path, "cannot stat", error);
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -99,7 +108,7 @@ absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, size
     if (n < 0) {
       const int error = errno;
       ::close(fd);
-      return FileError(path, "read failed", error);
+      return ReadError(path, "read failed", error);
     }
     if (n == 0) break;
     // A file that grows while it is read is still bounded.

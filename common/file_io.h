@@ -29,8 +29,10 @@ absl::Status WriteFileAtomically(const std::string& path, std::initializer_list<
 absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
 
 // The whole contents of the regular file `path`, at most `max_bytes` of them. Errors name
-// the path: missing, unreadable, a folder, not a regular file (a FIFO or device is
-// refused without waiting on it), or larger than `max_bytes` (INVALID_ARGUMENT).
+// the path: missing, unreadable ("not readable" for a permission error), a folder, not
+// a regular file (a FIFO or device is refused without waiting on it), or larger than
+// `max_bytes` (INVALID_ARGUMENT; checked on the size before reading, and again while
+// reading).
 absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, size_t max_bytes = SIZE_MAX);
 
 // Appends `text` to `path` (creating it) and fsyncs it.

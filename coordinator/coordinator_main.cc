@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   CLI::App app{"gantry-coordinator: queues GAN training runs and hands them to worker groups over gRPC"};
   ServerOptions options;
   std::string port_file;
-  app.add_option("--listen", options.listen, "host:port to serve on (port 0: any free port)")
+  app.add_option("--listen", options.listen, "host:port to serve on; port 1..65535, or 0 for any free port (see --port-file)")
       ->default_val(options.listen);
   app.add_option("--db", options.db_path, "SQLite job database (created when missing)")->required();
   app.add_option("--data-root", options.data_roots,

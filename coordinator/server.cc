@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/file_io.h"
+#include "common/host_port.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 
@@ -39,7 +40,8 @@ absl::Status CheckOptions(const ServerOptions& options) {
         absl::StrCat("--max-attempts ", options.max_attempts, ": not in [1, ", RequestBounds::kMaxAttempts, "]"));
   }
   if (options.db_path.empty()) return absl::InvalidArgumentError("--db: give the path of the job database");
-  return absl::OkStatus();
+  // gRPC would take port 99999 modulo 65536, or pick a random one, without a word.
+  return CheckAddressPort("--listen", options.listen, PortZero::kAnyFree);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ class Server;
 namespace gantry {
 
 struct ServerOptions {
-  std::string listen = "127.0.0.1:50051";  // host:port; port 0 picks a free one
+  std::string listen = "127.0.0.1:50051";  // host:port, port 1..65535; port 0 picks a free one
   std::string db_path;
   std::vector<std::string> data_roots;
   std::string token_file;                  // empty: no authentication

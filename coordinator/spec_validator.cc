@@ -1,6 +1,9 @@
 #include "coordinator/spec_validator.h"
 
+#include <sys/stat.h>
+
 #include "absl/strings/str_cat.h"
+#include "common/printable_text.h"
 #include "common/status_macros.h"
 #include "spec/batch_fit.h"
 #include "spec/run_spec_settings.h"
@@ -30,6 +33,25 @@ absl::Status CheckEachSetting(const SpecSettings& settings) {
   return absl::OkStatus();
 }
 
+// A dataset is a folder of IDX files; a file there would only fail later, on a worker.
+absl::Status CheckIsFolder(const std::string& field, const std::string& resolved) {
+  struct stat st {};
+  if (::stat(resolved.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(field, ": '", resolved,
+                                                 "' is a file, expected a folder (the one holding the dataset's "
+                                                 "IDX files; give its folder, not one of its files)"));
+}
+
+// A job's name is shown in `gantry jobs` on other people's terminals: a newline or an
+// escape sequence in it would rewrite their screen.
+absl::Status CheckPrintableName(const std::string& name) {
+  const UnprintableByte bad = FindUnprintable(name, /*ascii_only=*/false);
+  if (!bad.found) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("name: holds a control character or invalid UTF-8 (",
+                                                 DescribeUnprintable(bad),
+                                                 "); a job name is one line of printable text"));
+}
+
 }  // namespace
 
 absl::StatusOr<ResolvedSpec> SpecValidator::Resolve(const v1::RunSpec& spec) const {
@@ -46,6 +68,7 @@ absl::StatusOr<ResolvedSpec> SpecValidator::Resolve(const v1::RunSpec& spec) con
                                 ? absl::StrCat("spec.data_dir (unset: the ", config->dataset, " default location)")
                                 : std::string("spec.data_dir");
   ASSIGN_OR_RETURN(std::string data_dir, roots_.Confine(field, EffectiveDataDir(*config)));
+  RETURN_IF_ERROR(CheckIsFolder(field, data_dir));
   ResolvedSpec resolved;
   resolved.batch_sizes = config->batch_sizes;
   resolved.epochs = config->epochs;
@@ -71,6 +94,7 @@ absl::StatusOr<ResolvedSpec> SpecValidator::CheckSubmit(const v1::SubmitJobReque
     return absl::InvalidArgumentError(
         absl::StrCat("name: longer than ", RequestBounds::kMaxNameChars, " characters"));
   }
+  RETURN_IF_ERROR(CheckPrintableName(request.name()));
   if (!allow_debug_settings_) {
     for (const auto& [setting, value] : RunSpecToSettings(request.spec())) {
       if (!IsDebugSetting(setting)) continue;

@@ -4,7 +4,7 @@
 // to ResolveTrainConfig (spec/train_config.h), one setting at a time so that an
 // error names its field ("spec.lr: --lr: bad value ..."), then all together. The data
 // folder (data_dir, or the dataset's default location when unset) must resolve inside
-// one of the coordinator's data roots.
+// one of the coordinator's data roots and be a folder.
 #pragma once
 
 #include <cstdint>
@@ -48,8 +48,9 @@ class SpecValidator {
   absl::StatusOr<ResolvedSpec> Resolve(const v1::RunSpec& spec) const;
 
   // A whole submission: the spec, no debug switch unless allowed, and world_size,
-  // max_attempts and name within bounds; with a world size, every batch size must split
-  // across it (CheckBatchFitsRanks).
+  // max_attempts and name within bounds (the name one line of printable UTF-8, no
+  // control characters); with a world size, every batch size must split across it
+  // (CheckBatchFitsRanks).
   absl::StatusOr<ResolvedSpec> CheckSubmit(const v1::SubmitJobRequest& request) const;
 
   const DataRoots& roots() const { return roots_; }

@@ -1,8 +1,8 @@
 #include "coordinator/token_auth.h"
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/file_io.h"
+#include "common/printable_text.h"
 
 namespace gantry {
 
@@ -21,8 +21,11 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
 absl::StatusOr<TokenAuth> TokenAuth::FromFile(const std::string& path) {
   absl::StatusOr<std::vector<uint8_t>> bytes = ReadFileBytes(path);
   if (!bytes.ok()) return absl::InvalidArgumentError(absl::StrCat("--token-file: ", bytes.status().message()));
-  std::string token(bytes->begin(), bytes->end());
-  absl::StripAsciiWhitespace(&token);
+  absl::StatusOr<std::string> cleaned =
+      CleanToken(absl::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()),
+                 absl::StrCat("--token-file ", path));
+  if (!cleaned.ok()) return cleaned.status();
+  std::string token = *std::move(cleaned);
   if (token.size() < kMinTokenChars) {
     return absl::InvalidArgumentError(absl::StrCat("--token-file ", path, ": the token has ", token.size(),
                                                    " characters, fewer than ", kMinTokenChars,

@@ -18,8 +18,9 @@ class TokenAuth {
  public:
   static constexpr size_t kMinTokenChars = 16;
 
-  // Reads the token: the file's contents without surrounding whitespace.
-  // INVALID_ARGUMENT naming the file when it is unreadable or the token is shorter than
+  // Reads the token: the file's contents without surrounding whitespace (CleanToken).
+  // INVALID_ARGUMENT naming the file when it is unreadable, the token holds a byte that
+  // is not printable ASCII (no client could send it), or it is shorter than
   // kMinTokenChars (make one with `openssl rand -hex 32`).
   static absl::StatusOr<TokenAuth> FromFile(const std::string& path);
   explicit TokenAuth(std::string token) : token_(std::move(token)) {}

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/file_io.h"
+#include "yaml-cpp/depthguard.h"
 #include "yaml-cpp/yaml.h"
 
 namespace gantry {
@@ -44,6 +45,10 @@ absl::StatusOr<RawSettings> ParseRunFile(const std::string& text, const std::str
   YAML::Node root;
   try {
     root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own message for this one is "bad file", which sends people the wrong way.
+    return Refuse(name, absl::StrCat("nested too deeply for the YAML parser (at line ", e.mark.line + 1,
+                                     "); a run file is a flat mapping of setting: value pairs"));
   } catch (const YAML::Exception& e) {
     return Refuse(name, absl::StrCat("not valid YAML/JSON: ", e.what()));
   }

@@ -18,8 +18,9 @@ inline constexpr size_t kMaxRunFileBytes = 1 << 20;
 // comma-separated strings; snake_case keys (data_dir) are the same as kebab-case ones.
 // Refused with INVALID_ARGUMENT (NOT_FOUND when missing), the message naming the file
 // and the fix: not a regular file (a folder, a FIFO), larger than kMaxRunFileBytes, not
-// YAML/JSON, not a mapping, an unknown key, a key given twice, a value that is empty,
-// nested, or not a scalar or a list of scalars. Values are not checked here
+// YAML/JSON, nested too deeply for the YAML parser, not a mapping, an unknown
+// key, a key given twice, a value that is empty, nested, or not a scalar or a list of
+// scalars. Values are not checked here
 // (ResolveTrainConfig does that).
 absl::StatusOr<RawSettings> ReadRunFile(const std::string& path);
 

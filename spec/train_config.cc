@@ -23,7 +23,12 @@ namespace {
 absl::StatusOr<std::vector<int64_t>> ParseBatchSizes(const std::string& name, const std::string& v) {
   constexpr char kAccepted[] = "positive integers, comma-separated, each once, e.g. 64 or 64,128,256,512";
   std::vector<int64_t> sizes;
+  int entry = 0;
   for (absl::string_view part : absl::StrSplit(v, ',')) {
+    ++entry;
+    if (absl::StripAsciiWhitespace(part).empty()) {
+      return Bad(name, v, absl::StrCat("entry ", entry, " is empty; ", kAccepted));
+    }
     int64_t b = 0;
     if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &b) || b <= 0) return Bad(name, v, kAccepted);
     if (std::find(sizes.begin(), sizes.end(), b) != sizes.end()) {

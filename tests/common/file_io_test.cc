@@ -1,9 +1,13 @@
 #include "common/file_io.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace gantry {
@@ -43,6 +47,54 @@ TEST(AppendAndSync, Appends) {
 TEST(FileError, HintsAtTheFix) {
   EXPECT_NE(std::string(FileError("/x", "write failed", ENOSPC).message()).find("disk is full"), std::string::npos);
   EXPECT_NE(std::string(FileError("/x", "cannot create", EROFS).message()).find("not writable"), std::string::npos);
+}
+
+// ReadFileBytes(path)'s error message, read by an unprivileged user: root reads any
+// file, so as root the call runs in a child that has dropped to nobody (65534).
+std::string UnprivilegedReadError(const std::string& path) {
+  if (::geteuid() != 0) return std::string(ReadFileBytes(path).status().message());
+  int fds[2];
+  if (::pipe(fds) != 0) return "pipe failed";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(fds[0]);
+    std::string message = "could not drop privileges";
+    if (::setgid(65534) == 0 && ::setuid(65534) == 0) message = std::string(ReadFileBytes(path).status().message());
+    if (::write(fds[1], message.data(), message.size()) < 0) _exit(1);
+    _exit(0);
+  }
+  ::close(fds[1]);
+  std::string message;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof(buf))) > 0;) message.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return message;
+}
+
+TEST(ReadFileBytes, APermissionErrorSaysNotReadable) {
+  const std::string path = ::testing::TempDir() + "/file_io_unreadable.yaml";
+  std::filesystem::remove(path);
+  std::ofstream(path) << "seed: 1\n";
+  std::filesystem::permissions(path, std::filesystem::perms::none);
+  const std::string message = UnprivilegedReadError(path);
+  EXPECT_THAT(message, ::testing::HasSubstr(path + ": cannot open: Permission denied (not readable"));
+  EXPECT_THAT(message, ::testing::Not(::testing::HasSubstr("writable")));
+}
+
+TEST(ReadFileBytes, RefusesFoldersAndOversizedFilesBeforeReading) {
+  const std::string dir = ::testing::TempDir() + "/file_io_folder";
+  std::filesystem::create_directories(dir);
+  EXPECT_THAT(ReadFileBytes(dir).status().message(), ::testing::HasSubstr("is a directory, expected a file"));
+  // A sparse 64 MiB file: refused on its size, without reading (or allocating) it.
+  const std::string big = ::testing::TempDir() + "/file_io_sparse.bin";
+  std::filesystem::remove(big);
+  std::ofstream(big).close();
+  std::filesystem::resize_file(big, 64u << 20);
+  const absl::StatusOr<std::vector<uint8_t>> refused = ReadFileBytes(big, 1 << 20);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("67108864 bytes, more than the 1048576"));
 }
 
 }  // namespace

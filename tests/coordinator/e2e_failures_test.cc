@@ -140,6 +140,51 @@ TEST(CoordinatorFailures, BadSubmissionsAreRefusedNamingTheField) {
   EXPECT_EQ(RunCommand(Gantry(port, "submit --no-such-flag 1"), 30).exit_code, 2);
 }
 
+// Ordinary mistakes at the CLI end in exit 2 and a line naming the cause: never a gRPC
+// abort (SIGABRT) on a token, never an uncaught exception on a folder.
+TEST(CoordinatorFailures, OrdinaryCliMistakesExitTwoNamingTheCause) {
+  const testing::Folders s = testing::MakeFolders("e2e_mistakes");
+  const std::string token = "c0ffee0123456789c0ffee0123456789";
+  std::ofstream(s.dir + "/token") << token << "\n";
+  testing::CoordinatorProcess coordinator(s.dir, s.dir + "/gantry.db", s.root, {"--token-file", s.dir + "/token"});
+  ASSERT_TRUE(coordinator.started());
+  const int port = coordinator.port();
+  // A trailing newline or CR (from `$(cat tok)` plus a newline, or a Windows file) is trimmed.
+  CommandResult r = RunCommand(Gantry(port, "--token \"" + token + "\n\" jobs"), 30);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  r = RunCommand("env GANTRY_TOKEN=\"$(printf '%s\\r' " + token + ")\" " + Gantry(port, "jobs"), 30);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  // Any other control character is refused by name before a call is made.
+  r = RunCommand(Gantry(port, "--token \"$(printf 'c0ffee\\001zz0123456789')\" jobs"), 30);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--token: the token holds a byte that is not printable ASCII (byte 0x01 at position 6"));
+  r = RunCommand("env GANTRY_TOKEN=\"$(printf 'c0ffee\\033[0m')\" " + Gantry(port, "jobs"), 30);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("GANTRY_TOKEN: the token holds"));
+
+  const std::string auth = "--token " + token + " ";
+  r = RunCommand(Gantry(port, auth + "submit " + s.data), 30);  // a folder as the run file
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(s.data + ": is a directory, expected a file"));
+  r = RunCommand(Gantry(port, auth + "submit " + s.dir + "/no-such-run.yaml"), 30);
+  EXPECT_EQ(r.exit_code, 2) << r.output;  // bad usage, not "job not found" (3)
+  EXPECT_THAT(r.output, HasSubstr("no-such-run.yaml: cannot open run file"));
+  std::ofstream(s.data + "/train-images-idx3-ubyte") << "x";
+  r = RunCommand(Gantry(port, auth + "submit --data-dir " + s.data + "/train-images-idx3-ubyte"), 30);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("is a file, expected a folder"));
+  r = RunCommand(Gantry(port, auth + "submit --data-dir " + s.data + " --name \"$(printf 'a\\033[2J\\nb')\""), 30);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("name: holds a control character"));
+  EXPECT_EQ(RunCommand(Gantry(port, auth + "--json jobs"), 30, false).output, "{\"jobs\":[]}\n");
+
+  for (const char* port_text : {"99999", "65536", "0"}) {
+    r = RunCommand(absl::StrCat(GANTRY_CLI_BIN, " --coordinator 127.0.0.1:", port_text, " jobs"), 30);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(absl::StrCat("--coordinator 127.0.0.1:", port_text, ": port ")));
+  }
+}
+
 TEST(CoordinatorFailures, StartUpProblemsAreNamed) {
   const testing::Folders s = testing::MakeFolders("e2e_startup");
   testing::CoordinatorProcess running(s.dir, s.dir + "/gantry.db", s.root);
@@ -157,6 +202,18 @@ TEST(CoordinatorFailures, StartUpProblemsAreNamed) {
   EXPECT_THAT(r.output, HasSubstr("--data-root"));
   r = RunCommand(absl::StrCat(bin, " --listen 127.0.0.1:0 --db ", s.dir, "/x.db"), 30);
   EXPECT_EQ(r.exit_code, 2);  // --data-root is required
+  // gRPC would serve 99999 on 34463 (modulo 65536) and 65536 on a random port.
+  for (const char* listen : {"127.0.0.1:99999", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:"}) {
+    r = RunCommand(absl::StrCat(bin, " --listen ", listen, " --db ", s.dir, "/x.db --data-root ", s.root), 30);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(absl::StrCat("--listen ", listen, ": "))) << listen;
+  }
+  std::ofstream(s.dir + "/bad_token", std::ios::binary) << "c0ffee0123456789\x01" "c0ffee\n";
+  r = RunCommand(absl::StrCat(bin, " --listen 127.0.0.1:0 --db ", s.dir, "/x.db --data-root ", s.root,
+                              " --token-file ", s.dir, "/bad_token"),
+                 30);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--token-file " + s.dir + "/bad_token: the token holds a byte"));
   const CommandResult unreachable = RunCommand(std::string(GANTRY_CLI_BIN) + " --coordinator 127.0.0.1:1 jobs", 30);
   EXPECT_EQ(unreachable.exit_code, 5);
   EXPECT_THAT(unreachable.output, HasSubstr("cannot reach the coordinator at 127.0.0.1:1"));

@@ -1,6 +1,7 @@
 #include "coordinator/spec_validator.h"
 
 #include <filesystem>
+#include <fstream>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -67,6 +68,25 @@ TEST_F(SpecValidatorTest, DataOutsideTheRootsIsRefused) {
   // Unset, the dataset's Debian location is checked, and it is not under this root.
   v1::SubmitJobRequest request = testing::SweepRequest("", {64}, 1, 1);
   EXPECT_THAT(Error(request), HasSubstr("spec.data_dir (unset"));
+}
+
+TEST_F(SpecValidatorTest, AFileIsNotADataFolder) {
+  const std::string file = data_ + "/train-images-idx3-ubyte";
+  std::ofstream(file) << "not a folder";
+  EXPECT_THAT(Error(testing::SweepRequest(file, {64}, 1, 1)),
+              HasSubstr("/root/mnist/train-images-idx3-ubyte' is a file, expected a folder"));
+}
+
+TEST_F(SpecValidatorTest, NamesAreOneLineOfPrintableText) {
+  v1::SubmitJobRequest request = testing::SweepRequest(data_, {64}, 1, 1);
+  request.set_name("sweep\n\x1b[2Jjob-1 succeeded");  // would forge a row of `gantry jobs`
+  EXPECT_THAT(Error(request), HasSubstr("name: holds a control character or invalid UTF-8 (byte 0x0a at position 5)"));
+  request.set_name("bell\x07");
+  EXPECT_THAT(Error(request), HasSubstr("byte 0x07 at position 4"));
+  request.set_name("csi\xc2\x9b" "31m");
+  EXPECT_THAT(Error(request), HasSubstr("name:"));
+  request.set_name("DCGAN bf16 — essai n°2");
+  EXPECT_TRUE(validator_->CheckSubmit(request).ok());
 }
 
 TEST_F(SpecValidatorTest, SubmissionBoundsAreNamed) {

@@ -39,5 +39,21 @@ TEST(TokenAuth, FromFileTrimsAndRefusesShortTokens) {
   EXPECT_TRUE(absl::IsInvalidArgument(TokenAuth::FromFile(dir + "/missing").status()));
 }
 
+TEST(TokenAuth, FromFileTrimsACarriageReturnAndRefusesControlCharacters) {
+  const std::string dir = testing::MakeTempDir("token_control");
+  std::ofstream(dir + "/crlf", std::ios::binary) << "0123456789abcdef0123\r\n";
+  absl::StatusOr<TokenAuth> crlf = TokenAuth::FromFile(dir + "/crlf");
+  ASSERT_TRUE(crlf.ok()) << crlf.status();
+  EXPECT_TRUE(crlf->Check("Bearer 0123456789abcdef0123").ok());
+  // No client could send this token (gRPC refuses it in a header): refused at start-up.
+  std::ofstream(dir + "/bell", std::ios::binary) << "0123456789\x07" "abcdef0123\n";
+  const absl::Status bell = TokenAuth::FromFile(dir + "/bell").status();
+  EXPECT_TRUE(absl::IsInvalidArgument(bell));
+  EXPECT_NE(std::string(bell.message()).find("--token-file " + dir + "/bell: the token holds a byte that is not "
+                                             "printable ASCII (byte 0x07 at position 10"),
+            std::string::npos)
+      << bell.message();
+}
+
 }  // namespace
 }  // namespace gantry

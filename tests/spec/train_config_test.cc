@@ -49,7 +49,7 @@ TEST(TrainConfig, BatchSizeListsHaveNoEmptyOrRepeatedEntries) {
   EXPECT_THAT(ResolveTrainConfig({{"batch-size", "64,64"}}).status().message(),
               HasSubstr("--batch-size: bad value '64,64' (64 appears twice"));
   EXPECT_THAT(ResolveTrainConfig({{"batch-size", "64,,128"}}).status().message(),
-              HasSubstr("--batch-size: bad value '64,,128'"));
+              HasSubstr("--batch-size: bad value '64,,128' (entry 2 is empty; positive integers"));
   EXPECT_THAT(ResolveTrainConfig({{"batch-size", ""}}).status().message(), HasSubstr("--batch-size: bad value ''"));
   EXPECT_THAT(ResolveTrainConfig({{"batch-size", "64,"}}).status().message(), HasSubstr("--batch-size"));
   const auto sweep = ResolveTrainConfig({{"batch-size", " 512 ,64"}});

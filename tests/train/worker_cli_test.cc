@@ -156,6 +156,45 @@ TEST(WorkerCli, BadInputExitsWithTwoAndSaysWhy) {
   EXPECT_THAT(r.output, HasSubstr("--precision: bad value 'fp64' (one of fp32, bf16, fp16)"));
 }
 
+// Ordinary mistakes end in exit 2 and a line naming the thing, never an uncaught
+// exception or a gRPC abort.
+TEST(WorkerCli, OrdinaryMistakesExitTwoNamingTheCause) {
+  const std::string data = MakeTinyMnist("mistakes", 20);
+  Result r = RunWorker("train --config " + data + " --out " + FreshRunDir("config_dir"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(data + ": is a directory, expected a file"));
+
+  r = RunWorker("train --dataset mnist --data-dir " + data + "/train-images-idx3-ubyte --out " +
+                FreshRunDir("data_file"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("not a directory; --data-dir takes the folder holding the IDX files, not a file"));
+
+  // A run file nested past the parser (the other run-file and batch-size mistakes are
+  // unit tests in tests/spec: each run of the binary here costs seconds of MPI start-up).
+  const std::string deep = ::testing::TempDir() + "/mistake_deep.yaml";
+  std::ofstream(deep) << "epochs: " << std::string(5000, '[') << std::string(5000, ']') << "\n";
+  r = RunWorker("train --config " + deep);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("nested too deeply for the YAML parser"));
+
+  // The pool's token, as the CLI's: a control character is refused before any call.
+  r = RunWorker("serve --coordinator 127.0.0.1:1 --token \"$(printf 'c0ffee\\001zz0123456789')\"");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--token: the token holds a byte that is not printable ASCII (byte 0x01"));
+  r = RunWorker("serve --coordinator 127.0.0.1:99999");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--coordinator 127.0.0.1:99999: port 99999 is out of range"));
+}
+
+TEST(WorkerCli, ALimitAboveTheDatasetIsSaid) {
+  const std::string data = MakeTinyMnist("limit", 20);
+  const Result r = RunWorker("train --dataset mnist --data-dir " + data + " --batch-size 10 --max-steps 1 "
+                             "--limit-images 100000 --out " + FreshRunDir("limit"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--limit-images 100000 is more than the 20 images in " + data +
+                                  "; training on all 20"));
+}
+
 // One rank, bf16 with dynamic loss scaling: an inf forced into G's gradient at step 2 is
 // skipped and counted, the run trains on, and run.json, epochs.csv and timing.md say so.
 TEST(WorkerCli, Bf16RunSkipsAForcedOverflowAndReportsIt) {

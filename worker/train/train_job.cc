@@ -108,6 +108,11 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   absl::StatusOr<const ImageDataset*> data = LoadData(request.data, data_dir, config.limit_images, owned);
   status = AgreeAllOk(comm, data.status(), opts, "loading the data", result);
   if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
+  if (root && config.limit_images > (*data)->count) {
+    // Said, not silent: the run trains on fewer images than asked for.
+    spdlog::warn("--limit-images {} is more than the {} images in {}; training on all {}", config.limit_images,
+                 (*data)->count, data_dir, (*data)->count);
+  }
 
   Backend& backend = *device->backend;
   const std::string product_path = backend.ProductPath(config.mixed.precision);

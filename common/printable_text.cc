@@ -1,0 +1,98 @@
+#include "common/printable_text.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace gantry {
+namespace {
+
+bool IsContinuation(unsigned char b) { return (b & 0xC0) == 0x80; }
+
+// The length of the printable character starting at `text[i]`, or 0 when that byte
+// starts nothing printable (a control, DEL, a C1 control, or a malformed, overlong or
+// surrogate UTF-8 sequence).
+size_t PrintableLength(absl::string_view text, size_t i, bool ascii_only) {
+  const auto at = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char b = at(i);
+  if (b < 0x20 || b == 0x7F) return 0;
+  if (b < 0x80) return 1;
+  if (ascii_only) return 0;
+  size_t length = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (b >= 0xC2 && b <= 0xDF) {
+    length = 2;
+  } else if (b >= 0xE0 && b <= 0xEF) {
+    length = 3;
+    if (b == 0xE0) lo = 0xA0;  // overlong
+    if (b == 0xED) hi = 0x9F;  // UTF-16 surrogates
+  } else if (b >= 0xF0 && b <= 0xF4) {
+    length = 4;
+    if (b == 0xF0) lo = 0x90;  // overlong
+    if (b == 0xF4) hi = 0x8F;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + length > text.size() || at(i + 1) < lo || at(i + 1) > hi) return 0;
+  for (size_t k = i + 2; k < i + length; ++k) {
+    if (!IsContinuation(at(k))) return 0;
+  }
+  if (b == 0xC2 && at(i + 1) <= 0x9F) return 0;  // U+0080-U+009F: C1 controls (0x9B is a CSI)
+  return length;
+}
+
+}  // namespace
+
+UnprintableByte FindUnprintable(absl::string_view text, bool ascii_only) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = PrintableLength(text, i, ascii_only);
+    if (n == 0) return {true, i, static_cast<unsigned char>(text[i])};
+    i += n;
+  }
+  return {};
+}
+
+std::string DescribeUnprintable(const UnprintableByte& bad) {
+  return absl::StrFormat("byte 0x%02x at position %d", bad.value, bad.position);
+}
+
+absl::StatusOr<std::string> CleanToken(absl::string_view raw, absl::string_view source) {
+  const absl::string_view token = absl::StripAsciiWhitespace(raw);
+  if (token.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": the token is empty; give the coordinator's token (make one with `openssl rand -hex 32`)"));
+  }
+  const UnprintableByte bad = FindUnprintable(token, /*ascii_only=*/true);
+  if (bad.found) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        source, ": the token holds a byte that is not printable ASCII (", DescribeUnprintable(bad),
+        " after trimming surrounding whitespace); a token is printable ASCII, e.g. from `openssl rand -hex 32`: "
+        "check the file or variable it came from"));
+  }
+  return std::string(token);
+}
+
+std::string EscapeForTerminal(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = PrintableLength(text, i, /*ascii_only=*/false);
+    if (n > 0) {
+      if (text[i] == '\\') out += '\\';
+      out.append(text.data() + i, n);
+      i += n;
+      continue;
+    }
+    switch (text[i]) {
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\x1b': out += "\\e"; break;
+      default: absl::StrAppendFormat(&out, "\\x%02x", static_cast<unsigned char>(text[i]));
+    }
+    ++i;
+  }
+  return out;
+}
+
+}  // namespace gantry
