@@ -71,13 +71,14 @@ TEST(WorkerBadInput, ImagesOfAnotherSizeAreRefusedNamingTheFileAndBothSizes) {
 
   // Resuming a good run with --data-dir pointing at them: refused, the checkpoints kept.
   const std::string good = MakeIdxFolder("side28", 40);
-  r = RunWorkerBinary(QuickRun(good, out + "2"));
+  const std::string run = FreshRunPath("side28");
+  r = RunWorkerBinary(QuickRun(good, run));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::vector<std::string> before = CheckpointNames(out + "2");
-  r = RunWorkerBinary("train --resume " + out + "2 --data-dir " + small);
+  const std::vector<std::string> before = CheckpointNames(run);
+  r = RunWorkerBinary("train --resume " + run + " --data-dir " + small);
   EXPECT_EQ(r.exit_code, kExitUsage) << r.output;
   EXPECT_THAT(r.output, HasSubstr(expected));
-  EXPECT_EQ(CheckpointNames(out + "2"), before);
+  EXPECT_EQ(CheckpointNames(run), before);
 }
 
 TEST(WorkerBadInput, IdxFilesThatAreNotRegularFilesAreRefusedByNameAtOnce) {
