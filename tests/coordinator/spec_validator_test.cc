@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/coordinator_harness.h"
@@ -103,6 +104,26 @@ TEST_F(SpecValidatorTest, SubmissionBoundsAreNamed) {
   request.set_name("ok");
   request.mutable_spec()->set_data_dir(std::string(5000, 'a'));
   EXPECT_THAT(Error(request), HasSubstr("spec.data_dir: longer than"));
+}
+
+// Issue 18: a batch that leaves a rank one row aborted every attempt in BatchNorm; with a
+// world size the coordinator refuses it at submission, with or without --sync-bn.
+TEST_F(SpecValidatorTest, ABatchThatLeavesARankOneRowIsRefusedWhenTheWorldSizeIsKnown) {
+  for (int64_t batch : {2, 3}) {
+    EXPECT_THAT(Error(testing::SweepRequest(data_, {64, batch}, 1, 2)),
+                HasSubstr(absl::StrCat("spec.batch_sizes: --batch-size ", batch, " on 2 rank(s) gives a rank 1 row(s), "
+                                       "but dcgan's BatchNorm needs at least 2 per rank; use a batch size of at least "
+                                       "4, or --sync-bn")));
+  }
+  EXPECT_THAT(Error(testing::SweepRequest(data_, {1}, 1, 1)), HasSubstr("BatchNorm needs at least 2 per rank"));
+  v1::SubmitJobRequest request = testing::SweepRequest(data_, {2}, 1, 2);
+  request.mutable_spec()->mutable_sync_bn()->set_value(true);  // statistics over both ranks' rows
+  EXPECT_TRUE(validator_->CheckSubmit(request).ok());
+  request = testing::SweepRequest(data_, {1}, 1, 1);
+  request.mutable_spec()->mutable_sync_bn()->set_value(true);
+  EXPECT_THAT(Error(request), HasSubstr("BatchNorm needs at least 2 rows in a batch"));
+  EXPECT_TRUE(validator_->CheckSubmit(testing::SweepRequest(data_, {4}, 1, 2)).ok());
+  EXPECT_TRUE(validator_->CheckSubmit(testing::SweepRequest(data_, {3}, 1, 0)).ok()) << "any group: checked there";
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "worker/data/idx_reader.h"
 
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -17,6 +19,7 @@
 namespace gantry {
 namespace {
 
+using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -152,12 +155,14 @@ TEST_F(IdxTest, CorruptGzipBytes) {
   WriteRaw(Path("bad.gz"), bad_crc);
   EXPECT_THAT(std::string(ReadIdxImages(Path("bad.gz")).status().message()),
               HasSubstr(Path("bad.gz") + ": corrupt gzip stream (incorrect data check)"));
+  // The reader stops at what the header promises, so damage that still inflates shows as
+  // a wrong header or extra bytes: the message names a damaged gzip stream as a cause.
   for (size_t at : {size_t{10}, size_t{11}, gz.size() / 3, gz.size() / 2}) {
     std::string bad = gz;
     bad[at] ^= 0xff;
     WriteRaw(Path("bad.gz"), bad);
     EXPECT_THAT(std::string(ReadIdxImages(Path("bad.gz")).status().message()),
-                HasSubstr(": corrupt gzip stream ("))
+                AnyOf(HasSubstr(": corrupt gzip stream ("), HasSubstr(", or a damaged gzip stream")))
         << "flipped byte " << at;
   }
   WriteRaw(Path("tail.gz"), gz + "xyz");
@@ -208,6 +213,111 @@ TEST_F(IdxTest, LoadMnistDirErrors) {
   EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()), HasSubstr(": 3 images but 2 labels in "));
   WriteRaw(Path("train-labels-idx1-ubyte"), ImagesBytes());  // the raw file wins over .gz
   EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()), HasSubstr("(is this an images file?)"));
+}
+
+// A gzip member of `bytes`, compressed in memory.
+std::string Gzip(const std::string& bytes) {
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&zs, bytes.size()), '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  zs.avail_in = static_cast<uInt>(bytes.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+int64_t PeakRssKiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+TEST_F(IdxTest, AGzipBombIsRefusedAfterTheHeadersPromise) {
+  // 10 images of 28x28 promised, then 256 MiB of zeros: one member with the header, 255
+  // more of 1 MiB each (a 300 KB file).
+  const std::string mib_of_zeros = Gzip(std::string(1 << 20, '\0'));
+  std::string bomb = Gzip(ImagesBytes(10, 28, 28) + std::string(1 << 20, '\0'));
+  for (int i = 0; i < 255; ++i) bomb += mib_of_zeros;
+  WriteRaw(Path("bomb.gz"), bomb);
+  const int64_t peak_before = PeakRssKiB();
+  const absl::Status s = ReadIdxImages(Path("bomb.gz")).status();
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr(Path("bomb.gz") + ": trailing bytes: header says 10 images of 28x28 (7840 bytes) but more "
+                                          "bytes follow (a wrong header, files run together, or a damaged gzip "
+                                          "stream?)"));
+  // The old reader inflated the whole file first: 256 MiB and more.
+  EXPECT_LT(PeakRssKiB() - peak_before, 32 << 10) << "KiB more at the peak";
+}
+
+TEST_F(IdxTest, NothingPastThePromisePlusOneByteIsInflated) {
+  // The first member's checksum is wrong, but it lies after the promised payload and
+  // the one extra byte: a reader that stops there never sees it.
+  std::string gz = Gzip(ImagesBytes(3, 2, 4) + std::string(100000, 'x'));
+  gz[gz.size() - 8] ^= 0x5a;
+  WriteRaw(Path("overlong.gz"), gz);
+  EXPECT_THAT(std::string(ReadIdxImages(Path("overlong.gz")).status().message()),
+              HasSubstr(": trailing bytes: header says 3 images of 2x4 (24 bytes) but more bytes follow"));
+}
+
+TEST_F(IdxTest, AHeaderPromisingMoreThanTheLimitIsRefusedBeforeAnyPayload) {
+  const std::string header = Be32(2051) + Be32(0x7fffffff) + Be32(4096) + Be32(4096);
+  for (bool gzip : {false, true}) {
+    EXPECT_THAT(ImagesError(header, gzip), HasSubstr("bytes), more than the 2147483648 bytes gantry reads from one "
+                                                     "IDX file (a damaged header?)"));
+  }
+  EXPECT_THAT(ImagesError(Be32(2051) + Be32(0x80000000u) + Be32(28) + Be32(28)),
+              HasSubstr("bad dimensions 2147483648x28x28 in the IDX header (the count 2147483648 is more than "
+                        "2147483647)"));
+}
+
+TEST_F(IdxTest, WhatIsNotARegularFileIsRefusedByNameWithoutWaiting) {
+  ASSERT_EQ(mkfifo(Path("fifo").c_str(), 0600), 0);
+  ASSERT_EQ(symlink("/dev/zero", Path("zero").c_str()), 0);
+  for (const std::string name : {"fifo", "zero"}) {
+    const absl::Status s = ReadIdxImages(Path(name)).status();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_EQ(s.message(), Path(name) + ": is not a regular file (a FIFO, device or socket, or a link to one); give "
+                                        "the path of a file");
+  }
+  // In a data folder, under the name the loader looks for.
+  ASSERT_EQ(mkfifo(Path("train-images-idx3-ubyte").c_str(), 0600), 0);
+  WriteRaw(Path("train-labels-idx1-ubyte"), LabelsBytes());
+  EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()),
+              HasSubstr(Path("train-images-idx3-ubyte") + ": is not a regular file"));
+}
+
+TEST_F(IdxTest, ImagesOfAnotherSizeAreRefusedAfterTheHeaderNamingBothSizes) {
+  const ImageRequirement need{.channels = 1, .height = 28, .width = 28, .needed_by = "--model dcgan"};
+  // A gzipped 32x32 header with no payload at all: refused for its size, so nothing
+  // past the header was read.
+  WriteGz(Path("train-images-idx3-ubyte.gz"), Be32(2051) + Be32(1000) + Be32(32) + Be32(32));
+  WriteRaw(Path("train-labels-idx1-ubyte"), LabelsBytes(1000));
+  const absl::Status s = LoadMnistDir(dir_, true, &need).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), Path("train-images-idx3-ubyte.gz") +
+                             ": images are 32x32 (1 channel), but --model dcgan needs 28x28 (1 channel) images; "
+                             "point --data-dir at a folder of 28x28 images, or choose another --model");
+  // Without a requirement the same folder fails on its missing payload.
+  EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()), HasSubstr("truncated: header says 1000 images"));
+  // Images of the right size pass, and CheckImagesFit names the file too.
+  WriteRaw(Path("train-images-idx3-ubyte"), ImagesBytes(3, 28, 28));  // the raw file wins over .gz
+  WriteRaw(Path("train-labels-idx1-ubyte"), LabelsBytes(3));
+  absl::StatusOr<ImageDataset> ok = LoadMnistDir(dir_, true, &need);
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->images_path, Path("train-images-idx3-ubyte"));
+  ok->width = 27;
+  EXPECT_THAT(std::string(CheckImagesFit(*ok, need).message()),
+              HasSubstr(Path("train-images-idx3-ubyte") + ": images are 28x27 (1 channel)"));
+}
+
+TEST_F(IdxTest, LabelCountsAreCheckedBeforeEitherPayloadIsRead) {
+  WriteGz(Path("train-images-idx3-ubyte.gz"), Be32(2051) + Be32(5) + Be32(2) + Be32(4));  // payload missing
+  WriteRaw(Path("train-labels-idx1-ubyte"), LabelsBytes(4));
+  EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()), HasSubstr(": 5 images but 4 labels in "));
 }
 
 TEST(RealMnist, TrainLabels) {

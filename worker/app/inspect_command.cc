@@ -10,7 +10,9 @@ namespace gantry {
 InspectCommand::InspectCommand(CLI::App& app) {
   command_ = app.add_subcommand(
       "inspect-checkpoint", "check a checkpoint (as --resume would) and print what it holds, as JSON; exit 2 if damaged");
-  command_->add_option("PATH", path_, "a checkpoint file, or a run folder (its newest checkpoint)")->required();
+  command_->add_option("PATH", path_,
+                        "a checkpoint file, or a run folder: its newest usable checkpoint, as --resume chooses it, "
+                        "with the newer files passed over (\"skipped\")")->required();
 }
 
 int InspectCommand::Run() {

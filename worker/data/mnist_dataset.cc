@@ -50,6 +50,18 @@ absl::Status CheckDir(const std::string& dir) {
   return absl::OkStatus();
 }
 
+std::string ShapeText(int64_t channels, int64_t height, int64_t width) {
+  return absl::StrCat(height, "x", width, " (", channels, channels == 1 ? " channel)" : " channels)");
+}
+
+absl::Status ShapeMismatch(const std::string& images_path, int64_t channels, int64_t height, int64_t width,
+                           const ImageRequirement& need) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      images_path, ": images are ", ShapeText(channels, height, width), ", but ", need.needed_by, " needs ",
+      ShapeText(need.channels, need.height, need.width), " images; point --data-dir at a folder of ", need.height,
+      "x", need.width, " images", need.needed_by.rfind("--model", 0) == 0 ? ", or choose another --model" : ""));
+}
+
 std::vector<float> ToUnitRange(const std::vector<uint8_t>& bytes) {
   std::array<float, 256> table;
   for (int p = 0; p < 256; ++p) table[p] = static_cast<float>(p) / 127.5f - 1.0f;
@@ -60,24 +72,34 @@ std::vector<float> ToUnitRange(const std::vector<uint8_t>& bytes) {
 
 }  // namespace
 
-absl::StatusOr<ImageDataset> LoadMnistDir(const std::string& dir, bool train) {
+absl::Status CheckImagesFit(const ImageDataset& data, const ImageRequirement& need) {
+  if (data.channels == need.channels && data.height == need.height && data.width == need.width) {
+    return absl::OkStatus();
+  }
+  return ShapeMismatch(data.images_path, data.channels, data.height, data.width, need);
+}
+
+absl::StatusOr<ImageDataset> LoadMnistDir(const std::string& dir, bool train, const ImageRequirement* need) {
   RETURN_IF_ERROR(CheckDir(dir));
   const std::string prefix = train ? "train" : "t10k";
   ASSIGN_OR_RETURN(const std::string images_path, FindIdxFile(dir, prefix + "-images-idx3-ubyte"));
   ASSIGN_OR_RETURN(const std::string labels_path, FindIdxFile(dir, prefix + "-labels-idx1-ubyte"));
-  ASSIGN_OR_RETURN(IdxImages images, ReadIdxImages(images_path));
-  ASSIGN_OR_RETURN(std::vector<uint8_t> labels, ReadIdxLabels(labels_path));
-  if (static_cast<int64_t>(labels.size()) != images.count) {
-    return absl::InvalidArgumentError(absl::StrCat(dir, ": ", images.count, " images but ", labels.size(),
+  ASSIGN_OR_RETURN(IdxFile images, IdxFile::OpenImages(images_path));
+  ImageDataset dataset;
+  dataset.count = images.count();
+  dataset.height = images.dims()[1];
+  dataset.width = images.dims()[2];
+  dataset.images_path = images_path;
+  if (need != nullptr) RETURN_IF_ERROR(CheckImagesFit(dataset, *need));
+  ASSIGN_OR_RETURN(IdxFile labels, IdxFile::OpenLabels(labels_path));
+  if (labels.count() != images.count()) {
+    return absl::InvalidArgumentError(absl::StrCat(dir, ": ", images.count(), " images but ", labels.count(),
                                                    " labels in ", images_path, " and ", labels_path,
                                                    " (are they from different sets?)"));
   }
-  ImageDataset dataset;
-  dataset.count = images.count;
-  dataset.height = images.rows;
-  dataset.width = images.cols;
-  dataset.pixels = ToUnitRange(images.pixels);
-  dataset.labels = std::move(labels);
+  ASSIGN_OR_RETURN(const std::vector<uint8_t> pixels, images.ReadPayload());
+  ASSIGN_OR_RETURN(dataset.labels, labels.ReadPayload());
+  dataset.pixels = ToUnitRange(pixels);
   return dataset;
 }
 

@@ -14,8 +14,10 @@ namespace gantry {
 class DatasetCache {
  public:
   // The training set in `dir`, cut to its first `limit_images` images when 0 < limit <
-  // its size (--limit-images). The reference is valid until the next call.
-  absl::StatusOr<const ImageDataset*> Get(const std::string& dir, int64_t limit_images);
+  // its size (--limit-images), refused when its images are not of the shape `need`
+  // says (null: any). The reference is valid until the next call.
+  absl::StatusOr<const ImageDataset*> Get(const std::string& dir, int64_t limit_images,
+                                          const ImageRequirement* need = nullptr);
 
  private:
   std::string dir_;

@@ -130,7 +130,9 @@ TrainJobResult JobRunner::Train(const v1::Job& job, RawSettings settings, bool r
   request.settings = std::move(settings);
   request.resume = resume;
   request.observer = &observer;
-  request.data = [this](const std::string& dir, int64_t limit) { return data_.Get(dir, limit); };
+  request.data = [this](const std::string& dir, int64_t limit, const ImageRequirement& need) {
+    return data_.Get(dir, limit, &need);
+  };
   TrainJobResult r = RunTrainJob(comm_, request, [&](int rank, const std::string& log_path) {
     if (rank != 0) return;
     log.Open(log_path);

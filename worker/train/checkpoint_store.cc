@@ -1,5 +1,7 @@
 #include "worker/train/checkpoint_store.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <regex>
@@ -26,16 +28,46 @@ int64_t StepOf(const std::string& filename) {
   return step;
 }
 
+// Size and modification time of `path`; -1s when it cannot be stat'ed.
+std::pair<int64_t, int64_t> SizeAndTime(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {-1, -1};
+  return {st.st_size, int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec};
+}
+
 }  // namespace
+
+absl::StatusOr<TrainingState> ReadUsableCheckpoint(const CheckpointFile& file, const CheckpointExpectations& run,
+                                                   std::vector<uint8_t>* bytes_out) {
+  ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadFileBytes(file.path));
+  ASSIGN_OR_RETURN(TrainingState state, DecodeCheckpoint(bytes, file.path));
+  RETURN_IF_ERROR(CheckMatchesRun(state, run, file.path));
+  // A checkpoint is saved under its own step; one under another name was copied or
+  // renamed, and resuming from it would leave the newest-by-name checkpoint stale.
+  if (state.position.run_step != file.step) {
+    return absl::FailedPreconditionError(absl::StrCat(file.path, ": saved at run step ", state.position.run_step,
+                                                      " but named for step ", file.step,
+                                                      " (renamed or copied?); rename it ckpt-",
+                                                      state.position.run_step, ".bin to use it"));
+  }
+  if (bytes_out != nullptr) *bytes_out = std::move(bytes);
+  return state;
+}
 
 std::string CheckpointStore::PathFor(int64_t step) const { return absl::StrFormat("%s/ckpt-%d.bin", dir_, step); }
 
-absl::Status CheckpointStore::Save(int64_t step, std::span<const uint8_t> bytes, int64_t keep) const {
+absl::Status CheckpointStore::Save(int64_t step, std::span<const uint8_t> bytes, int64_t keep,
+                                   const CheckpointExpectations& run) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return FileError(dir_, "cannot create the checkpoint folder", ec.value());
-  RETURN_IF_ERROR(WriteFileAtomically(PathFor(step), {ByteSpan{bytes.data(), bytes.size()}}));
-  return Prune(std::max<int64_t>(keep, 1));
+  const std::string path = PathFor(step);
+  RETURN_IF_ERROR(WriteFileAtomically(path, {ByteSpan{bytes.data(), bytes.size()}}));
+  // The file just written is this run's state; it is not read back to be judged.
+  const auto [size, mtime_ns] = SizeAndTime(path);
+  verdicts_[path] = Verdict{.size = size, .mtime_ns = mtime_ns, .usable = absl::OkStatus()};
+  newest_saved_step_ = std::max(newest_saved_step_, step);
+  return Prune(std::max<int64_t>(keep, 1), run);
 }
 
 absl::StatusOr<std::vector<CheckpointFile>> CheckpointStore::List() const {
@@ -51,13 +83,36 @@ absl::StatusOr<std::vector<CheckpointFile>> CheckpointStore::List() const {
   return files;
 }
 
-absl::Status CheckpointStore::Prune(int64_t keep) const {
+CheckpointStore::Verdict& CheckpointStore::VerdictOn(const CheckpointFile& file, const CheckpointExpectations& run) {
+  const auto [size, mtime_ns] = SizeAndTime(file.path);
+  Verdict& verdict = verdicts_[file.path];
+  if (verdict.size != size || verdict.mtime_ns != mtime_ns) {
+    verdict = Verdict{.size = size, .mtime_ns = mtime_ns, .usable = ReadUsableCheckpoint(file, run).status()};
+  }
+  return verdict;
+}
+
+absl::Status CheckpointStore::Prune(int64_t keep, const CheckpointExpectations& run) {
   ASSIGN_OR_RETURN(const std::vector<CheckpointFile> files, List());
-  for (size_t i = static_cast<size_t>(keep); i < files.size(); ++i) {
-    std::error_code ec;
-    if (!fs::remove(files[i].path, ec) && ec) {
-      spdlog::warn("{}: cannot delete an old checkpoint: {}", files[i].path, ec.message());
+  int64_t usable = 0;
+  for (const CheckpointFile& file : files) {  // newest first
+    Verdict& verdict = VerdictOn(file, run);
+    if (!verdict.usable.ok()) {
+      if (!verdict.reported) {
+        spdlog::warn("{}; not a usable checkpoint of this run, so it is not counted among the {} kept and is left "
+                     "in place",
+                     std::string(verdict.usable.message()), keep);
+        verdict.reported = true;
+      }
+      continue;
     }
+    if (++usable <= keep) continue;
+    if (file.step == resumed_from_step_ && newest_saved_step_ <= resumed_from_step_) continue;
+    std::error_code ec;
+    if (!fs::remove(file.path, ec) && ec) {
+      spdlog::warn("{}: cannot delete an old checkpoint: {}", file.path, ec.message());
+    }
+    verdicts_.erase(file.path);
   }
   return absl::OkStatus();
 }
@@ -81,22 +136,17 @@ absl::StatusOr<LoadedCheckpoint> CheckpointStore::LoadNewestUsable(const Checkpo
   }
   LoadedCheckpoint loaded;
   for (const CheckpointFile& file : files) {
-    absl::StatusOr<std::vector<uint8_t>> bytes = ReadFileBytes(file.path);
-    absl::Status fault = bytes.status();
-    if (fault.ok()) {
-      absl::StatusOr<TrainingState> state = DecodeCheckpoint(*bytes, file.path);
-      fault = state.ok() ? CheckMatchesRun(*state, run, file.path) : state.status();
-      if (fault.ok()) {
-        loaded.path = file.path;
-        loaded.bytes = std::move(*bytes);
-        loaded.state = std::move(*state);
-        return loaded;
-      }
+    absl::StatusOr<TrainingState> state = ReadUsableCheckpoint(file, run, &loaded.bytes);
+    if (state.ok()) {
+      loaded.path = file.path;
+      loaded.state = *std::move(state);
+      return loaded;
     }
-    loaded.passed_over.push_back(std::string(fault.message()));
+    loaded.passed_over.push_back({file.path, std::string(state.status().message())});
   }
-  return absl::DataLossError(absl::StrCat("no usable checkpoint in ", dir_, ": ",
-                                          absl::StrJoin(loaded.passed_over, "; ")));
+  std::vector<std::string> faults;
+  for (const PassedOver& p : loaded.passed_over) faults.push_back(p.fault);
+  return absl::DataLossError(absl::StrCat("no usable checkpoint in ", dir_, ": ", absl::StrJoin(faults, "; ")));
 }
 
 }  // namespace gantry

@@ -11,6 +11,7 @@
 #include "worker/train/checkpoint_codec.h"
 #include "worker/train/checkpoint_format.h"
 #include "worker/train/checkpoint_store.h"
+#include "worker/train/resume.h"
 
 namespace gantry {
 namespace {
@@ -19,22 +20,42 @@ bool IsStateSection(SectionTag tag) {
   return tag != SectionTag::kEpochRows && tag != SectionTag::kEpochInProgress && tag != SectionTag::kStragglerRows;
 }
 
-absl::StatusOr<std::string> CheckpointFileOf(const std::string& path) {
-  if (!std::filesystem::is_directory(path)) return path;
-  ASSIGN_OR_RETURN(const std::vector<CheckpointFile> files, CheckpointStore(path + "/checkpoints").List());
+// The checkpoint to describe: the file itself, or a run folder's newest usable one as
+// --resume chooses it, with the newer files it passed over.
+absl::StatusOr<LoadedCheckpoint> ChooseCheckpoint(const std::string& path) {
+  if (!std::filesystem::is_directory(path)) {
+    LoadedCheckpoint one;
+    one.path = path;
+    ASSIGN_OR_RETURN(one.bytes, ReadFileBytes(path));
+    ASSIGN_OR_RETURN(one.state, DecodeCheckpoint(one.bytes, path));
+    return one;
+  }
+  const CheckpointStore store(path + "/checkpoints");
+  ASSIGN_OR_RETURN(const std::vector<CheckpointFile> files, store.List());
   if (files.empty()) return absl::NotFoundError(absl::StrCat(path, ": holds no checkpoints/ckpt-*.bin"));
-  return files.front().path;
+  absl::StatusOr<CheckpointExpectations> run = RecordedExpectations(path);
+  if (!run.ok()) {
+    return absl::Status(run.status().code(), absl::StrCat("cannot tell which checkpoint of ", path,
+                                                          " --resume would use: ", run.status().message()));
+  }
+  return store.LoadNewestUsable(*run);
 }
 
 }  // namespace
 
 absl::StatusOr<std::string> CheckpointSummaryJson(const std::string& path) {
-  ASSIGN_OR_RETURN(const std::string file, CheckpointFileOf(path));
-  ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes, ReadFileBytes(file));
-  ASSIGN_OR_RETURN(const TrainingState state, DecodeCheckpoint(bytes, file));
+  ASSIGN_OR_RETURN(const LoadedCheckpoint chosen, ChooseCheckpoint(path));
+  const std::string& file = chosen.path;
+  const std::vector<uint8_t>& bytes = chosen.bytes;
+  const TrainingState& state = chosen.state;
   ASSIGN_OR_RETURN(const std::vector<SectionView> sections, UnframeCheckpoint(bytes, file));
   nlohmann::ordered_json j;
   j["file"] = file;
+  if (std::filesystem::is_directory(path)) {
+    nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
+    for (const PassedOver& p : chosen.passed_over) skipped.push_back({{"file", p.path}, {"why", p.fault}});
+    j["skipped"] = skipped;  // newer checkpoint files --resume would pass over, newest first
+  }
   j["format_version"] = kCheckpointVersion;
   j["bytes"] = bytes.size();
   const SweepPosition& p = state.position;

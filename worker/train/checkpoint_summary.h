@@ -14,8 +14,11 @@
 
 namespace gantry {
 
-// `path` is a checkpoint file, or a run folder (its newest checkpoint). Errors name the
-// file and the fault (DATA_LOSS for damage), or say that the folder holds none.
+// `path` is a checkpoint file (checked as a checkpoint), or a run folder: its newest
+// usable checkpoint, chosen as `--resume RUN` chooses it (checked against the run's
+// run.json too), with "skipped": the newer files passed over and why. Errors name the
+// file and the fault (DATA_LOSS for damage, or when no checkpoint of the folder is
+// usable: each file's fault), or say that the folder holds none.
 absl::StatusOr<std::string> CheckpointSummaryJson(const std::string& path);
 
 }  // namespace gantry

@@ -13,14 +13,23 @@
 namespace gantry {
 namespace {
 
-// The "settings" object of run.json.
-absl::StatusOr<RawSettings> RecordedSettings(const std::string& run_dir) {
+// RUN/run.json, parsed.
+absl::StatusOr<nlohmann::json> ReadManifest(const std::string& run_dir) {
   const std::string path = run_dir + "/run.json";
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat(run_dir, ": not a run folder (no readable run.json)"));
-  nlohmann::json manifest;
   try {
-    manifest = nlohmann::json::parse(in);
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a valid run.json: ", e.what()));
+  }
+}
+
+// The "settings" object of run.json.
+absl::StatusOr<RawSettings> RecordedSettings(const std::string& run_dir) {
+  const std::string path = run_dir + "/run.json";
+  ASSIGN_OR_RETURN(const nlohmann::json manifest, ReadManifest(run_dir));
+  try {
     if (!manifest.contains("settings")) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": holds no \"settings\" (written by a gantry without ",
                                                      "checkpoints), so the run cannot be resumed"));
@@ -61,6 +70,21 @@ absl::StatusOr<RawSettings> ResumeSettings(const std::string& run_dir, const Raw
   return settings;
 }
 
+absl::StatusOr<CheckpointExpectations> RecordedExpectations(const std::string& run_dir) {
+  ASSIGN_OR_RETURN(const RawSettings settings, ResumeSettings(run_dir, {}));
+  ASSIGN_OR_RETURN(const TrainConfig config, ResolveTrainConfig(settings));
+  ASSIGN_OR_RETURN(const nlohmann::json manifest, ReadManifest(run_dir));
+  const nlohmann::json* images = nullptr;
+  if (manifest.contains("config") && manifest["config"].is_object() && manifest["config"].contains("train_images")) {
+    images = &manifest["config"]["train_images"];
+  }
+  if (images == nullptr || !images->is_number_integer() || images->get<int64_t>() < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(run_dir, "/run.json: holds no config.train_images, so its checkpoints cannot be matched"));
+  }
+  return ExpectationsFor(config, images->get<int64_t>());
+}
+
 absl::StatusOr<TrainingState> ShareNewestCheckpoint(Communicator& comm, const CheckpointStore* store,
                                                     const CheckpointExpectations& run, const CommOptions& options) {
   absl::StatusOr<LoadedCheckpoint> loaded = absl::UnknownError("not rank 0");
@@ -70,7 +94,7 @@ absl::StatusOr<TrainingState> ShareNewestCheckpoint(Communicator& comm, const Ch
     CHECK(store != nullptr) << "rank 0 needs the checkpoint store";
     loaded = store->LoadNewestUsable(run);
     if (loaded.ok()) {
-      for (const std::string& fault : loaded->passed_over) spdlog::warn("checkpoint passed over: {}", fault);
+      for (const PassedOver& p : loaded->passed_over) spdlog::warn("checkpoint passed over: {}", p.fault);
       spdlog::info("resuming from {}", loaded->path);
       payload.assign(loaded->bytes.begin(), loaded->bytes.end());
     } else {

@@ -37,6 +37,11 @@ const std::vector<std::string>& ResumeOverridableSettings();
 // checkpoints).
 absl::StatusOr<RawSettings> ResumeSettings(const std::string& run_dir, const RawSettings& overrides);
 
+// What `--resume RUN` (without a --data-dir override) asks of a checkpoint: the run's
+// settings and training-image count as RUN/run.json records them. Errors as
+// ResumeSettings, or INVALID_ARGUMENT when run.json lacks the image count.
+absl::StatusOr<CheckpointExpectations> RecordedExpectations(const std::string& run_dir);
+
 // Rank 0 (the only one that needs `store`; null elsewhere) loads the newest usable
 // checkpoint, logs each newer one it passed over with its fault, and sends the file to
 // every rank. Returns the same state, or the same error, on every rank.

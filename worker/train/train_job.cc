@@ -7,9 +7,12 @@
 #include "absl/strings/str_format.h"
 #include "common/clock.h"
 #include "common/file_io.h"
+#include "common/status_macros.h"
 #include "spdlog/spdlog.h"
+#include "spec/batch_fit.h"
 #include "spec/mixed_precision.h"
 #include "worker/data/mnist_dataset.h"
+#include "worker/models/model_registry.h"
 #include "worker/train/resume.h"
 #include "worker/train/run_folder.h"
 #include "worker/train/run_manifest.h"
@@ -49,15 +52,34 @@ absl::Status AgreeAllOk(Communicator& comm, const absl::Status& status, const Co
   return status.ok() ? absl::AbortedError(absl::StrCat(what, " failed on another rank (see that rank's output)")) : status;
 }
 
-// The request's source, or the IDX files read into `owned`.
-absl::StatusOr<const ImageDataset*> LoadData(const DatasetSource& source, const std::string& dir, int64_t limit_images,
-                                             std::optional<ImageDataset>& owned) {
-  if (source) return source(dir, limit_images);
-  absl::StatusOr<ImageDataset> loaded = LoadMnistDir(dir, /*train=*/true);
-  if (!loaded.ok()) return loaded.status();
-  owned = *std::move(loaded);
-  KeepFirstImages(*owned, limit_images);
-  return &*owned;
+// What the run's model trains on (its input shape is a contract: the data is checked
+// against it before anything is trained or written).
+absl::StatusOr<ImageRequirement> RequirementOf(const TrainConfig& config) {
+  ASSIGN_OR_RETURN(const std::unique_ptr<GanModel> model, MakeModel(config));
+  const Shape shape = model->SampleShape();
+  if (shape.rank() != 3) {
+    return absl::InternalError(absl::StrCat("--model ", model->name(), " trains on rows of shape ", shape.ToString(),
+                                            ", which no IDX image set has"));
+  }
+  return ImageRequirement{.channels = shape[0], .height = shape[1], .width = shape[2],
+                          .needed_by = absl::StrCat("--model ", model->name())};
+}
+
+// The request's source, or the IDX files read into `owned`; refused unless its images
+// have the shape the model needs.
+absl::StatusOr<const ImageDataset*> LoadData(const DatasetSource& source, const TrainConfig& config,
+                                             const std::string& dir, std::optional<ImageDataset>& owned) {
+  ASSIGN_OR_RETURN(const ImageRequirement need, RequirementOf(config));
+  const ImageDataset* data = nullptr;
+  if (source) {
+    ASSIGN_OR_RETURN(data, source(dir, config.limit_images, need));
+  } else {
+    ASSIGN_OR_RETURN(owned, LoadMnistDir(dir, /*train=*/true, &need));
+    KeepFirstImages(*owned, config.limit_images);
+    data = &*owned;
+  }
+  RETURN_IF_ERROR(CheckImagesFit(*data, need));
+  return data;
 }
 
 // Rank 0: timing.md of the rows.
@@ -83,6 +105,14 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   }
   TrainConfig& config = result.config = shared->config;
   if (config.out.empty()) config.out = shared->raw["out"] = DefaultRunFolder();
+  // The shares are known once the world is: a batch that leaves some rank too few rows
+  // (BatchNorm needs two) is refused alike on every rank before anything is written.
+  for (int64_t batch : config.batch_sizes) {
+    if (absl::Status fits = CheckBatchFitsRanks(config, batch, comm.size()); !fits.ok()) {
+      set_up_logging(comm.rank(), "");
+      return Ended(std::move(result), TrainJobEnd::kRefused, fits);
+    }
+  }
   // The device before the run folder, so a machine without one leaves no folder behind.
   absl::StatusOr<TrainingDevice> device = OpenTrainingDevice(config, comm, opts, &result.collective_failed);
   if (!device.ok()) {
@@ -105,7 +135,7 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   const std::string data_dir = EffectiveDataDir(config);
   if (root) spdlog::info("loading {} from {} on {} rank(s)", config.dataset, data_dir, comm.size());
   std::optional<ImageDataset> owned;
-  absl::StatusOr<const ImageDataset*> data = LoadData(request.data, data_dir, config.limit_images, owned);
+  absl::StatusOr<const ImageDataset*> data = LoadData(request.data, config, data_dir, owned);
   status = AgreeAllOk(comm, data.status(), opts, "loading the data", result);
   if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
   if (root && config.limit_images > (*data)->count) {

@@ -4,8 +4,9 @@
 // worker pool (`gantry-worker serve`) runs for each job it is given, including a job
 // that comes back to the queue: resume its run folder.
 //
-// Ranks agree on every step before training (settings, run folder, data, checkpoint),
-// so a bad request ends on every rank alike with kRefused and the same message. A
+// Ranks agree on every step before training (settings, that every batch size gives each
+// rank enough rows, run folder, data and its shape against the model's, checkpoint), so
+// a bad request ends on every rank alike with kRefused and the same message. A
 // failure while training is one rank's (kFailed); the other ranks may then be stuck
 // in a collective until --comm-timeout, so under MPI the caller should abort the job.
 #pragma once
@@ -24,8 +25,11 @@
 namespace gantry {
 
 // The training images of `dir`, cut to the first `limit_images` when 0 < limit < its size
-// (--limit-images). The dataset must stay valid until RunTrainJob returns.
-using DatasetSource = std::function<absl::StatusOr<const ImageDataset*>(const std::string& dir, int64_t limit_images)>;
+// (--limit-images); images not of the shape `need` says may be refused as soon as that
+// is known (RunTrainJob checks the shape of what comes back anyway). The dataset must
+// stay valid until RunTrainJob returns.
+using DatasetSource = std::function<absl::StatusOr<const ImageDataset*>(const std::string& dir, int64_t limit_images,
+                                                                        const ImageRequirement& need)>;
 
 struct TrainJobRequest {
   // Rank 0's: a new run's settings, or with `resume` ResumeSettings(RUN, overrides),

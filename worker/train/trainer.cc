@@ -50,7 +50,10 @@ Trainer::Trainer(const TrainConfig& config, const ImageDataset& data, const RunF
     : config_(config), data_(data), folder_(folder), comm_(comm), clock_(clock), backend_(backend) {
   comm_options_.timeout_seconds = config.comm_timeout_seconds;
   CHECK(folder_ != nullptr || !is_root()) << "rank 0 needs the run folder";
-  if (is_root()) store_.emplace(folder_->CheckpointDir());
+  if (is_root()) {
+    store_.emplace(folder_->CheckpointDir());
+    expectations_ = ExpectationsFor(config_, data_.count);
+  }
 }
 
 absl::Status Trainer::CheckRunFits() const {
@@ -86,6 +89,7 @@ absl::StatusOr<std::vector<EpochRow>> Trainer::Run(const TrainingState* resume) 
     run_step_ = resume->position.run_step;
     checkpointed_step_ = run_step_;
     if (is_root()) {
+      store_->KeepResumedFrom(run_step_);
       rows_ = resume->rows;
       straggler_rows_ = resume->straggler_rows;
       RETURN_IF_ERROR(folder_->ResetRows(rows_, straggler_rows_));
@@ -312,7 +316,7 @@ absl::Status Trainer::SaveCheckpoint(BatchRun& run, const EpochInProgress& epoch
   state.rows = rows_;
   state.straggler_rows = straggler_rows_;
   const std::vector<uint8_t> bytes = EncodeCheckpoint(state);
-  if (absl::Status s = store_->Save(run_step_, bytes, config_.keep_checkpoints); !s.ok()) {
+  if (absl::Status s = store_->Save(run_step_, bytes, config_.keep_checkpoints, *expectations_); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("checkpoint at step ", run_step_, ": ", s.message(),
                                                "; the run stops here, the earlier checkpoints are intact"));
   }

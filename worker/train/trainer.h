@@ -79,6 +79,7 @@ class Trainer {
   Backend& backend_;
   CommOptions comm_options_;
   std::optional<CheckpointStore> store_;  // rank 0
+  std::optional<CheckpointExpectations> expectations_;  // rank 0: what a usable checkpoint of this run holds
   std::vector<EpochRow> rows_;            // rank 0: every row of the run so far
   std::string straggler_rows_;            // rank 0: every stragglers.csv line so far
   int64_t run_step_ = 0;                  // steps of the whole run so far

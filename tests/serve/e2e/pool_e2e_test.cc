@@ -30,11 +30,11 @@ class PoolEndToEnd : public ::testing::Test {
     dir_ = testing::MakeTempDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
 
-  // Submits a 2-rank Fashion-MNIST job; returns its id.
-  std::string Submit(int port, const std::string& flags, const std::string& cli_flags = "") {
+  // Submits a Fashion-MNIST job for 2 ranks (0: any group); returns its id.
+  std::string Submit(int port, const std::string& flags, const std::string& cli_flags = "", int world_size = 2) {
     const CommandResult r = RunCommand(
-        Gantry(port, cli_flags + " --json submit --dataset fashion-mnist --world-size 2 " +
-                         flags),
+        Gantry(port, cli_flags + " --json submit --dataset fashion-mnist --world-size " +
+                         std::to_string(world_size) + " " + flags),
         30, /*with_stderr=*/false);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     return r.exit_code == 0 ? nlohmann::json::parse(r.output).at("id").get<std::string>() : "";
@@ -109,8 +109,11 @@ TEST_F(PoolEndToEnd, CancelledAndFailedJobsLeaveThePoolServing) {
   const std::string long_job = Submit(port, "--limit-images 8192 --batch-size 32 --epochs 1");
   // Valid at the coordinator, which cannot know the image count; refused on every rank.
   const std::string bad_job = Submit(port, "--limit-images 16 --batch-size 32 --epochs 1");
+  // For any group size, so valid at the coordinator; on 2 ranks a batch of 3 leaves one
+  // rank a single row, too few for BatchNorm (issue 18: each attempt used to abort the pool).
+  const std::string thin_job = Submit(port, "--limit-images 128 --batch-size 3 --epochs 1", "", 0);
   const std::string short_job = Submit(port, "--limit-images 128 --batch-size 32 --epochs 1");
-  testing::PoolProcess pool(dir_, coordinator.address(), {"--max-jobs", "3", "--report-seconds", "0.5"});
+  testing::PoolProcess pool(dir_, coordinator.address(), {"--max-jobs", "4", "--report-seconds", "0.5"});
   ASSERT_TRUE(WaitForSteps(port, long_job, 2)) << pool.process().Log();
   EXPECT_EQ(RunCommand(Gantry(port, "cancel " + long_job), 30).exit_code, 0);
   const CommandResult watched = RunCommand(Gantry(port, "watch " + long_job + " --for 20"), 30, false);
@@ -119,6 +122,11 @@ TEST_F(PoolEndToEnd, CancelledAndFailedJobsLeaveThePoolServing) {
   const CommandResult failed = RunCommand(Gantry(port, "watch " + bad_job + " --for 30"), 40, false);
   EXPECT_EQ(failed.exit_code, 7) << failed.output;
   EXPECT_THAT(failed.output, HasSubstr("--batch-size 32 exceeds the 16 training images"));
+  const CommandResult thin = RunCommand(Gantry(port, "watch " + thin_job + " --for 30"), 40, false);
+  EXPECT_EQ(thin.exit_code, 7) << thin.output;
+  EXPECT_THAT(thin.output, HasSubstr("--batch-size 3 on 2 rank(s) gives a rank 1 row(s), but dcgan's BatchNorm needs "
+                                     "at least 2 per rank"));
+  EXPECT_EQ(testing::JobStatus(port, thin_job)["attempts"], 1) << "failed once, not requeued";
   EXPECT_EQ(RunCommand(Gantry(port, "watch " + short_job + " --for 30"), 40, false).exit_code, 0);
   EXPECT_EQ(pool.process().Wait(30), 0) << pool.process().Log();
   const std::string log = pool.process().Log();
