@@ -95,6 +95,9 @@ runAsNonRoot: true
 runAsUser: {{ .Values.securityContext.runAsUser }}
 runAsGroup: {{ .Values.securityContext.runAsGroup }}
 fsGroup: {{ .Values.securityContext.fsGroup }}
+# Re-own a volume only when its top folder is not the group's yet: the runs volume can
+# hold many files, and a recursive chown at every pod start would be slow.
+fsGroupChangePolicy: OnRootMismatch
 seccompProfile:
   type: RuntimeDefault
 {{- end }}
