@@ -1,6 +1,7 @@
 #include "coordinator/server.h"
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -66,6 +67,10 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(cons
   RETURN_IF_ERROR(server->core_->Recover());
   server->service_ = std::make_unique<CoordinatorService>(*server->core_, server->auth_.get());
 
+  // The standard grpc.health.v1.Health service, for Kubernetes' `grpc` probes and
+  // grpc_health_probe. It must be switched on before the builder builds; it is not part
+  // of CoordinatorService, so the token check never sees it (a probe sends no token).
+  grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   // gRPC sets SO_REUSEPORT by default, which would let a second coordinator share the
   // port silently: a busy port must be an error.
@@ -79,6 +84,10 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(cons
                                                ": cannot listen there (is the port in use by another process, or "
                                                "the address not one of this machine's?)"));
   }
+  // The store is open and recovered by now, so both names answer SERVING from the
+  // first call: "" (the whole server) and the Coordinator service by its full name.
+  server->server_->GetHealthCheckService()->SetServingStatus(true);
+  server->server_->GetHealthCheckService()->SetServingStatus(kCoordinatorHealthName, true);
   server->sweep_seconds_ = std::clamp(options.lease_seconds / 4, 0.05, 1.0);
   server->sweeper_ = std::thread([s = server.get()] { s->SweepLeases(); });
   return server;
@@ -93,6 +102,9 @@ void CoordinatorServer::SweepLeases() {
 void CoordinatorServer::Shutdown(double grace_seconds) {
   if (shut_down_) return;
   shut_down_ = true;
+  // First of all, so that a readiness probe or a health watcher sees NOT_SERVING while
+  // the long polls are woken and running calls finish.
+  server_->GetHealthCheckService()->SetServingStatus(false);
   core_->Shutdown();
   server_->Shutdown(std::chrono::system_clock::now() +
                     std::chrono::milliseconds(static_cast<int64_t>(grace_seconds * 1000)));

@@ -1,6 +1,7 @@
 // gantry-coordinator as a running server: the store, the Coordinator, the gRPC service
-// on its listening address (TLS when a certificate is given), and a sweeper thread that
-// expires leases. Start() reports every start-up problem as a status naming the flag.
+// on its listening address (TLS when a certificate is given), the standard gRPC health
+// service (grpc.health.v1.Health, no token needed), and a sweeper thread that expires
+// leases. Start() reports every start-up problem as a status naming the flag.
 #pragma once
 
 #include <memory>
@@ -21,6 +22,10 @@ class Server;
 }
 
 namespace gantry {
+
+// The name under which the health service reports the Coordinator service
+// (grpc.health.v1.Health/Check with this `service`); "" stands for the whole server.
+inline constexpr char kCoordinatorHealthName[] = "gantry.v1.Coordinator";
 
 struct ServerOptions {
   std::string listen = "127.0.0.1:50051";  // host:port, port 1..65535; port 0 picks a free one
