@@ -3,7 +3,10 @@
 // that stop heartbeating. The gRPC service (grpc_service.h) only translates calls.
 //
 // Every method is thread-safe: one mutex guards the store and the in-memory state
-// (leases, the groups' liveness, the queue's resolved specs). Waiting methods
+// (leases, the groups' liveness, the queue's resolved specs). Every change is written
+// to the store first and applied in memory only once its transaction has committed, so
+// a failed write leaves memory and the database agreeing (and the call failing with
+// the store's error). Waiting methods
 // (AcquireJob, WaitForChange) wait on a condition variable with a real-time bound and
 // return early on Shutdown(); lease expiry uses the injected monotonic clock, and
 // timestamps the injected wall clock (Unix time), so tests can drive both.
@@ -18,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,7 +93,13 @@ class Coordinator {
 
   absl::StatusOr<ResolvedSpec> ResolvedFor(const v1::Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<GroupRecord*> FindGroup(const std::string& group_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes a group's record inside the caller's transaction.
   absl::Status SaveGroup(const GroupRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Stores `updated` in a transaction of its own, then (only once it is committed)
+  // makes it the in-memory `record`: a failed write changes neither.
+  absl::Status CommitGroup(GroupRecord& record, const GroupRecord& updated) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A lost group that calls again: idle.
+  static GroupRecord Returned(const GroupRecord& lost);
   // Writes the job and appends a state-change entry to its history, in one transaction.
   absl::Status Transition(v1::Job& job, v1::JobState state, const std::string& message)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -97,8 +107,10 @@ class Coordinator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status StoreReport(v1::Job& job, const v1::ReportProgressRequest& request)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status FinishOnGroup(v1::Job& job, GroupRecord& group, const v1::ReportProgressRequest& request)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the job's run on its group inside the caller's transaction; `finished` gets
+  // the group's record to adopt once that transaction commits.
+  absl::Status FinishOnGroup(v1::Job& job, const GroupRecord& group, const v1::ReportProgressRequest& request,
+                             GroupRecord& finished) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status LoseGroup(GroupRecord& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A job its group no longer runs (lost, or released): CANCELLED if a cancel was asked,
   // FAILED after its last attempt, else QUEUED again (keeping its checkpoint). `why` goes

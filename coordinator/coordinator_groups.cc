@@ -30,6 +30,18 @@ absl::StatusOr<Coordinator::GroupRecord*> Coordinator::FindGroup(const std::stri
 
 absl::Status Coordinator::SaveGroup(const GroupRecord& record) { return store_->PutGroup(record.number, record.group); }
 
+absl::Status Coordinator::CommitGroup(GroupRecord& record, const GroupRecord& updated) {
+  RETURN_IF_ERROR(store_->Transaction([&] { return SaveGroup(updated); }));
+  record = updated;
+  return absl::OkStatus();
+}
+
+Coordinator::GroupRecord Coordinator::Returned(const GroupRecord& lost) {
+  GroupRecord updated = lost;
+  updated.group.set_state(v1::GROUP_STATE_IDLE);
+  return updated;
+}
+
 absl::StatusOr<v1::RegisterGroupResponse> Coordinator::RegisterGroup(const v1::RegisterGroupRequest& request) {
   if (request.world_size() < 1 || request.world_size() > RequestBounds::kMaxWorldSize) {
     return absl::InvalidArgumentError(
@@ -50,17 +62,18 @@ absl::StatusOr<v1::RegisterGroupResponse> Coordinator::RegisterGroup(const v1::R
     return absl::InvalidArgumentError(absl::StrCat("name: longer than ", RequestBounds::kMaxNameChars, " characters"));
   }
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(int64_t number, store_->NextGroupNumber());
   GroupRecord record;
-  record.number = number;
-  record.group.set_id(absl::StrCat("group-", number));
-  record.group.set_name(request.name());
-  record.group.set_world_size(request.world_size());
-  *record.group.mutable_hosts() = request.hosts();
-  *record.group.mutable_devices() = request.devices();
-  record.group.set_state(v1::GROUP_STATE_IDLE);
-  record.group.set_registered_unix_ms(NowUnixMs());
-  RETURN_IF_ERROR(SaveGroup(record));
+  RETURN_IF_ERROR(store_->Transaction([&]() -> absl::Status {
+    ASSIGN_OR_RETURN(record.number, store_->NextGroupNumber());
+    record.group.set_id(absl::StrCat("group-", record.number));
+    record.group.set_name(request.name());
+    record.group.set_world_size(request.world_size());
+    *record.group.mutable_hosts() = request.hosts();
+    *record.group.mutable_devices() = request.devices();
+    record.group.set_state(v1::GROUP_STATE_IDLE);
+    record.group.set_registered_unix_ms(NowUnixMs());
+    return SaveGroup(record);
+  }));
   groups_[record.group.id()] = record;
   Renew(record.group.id());
   NotifyChange();
@@ -126,10 +139,7 @@ absl::StatusOr<v1::AcquireJobResponse> Coordinator::AcquireJob(const v1::Acquire
     response.set_lease_seconds(options_.lease_seconds);
     return response;
   }
-  if (group->group.state() == v1::GROUP_STATE_LOST) {
-    group->group.set_state(v1::GROUP_STATE_IDLE);
-    RETURN_IF_ERROR(SaveGroup(*group));
-  }
+  if (group->group.state() == v1::GROUP_STATE_LOST) RETURN_IF_ERROR(CommitGroup(*group, Returned(*group)));
   while (!shutting_down_) {
     ASSIGN_OR_RETURN(std::optional<v1::AcquireJobResponse> assigned, TryAssign(*group));
     if (assigned) return *std::move(assigned);
@@ -146,8 +156,7 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::Heartbeat
   ASSIGN_OR_RETURN(GroupRecord * group, FindGroup(request.group_id()));
   Renew(group->group.id());
   if (group->group.state() == v1::GROUP_STATE_LOST) {
-    group->group.set_state(v1::GROUP_STATE_IDLE);
-    RETURN_IF_ERROR(SaveGroup(*group));
+    RETURN_IF_ERROR(CommitGroup(*group, Returned(*group)));
     NotifyChange();
   }
   v1::HeartbeatResponse response;

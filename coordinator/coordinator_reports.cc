@@ -92,7 +92,8 @@ absl::Status Coordinator::StoreReport(v1::Job& job, const v1::ReportProgressRequ
   return absl::OkStatus();
 }
 
-absl::Status Coordinator::FinishOnGroup(v1::Job& job, GroupRecord& group, const v1::ReportProgressRequest& request) {
+absl::Status Coordinator::FinishOnGroup(v1::Job& job, const GroupRecord& group,
+                                        const v1::ReportProgressRequest& request, GroupRecord& finished) {
   GroupRecord updated = group;
   updated.group.set_state(v1::GROUP_STATE_IDLE);
   updated.group.clear_job_id();
@@ -108,7 +109,7 @@ absl::Status Coordinator::FinishOnGroup(v1::Job& job, GroupRecord& group, const 
   } else {
     RETURN_IF_ERROR(Transition(job, request.final_state(), absl::StrCat(StateName(request.final_state()), " on ", on)));
   }
-  group = updated;
+  finished = std::move(updated);
   return absl::OkStatus();
 }
 
@@ -129,9 +130,10 @@ absl::StatusOr<v1::ReportProgressResponse> Coordinator::ReportProgress(const v1:
 
   v1::ReportProgressResponse response;
   response.set_lease_seconds(options_.lease_seconds);
+  std::optional<GroupRecord> finished;
   RETURN_IF_ERROR(store_->Transaction([&]() -> absl::Status {
     RETURN_IF_ERROR(StoreReport(job, request));
-    if (request.final_state() != v1::JOB_STATE_UNSPECIFIED) return FinishOnGroup(job, *group, request);
+    if (request.final_state() != v1::JOB_STATE_UNSPECIFIED) return FinishOnGroup(job, *group, request, finished.emplace());
     const std::vector<v1::RankTiming> timings(request.rank_timings().begin(), request.rank_timings().end());
     for (const v1::EpochMetrics& row : request.epochs()) {
       if (row.batch_size() != job.plan().batch_size() || row.epoch() != job.plan().epoch()) continue;
@@ -142,6 +144,7 @@ absl::StatusOr<v1::ReportProgressResponse> Coordinator::ReportProgress(const v1:
     }
     return store_->UpdateJob(job);
   }));
+  if (finished) *group = *std::move(finished);
   response.set_cancel(job.state() == v1::JOB_STATE_CANCELLING);
   NotifyChange();
   return response;

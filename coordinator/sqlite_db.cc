@@ -112,11 +112,16 @@ absl::StatusOr<SqliteStatement> SqliteDb::Prepare(const std::string& sql) {
 absl::Status SqliteDb::Transaction(const std::function<absl::Status()>& body) {
   RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   absl::Status status = body();
-  if (!status.ok()) {
-    (void)Exec("ROLLBACK");
-    return status;
+  if (status.ok()) status = Exec("COMMIT");
+  // A COMMIT that fails (SQLITE_BUSY, a deferred constraint, an I/O error) can leave the
+  // transaction open: without the rollback, its writes would ride along with the next
+  // transaction's COMMIT after the caller was told they failed.
+  if (!status.ok() && sqlite3_get_autocommit(db_) == 0) {
+    if (absl::Status rolled_back = Exec("ROLLBACK"); !rolled_back.ok()) {
+      return absl::InternalError(absl::StrCat(status.message(), "; and the rollback failed: ", rolled_back.message()));
+    }
   }
-  return Exec("COMMIT");
+  return status;
 }
 
 }  // namespace gantry

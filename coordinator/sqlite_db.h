@@ -52,7 +52,8 @@ class SqliteDb {
 
   absl::Status Exec(const std::string& sql);
   absl::StatusOr<SqliteStatement> Prepare(const std::string& sql);
-  // Runs `body` inside BEGIN IMMEDIATE ... COMMIT; rolls back when it fails.
+  // Runs `body` inside BEGIN IMMEDIATE ... COMMIT; rolls back when the body or the
+  // COMMIT fails, so a failed transaction never leaves writes behind.
   absl::Status Transaction(const std::function<absl::Status()>& body);
 
   const std::string& path() const { return path_; }
