@@ -4,7 +4,7 @@
 // it: --groups simulated worker groups long-poll AcquireJob and, for each job, send
 // progress reports at --report-hz and a final SUCCEEDED report with an epoch row;
 // --watchers clients follow running jobs with WatchJob; --jobs jobs are submitted at
-// the start. With --kill-restart, once every job is submitted and half have finished,
+// the start by four clients. With --kill-restart, once every job is submitted and half have finished,
 // the coordinator is killed with SIGKILL and started again on the same database and
 // port; clients retry UNAVAILABLE calls, as the real pool does.
 //
@@ -217,7 +217,7 @@ class Load {
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 200);
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // one connection per stub
-    for (int i = 0; i < o_.groups + o_.watchers + 1; ++i) {
+    for (int i = 0; i < o_.groups + o_.watchers + kSubmitters; ++i) {
       stubs_.push_back(v1::Coordinator::NewStub(
           grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), args)));
     }
@@ -230,7 +230,10 @@ class Load {
   Latencies& latencies() { return latencies_; }
   int unavailable() const { return unavailable_.load(); }
   std::atomic<bool>& submitted_all() { return submitted_all_; }
-  const std::set<std::string>& submitted() const { return submitted_; }
+  std::set<std::string> submitted() {
+    absl::MutexLock lock(&mu_);
+    return submitted_;
+  }
 
   // Calls `rpc` until it answers other than UNAVAILABLE (the coordinator is down or
   // restarting) or the run's deadline passes; records the answering call's latency.
@@ -254,9 +257,11 @@ class Load {
     }
   }
 
-  void Submit() {
-    v1::Coordinator::Stub& stub = *stubs_.back();
-    for (int i = 0; i < o_.jobs && !TimedOut(); ++i) {
+  // Submitter `index` of kSubmitters submits every kSubmitters-th job, so one client's
+  // round trips do not cap the rate at which the queue fills.
+  void Submit(int index) {
+    v1::Coordinator::Stub& stub = *stubs_[o_.groups + o_.watchers + index];
+    for (int i = index; i < o_.jobs && !TimedOut(); i += kSubmitters) {
       v1::SubmitJobRequest request;
       v1::RunSpec* spec = request.mutable_spec();
       spec->set_dataset("mnist");
@@ -277,8 +282,10 @@ class Load {
       absl::MutexLock lock(&mu_);
       submitted_.insert(job.id());
     }
-    submitted_all_ = true;
+    if (++submitters_done_ == kSubmitters) submitted_all_ = true;
   }
+
+  static constexpr int kSubmitters = 4;
 
   // One simulated group: register, then long-poll and run jobs until the load is done.
   void Group(int index) {
@@ -439,6 +446,7 @@ class Load {
   Latencies latencies_;
   std::atomic<bool> done_{false};
   std::atomic<bool> submitted_all_{false};
+  std::atomic<int> submitters_done_{0};
   std::atomic<int> unavailable_{0};
   absl::Mutex mu_;
   std::set<std::string> submitted_;
@@ -491,7 +499,7 @@ int Run(LoadOptions o) {
 
   const auto start = Clock::now();
   std::vector<std::thread> threads;
-  threads.emplace_back([&] { load.Submit(); });
+  for (int s = 0; s < Load::kSubmitters; ++s) threads.emplace_back([&, s] { load.Submit(s); });
   for (int g = 0; g < o.groups; ++g) threads.emplace_back([&, g] { load.Group(g); });
   for (int w = 0; w < o.watchers; ++w) threads.emplace_back([&, w] { load.Watcher(w); });
 

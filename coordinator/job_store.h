@@ -24,6 +24,11 @@
 
 namespace gantry {
 
+// How hard a transaction's commit is pushed to disk. kSynced: it survives a crash of
+// the machine (fsync). kRelaxed: it survives a crash of the process but a power loss
+// may undo it; for writes a later report repeats anyway (a progress-only report).
+enum class Durability { kSynced, kRelaxed };
+
 class JobStore {
  public:
   // Opens (creating when missing) the SQLite store at `path`.
@@ -33,7 +38,7 @@ class JobStore {
 
   // Runs `body`; commits its writes when it returns OK, else discards them. An error
   // from the body or from the commit is returned and the store is as it was before.
-  virtual absl::Status Transaction(const std::function<absl::Status()>& body) = 0;
+  virtual absl::Status Transaction(const std::function<absl::Status()>& body, Durability durability) = 0;
 
   // Jobs, numbered in submission order from 1.
   virtual absl::StatusOr<int64_t> NextJobNumber() = 0;

@@ -109,7 +109,13 @@ absl::StatusOr<SqliteStatement> SqliteDb::Prepare(const std::string& sql) {
   return SqliteStatement(stmt, path_);
 }
 
-absl::Status SqliteDb::Transaction(const std::function<absl::Status()>& body) {
+absl::Status SqliteDb::Transaction(const std::function<absl::Status()>& body, bool synced) {
+  if (!synced) {
+    RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL"));
+    absl::Status status = Transaction(body, true);
+    if (absl::Status restored = Exec("PRAGMA synchronous=FULL"); !restored.ok() && status.ok()) return restored;
+    return status;
+  }
   RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
   absl::Status status = body();
   if (status.ok()) status = Exec("COMMIT");

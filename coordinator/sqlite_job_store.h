@@ -20,7 +20,9 @@ class SqliteJobStore final : public JobStore {
 
   static absl::StatusOr<std::unique_ptr<SqliteJobStore>> Open(const std::string& path);
 
-  absl::Status Transaction(const std::function<absl::Status()>& body) override { return db_->Transaction(body); }
+  absl::Status Transaction(const std::function<absl::Status()>& body, Durability durability) override {
+    return db_->Transaction(body, durability == Durability::kSynced);
+  }
   absl::StatusOr<int64_t> NextJobNumber() override;
   absl::Status InsertJob(int64_t number, const v1::Job& job) override;
   absl::Status UpdateJob(const v1::Job& job) override;

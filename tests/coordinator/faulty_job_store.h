@@ -45,11 +45,13 @@ class FaultyJobStore final : public JobStore {
   FaultyJobStore(std::unique_ptr<JobStore> inner, std::shared_ptr<StoreFaults> faults)
       : inner_(std::move(inner)), faults_(std::move(faults)) {}
 
-  absl::Status Transaction(const std::function<absl::Status()>& body) override {
-    return inner_->Transaction([&]() -> absl::Status {
-      if (absl::Status s = body(); !s.ok()) return s;
-      return faults_->Check("Commit");
-    });
+  absl::Status Transaction(const std::function<absl::Status()>& body, Durability durability) override {
+    return inner_->Transaction(
+        [&]() -> absl::Status {
+          if (absl::Status s = body(); !s.ok()) return s;
+          return faults_->Check("Commit");
+        },
+        durability);
   }
 
 #define GANTRY_FAULTY_CALL(name, ...)                                    \

@@ -113,7 +113,7 @@ std::vector<WritePath> WritePaths() {
            return f.core().RegisterGroup(request).status();
          };
        }},
-      {"AcquireJob", {"JobsInStates", "PutGroup", "UpdateJob", "AppendEvent", "Commit"},
+      {"AcquireJob", {"GetJob", "PutGroup", "UpdateJob", "AppendEvent", "Commit"},
        [](CoordinatorFixture& f) {
          f.Submit();
          v1::AcquireJobRequest request;
@@ -242,6 +242,25 @@ TEST(SqliteDb, AFailedCommitIsRolledBack) {
   ASSERT_TRUE(count.ok());
   ASSERT_TRUE(*count->Step());
   EXPECT_EQ(count->ColumnInt64(0), 0);  // the failed transaction's row is gone
+}
+
+// A relaxed transaction commits like any other and leaves the connection synced (FULL)
+// for the next one.
+TEST(SqliteDb, ARelaxedTransactionCommitsAndRestoresFullSync) {
+  absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(testing::MakeTempDir("relaxed") + "/t.db");
+  ASSERT_TRUE(db.ok()) << db.status();
+  ASSERT_TRUE((*db)->Exec("CREATE TABLE t (x INTEGER)").ok());
+  const absl::Status relaxed =
+      (*db)->Transaction([&] { return (*db)->Exec("INSERT INTO t VALUES (1)"); }, /*synced=*/false);
+  ASSERT_TRUE(relaxed.ok()) << relaxed;
+  absl::StatusOr<SqliteStatement> sync = (*db)->Prepare("PRAGMA synchronous");
+  ASSERT_TRUE(sync.ok());
+  ASSERT_TRUE(*sync->Step());
+  EXPECT_EQ(sync->ColumnInt64(0), 2);  // FULL
+  absl::StatusOr<SqliteStatement> count = (*db)->Prepare("SELECT COUNT(*) FROM t");
+  ASSERT_TRUE(count.ok());
+  ASSERT_TRUE(*count->Step());
+  EXPECT_EQ(count->ColumnInt64(0), 1);
 }
 
 }  // namespace
