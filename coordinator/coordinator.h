@@ -3,8 +3,11 @@
 // that stop heartbeating. The gRPC service (grpc_service.h) only translates calls.
 //
 // Every method is thread-safe: one mutex guards the store and the in-memory state
-// (leases, the groups' liveness, the queue's resolved specs). Waiting methods
-// (AcquireJob, WaitForChange) wait on a condition variable with a real-time bound and
+// (leases, the groups, the queue and the active jobs' resolved specs). Every change is written
+// to the store first and applied in memory only once its transaction has committed, so
+// a failed write leaves memory and the database agreeing (and the call failing with
+// the store's error). Waiting methods
+// (AcquireJob, WaitForJobChange) wait on a condition of the mutex with a real-time bound and
 // return early on Shutdown(); lease expiry uses the injected monotonic clock, and
 // timestamps the injected wall clock (Unix time), so tests can drive both.
 //
@@ -16,8 +19,11 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +32,7 @@
 #include "common/clock.h"
 #include "coordinator/job_store.h"
 #include "coordinator/lease_table.h"
+#include "coordinator/scheduler.h"
 #include "coordinator/shard_planner.h"
 #include "coordinator/spec_validator.h"
 #include "gantry/v1/coordinator.pb.h"
@@ -71,10 +78,11 @@ class Coordinator {
   // The server calls it periodically; tests call it after advancing the clock.
   int ExpireLeases();
 
-  // A counter that moves on every change of any job; WaitForChange returns when it
-  // differs from `seen`, after `timeout_seconds` (real time), or on Shutdown().
-  uint64_t change_count();
-  void WaitForChange(uint64_t seen, double timeout_seconds);
+  // A counter that moves on every change of the job (state, progress, history);
+  // WaitForJobChange returns when it differs from `seen`, after `timeout_seconds` (real
+  // time), or on Shutdown(). Only the waiters of that job wake.
+  uint64_t JobVersion(const std::string& job_id);
+  void WaitForJobChange(const std::string& job_id, uint64_t seen, double timeout_seconds);
 
   // Wakes every waiter; later waits return at once.
   void Shutdown();
@@ -89,7 +97,13 @@ class Coordinator {
 
   absl::StatusOr<ResolvedSpec> ResolvedFor(const v1::Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<GroupRecord*> FindGroup(const std::string& group_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes a group's record inside the caller's transaction.
   absl::Status SaveGroup(const GroupRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Stores `updated` in a transaction of its own, then (only once it is committed)
+  // makes it the in-memory `record`: a failed write changes neither.
+  absl::Status CommitGroup(GroupRecord& record, const GroupRecord& updated) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A lost group that calls again: idle.
+  static GroupRecord Returned(const GroupRecord& lost);
   // Writes the job and appends a state-change entry to its history, in one transaction.
   absl::Status Transition(v1::Job& job, v1::JobState state, const std::string& message)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -97,8 +111,10 @@ class Coordinator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status StoreReport(v1::Job& job, const v1::ReportProgressRequest& request)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status FinishOnGroup(v1::Job& job, GroupRecord& group, const v1::ReportProgressRequest& request)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the job's run on its group inside the caller's transaction; `finished` gets
+  // the group's record to adopt once that transaction commits.
+  absl::Status FinishOnGroup(v1::Job& job, const GroupRecord& group, const v1::ReportProgressRequest& request,
+                             GroupRecord& finished) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status LoseGroup(GroupRecord& group) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A job its group no longer runs (lost, or released): CANCELLED if a cancel was asked,
   // FAILED after its last attempt, else QUEUED again (keeping its checkpoint). `why` goes
@@ -106,7 +122,16 @@ class Coordinator {
   absl::Status Requeue(v1::Job& job, const std::string& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckReportShape(const v1::ReportProgressRequest& request) const;
   void Renew(const std::string& group_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void NotifyChange() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Runs `body` as one store transaction; once it has committed, applies the changes of
+  // the jobs it Touch()ed to memory (the queue, the caches, the job versions) and wakes
+  // their waiters. On failure memory stays as it was.
+  absl::Status Commit(const std::function<absl::Status()>& body, Durability durability = Durability::kSynced)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Notes, inside Commit's body, that `job` was written as it is now (with its resolved
+  // spec when the caller has it, to seed the cache).
+  void Touch(const v1::Job& job, const ResolvedSpec* resolved = nullptr) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Apply(const v1::Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint64_t JobVersionLocked(const std::string& job_id) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   int64_t NowUnixMs() const;
   double AcquireWaitCap() const;
 
@@ -116,13 +141,25 @@ class Coordinator {
   const Clock& wall_;
   const ShardPlanner planner_;
 
+  // Waiters use absl::Condition (Mutex::AwaitWithDeadline), so a change wakes only the
+  // waiters whose condition it makes true: a progress report wakes the watchers of its
+  // job, not every long poll; a newly queued job wakes the long polls.
   absl::Mutex mu_;
-  absl::CondVar changed_;
   std::unique_ptr<JobStore> store_ ABSL_GUARDED_BY(mu_);
   LeaseTable leases_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, GroupRecord> groups_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, ResolvedSpec> resolved_ ABSL_GUARDED_BY(mu_);  // by job id
-  uint64_t change_count_ ABSL_GUARDED_BY(mu_) = 0;
+  // Active jobs' resolved specs, by job id (dropped when a job ends).
+  std::map<std::string, ResolvedSpec> resolved_ ABSL_GUARDED_BY(mu_);
+  // The queue in memory, by job number (submission order): what TryAssign chooses
+  // from without reading every queued job from the store.
+  std::map<int64_t, QueuedJob> queued_ ABSL_GUARDED_BY(mu_);
+  uint64_t queue_version_ ABSL_GUARDED_BY(mu_) = 0;  // moves when a job is queued
+  // Per-job change counters: every active job, and the last kMaxEndedVersions ended ones.
+  std::map<std::string, uint64_t> job_versions_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> ended_ ABSL_GUARDED_BY(mu_);
+  uint64_t versions_ ABSL_GUARDED_BY(mu_) = 0;
+  // Jobs written by the transaction in progress (Touch), applied by Commit.
+  std::vector<std::pair<v1::Job, std::optional<ResolvedSpec>>> touched_ ABSL_GUARDED_BY(mu_);
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
 };
 

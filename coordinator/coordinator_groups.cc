@@ -30,6 +30,18 @@ absl::StatusOr<Coordinator::GroupRecord*> Coordinator::FindGroup(const std::stri
 
 absl::Status Coordinator::SaveGroup(const GroupRecord& record) { return store_->PutGroup(record.number, record.group); }
 
+absl::Status Coordinator::CommitGroup(GroupRecord& record, const GroupRecord& updated) {
+  RETURN_IF_ERROR(Commit([&] { return SaveGroup(updated); }));
+  record = updated;
+  return absl::OkStatus();
+}
+
+Coordinator::GroupRecord Coordinator::Returned(const GroupRecord& lost) {
+  GroupRecord updated = lost;
+  updated.group.set_state(v1::GROUP_STATE_IDLE);
+  return updated;
+}
+
 absl::StatusOr<v1::RegisterGroupResponse> Coordinator::RegisterGroup(const v1::RegisterGroupRequest& request) {
   if (request.world_size() < 1 || request.world_size() > RequestBounds::kMaxWorldSize) {
     return absl::InvalidArgumentError(
@@ -50,20 +62,20 @@ absl::StatusOr<v1::RegisterGroupResponse> Coordinator::RegisterGroup(const v1::R
     return absl::InvalidArgumentError(absl::StrCat("name: longer than ", RequestBounds::kMaxNameChars, " characters"));
   }
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(int64_t number, store_->NextGroupNumber());
   GroupRecord record;
-  record.number = number;
-  record.group.set_id(absl::StrCat("group-", number));
-  record.group.set_name(request.name());
-  record.group.set_world_size(request.world_size());
-  *record.group.mutable_hosts() = request.hosts();
-  *record.group.mutable_devices() = request.devices();
-  record.group.set_state(v1::GROUP_STATE_IDLE);
-  record.group.set_registered_unix_ms(NowUnixMs());
-  RETURN_IF_ERROR(SaveGroup(record));
+  RETURN_IF_ERROR(Commit([&]() -> absl::Status {
+    ASSIGN_OR_RETURN(record.number, store_->NextGroupNumber());
+    record.group.set_id(absl::StrCat("group-", record.number));
+    record.group.set_name(request.name());
+    record.group.set_world_size(request.world_size());
+    *record.group.mutable_hosts() = request.hosts();
+    *record.group.mutable_devices() = request.devices();
+    record.group.set_state(v1::GROUP_STATE_IDLE);
+    record.group.set_registered_unix_ms(NowUnixMs());
+    return SaveGroup(record);
+  }));
   groups_[record.group.id()] = record;
   Renew(record.group.id());
-  NotifyChange();
   v1::RegisterGroupResponse response;
   response.set_group_id(record.group.id());
   response.set_lease_seconds(options_.lease_seconds);
@@ -71,39 +83,34 @@ absl::StatusOr<v1::RegisterGroupResponse> Coordinator::RegisterGroup(const v1::R
 }
 
 absl::StatusOr<std::optional<v1::AcquireJobResponse>> Coordinator::TryAssign(GroupRecord& group) {
-  ASSIGN_OR_RETURN(std::vector<v1::Job> queued, store_->JobsInStates({v1::JOB_STATE_QUEUED}));
+  // The choice is made on the queue in memory; only the chosen job is read.
   std::vector<QueuedJob> candidates;
-  std::vector<ResolvedSpec> specs;
-  for (const v1::Job& job : queued) {
-    ASSIGN_OR_RETURN(ResolvedSpec spec, ResolvedFor(job));
-    candidates.push_back({job.id(), job.world_size(), *std::min_element(spec.batch_sizes.begin(), spec.batch_sizes.end()),
-                          spec.needs_gpus});
-    specs.push_back(std::move(spec));
-  }
+  candidates.reserve(queued_.size());
+  for (const auto& [number, queued] : queued_) candidates.push_back(queued);
   const std::vector<std::string> devices(group.group.devices().begin(), group.group.devices().end());
   std::optional<size_t> pick =
       PickJob(candidates, GroupShape{.world_size = group.group.world_size(), .gpus = AllDevicesAreGpus(devices)});
   if (!pick) return std::nullopt;
-  v1::Job job = queued[*pick];
+  ASSIGN_OR_RETURN(v1::Job job, store_->GetJob(candidates[*pick].id));
+  ASSIGN_OR_RETURN(ResolvedSpec spec, ResolvedFor(job));
   job.set_attempts(job.attempts() + 1);
   job.set_group_id(group.group.id());
   job.set_started_unix_ms(NowUnixMs());
   const v1::CheckpointRef& checkpoint = job.checkpoint();
   *job.mutable_plan() = checkpoint.run_step() > 0
-                            ? planner_.ResumePlan(specs[*pick], group.group.world_size(), checkpoint.batch_size(),
+                            ? planner_.ResumePlan(spec, group.group.world_size(), checkpoint.batch_size(),
                                                   checkpoint.epoch())
-                            : planner_.FirstPlan(specs[*pick], group.group.world_size());
+                            : planner_.FirstPlan(spec, group.group.world_size());
   GroupRecord updated = group;
   updated.group.set_state(v1::GROUP_STATE_BUSY);
   updated.group.set_job_id(job.id());
-  RETURN_IF_ERROR(store_->Transaction([&]() -> absl::Status {
+  RETURN_IF_ERROR(Commit([&]() -> absl::Status {
     RETURN_IF_ERROR(SaveGroup(updated));
     return Transition(job, v1::JOB_STATE_RUNNING,
                       absl::StrCat("acquired by ", group.group.id(), " (attempt ", job.attempts(), " of ",
                                    job.max_attempts(), ")"));
   }));
   group = updated;
-  NotifyChange();
   v1::AcquireJobResponse response;
   *response.mutable_plan() = job.plan();
   *response.mutable_job() = std::move(job);
@@ -126,16 +133,19 @@ absl::StatusOr<v1::AcquireJobResponse> Coordinator::AcquireJob(const v1::Acquire
     response.set_lease_seconds(options_.lease_seconds);
     return response;
   }
-  if (group->group.state() == v1::GROUP_STATE_LOST) {
-    group->group.set_state(v1::GROUP_STATE_IDLE);
-    RETURN_IF_ERROR(SaveGroup(*group));
-  }
+  if (group->group.state() == v1::GROUP_STATE_LOST) RETURN_IF_ERROR(CommitGroup(*group, Returned(*group)));
+  const std::string group_id = group->group.id();
   while (!shutting_down_) {
+    const uint64_t seen = queue_version_;
     ASSIGN_OR_RETURN(std::optional<v1::AcquireJobResponse> assigned, TryAssign(*group));
     if (assigned) return *std::move(assigned);
-    if (changed_.WaitWithDeadline(&mu_, deadline)) break;
+    // Wakes only when a job is queued (or on shutdown), not on every report.
+    auto queued = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return shutting_down_ || queue_version_ != seen; };
+    const bool woken = mu_.AwaitWithDeadline(absl::Condition(&queued), deadline);
+    ASSIGN_OR_RETURN(group, FindGroup(group_id));  // the lock was released while waiting
+    if (!woken) break;
   }
-  Renew(group->group.id());
+  Renew(group_id);
   v1::AcquireJobResponse empty;
   empty.set_lease_seconds(options_.lease_seconds);
   return empty;
@@ -145,11 +155,7 @@ absl::StatusOr<v1::HeartbeatResponse> Coordinator::Heartbeat(const v1::Heartbeat
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(GroupRecord * group, FindGroup(request.group_id()));
   Renew(group->group.id());
-  if (group->group.state() == v1::GROUP_STATE_LOST) {
-    group->group.set_state(v1::GROUP_STATE_IDLE);
-    RETURN_IF_ERROR(SaveGroup(*group));
-    NotifyChange();
-  }
+  if (group->group.state() == v1::GROUP_STATE_LOST) RETURN_IF_ERROR(CommitGroup(*group, Returned(*group)));
   v1::HeartbeatResponse response;
   response.set_lease_seconds(options_.lease_seconds);
   response.set_job_id(group->group.job_id());
@@ -166,7 +172,7 @@ absl::Status Coordinator::LoseGroup(GroupRecord& group) {
   GroupRecord updated = group;
   updated.group.set_state(v1::GROUP_STATE_LOST);
   updated.group.clear_job_id();
-  RETURN_IF_ERROR(store_->Transaction([&]() -> absl::Status {
+  RETURN_IF_ERROR(Commit([&]() -> absl::Status {
     RETURN_IF_ERROR(SaveGroup(updated));
     if (group.group.job_id().empty()) return absl::OkStatus();
     ASSIGN_OR_RETURN(v1::Job job, store_->GetJob(group.group.job_id()));
@@ -201,7 +207,6 @@ int Coordinator::ExpireLeases() {
     }
     ++lost;
   }
-  if (lost > 0) NotifyChange();
   return lost;
 }
 
@@ -234,9 +239,12 @@ absl::Status Coordinator::Recover() {
   for (v1::Job& job : active) {
     // A running job stays with its group; only a queued one that can no longer start fails.
     absl::StatusOr<ResolvedSpec> spec = ResolvedFor(job);
-    if (spec.ok() || job.state() != v1::JOB_STATE_QUEUED) continue;
+    if (spec.ok() || job.state() != v1::JOB_STATE_QUEUED) {
+      Apply(job);  // the queue and the job versions in memory
+      continue;
+    }
     job.set_error(absl::StrCat("no longer valid on this coordinator: ", spec.status().message()));
-    RETURN_IF_ERROR(store_->Transaction([&] { return Transition(job, v1::JOB_STATE_FAILED, job.error()); }));
+    RETURN_IF_ERROR(Commit([&] { return Transition(job, v1::JOB_STATE_FAILED, job.error()); }));
   }
   return absl::OkStatus();
 }

@@ -12,6 +12,12 @@
 namespace gantry {
 namespace {
 constexpr int kDefaultPageSize = 100;
+// Ended jobs whose change counter is kept, so a watcher that read one just before it
+// ended still sees it move.
+constexpr size_t kMaxEndedVersions = 1024;
+
+// "job-17" -> 17 (ids are made by SubmitJob).
+int64_t JobNumber(const std::string& id) { return std::stoll(id.substr(id.find('-') + 1)); }
 }  // namespace
 
 bool IsTerminal(v1::JobState state) {
@@ -41,28 +47,67 @@ Coordinator::Coordinator(std::unique_ptr<JobStore> store, const SpecValidator& v
 
 int64_t Coordinator::NowUnixMs() const { return wall_.NowNanos() / 1000000; }
 
-void Coordinator::NotifyChange() {
-  ++change_count_;
-  changed_.SignalAll();
-}
-
-uint64_t Coordinator::change_count() {
-  absl::MutexLock lock(&mu_);
-  return change_count_;
-}
-
-void Coordinator::WaitForChange(uint64_t seen, double timeout_seconds) {
-  absl::MutexLock lock(&mu_);
-  const absl::Time deadline = absl::Now() + absl::Seconds(timeout_seconds);
-  while (change_count_ == seen && !shutting_down_) {
-    if (changed_.WaitWithDeadline(&mu_, deadline)) return;
+absl::Status Coordinator::Commit(const std::function<absl::Status()>& body, Durability durability) {
+  touched_.clear();
+  const absl::Status status = store_->Transaction(body, durability);
+  std::vector<std::pair<v1::Job, std::optional<ResolvedSpec>>> touched = std::move(touched_);
+  touched_.clear();
+  if (!status.ok()) return status;
+  for (auto& [job, resolved] : touched) {
+    if (resolved) resolved_[job.id()] = std::move(*resolved);
   }
+  for (const auto& [job, resolved] : touched) Apply(job);
+  return absl::OkStatus();
+}
+
+void Coordinator::Touch(const v1::Job& job, const ResolvedSpec* resolved) {
+  touched_.emplace_back(job, resolved ? std::optional<ResolvedSpec>(*resolved) : std::nullopt);
+}
+
+void Coordinator::Apply(const v1::Job& job) {
+  const int64_t number = JobNumber(job.id());
+  job_versions_[job.id()] = ++versions_;
+  if (job.state() == v1::JOB_STATE_QUEUED) {
+    // A queued job whose spec no longer resolves (its data root went away) cannot be
+    // handed out; it stays queued until a restart fails it with the reason (Recover).
+    if (absl::StatusOr<ResolvedSpec> spec = ResolvedFor(job); spec.ok()) {
+      queued_[number] = QueuedJob{job.id(), job.world_size(),
+                                  *std::min_element(spec->batch_sizes.begin(), spec->batch_sizes.end()),
+                                  spec->needs_gpus};
+      ++queue_version_;
+    }
+    return;
+  }
+  queued_.erase(number);
+  if (IsTerminal(job.state())) {
+    resolved_.erase(job.id());
+    ended_.push_back(job.id());
+    if (ended_.size() > kMaxEndedVersions) {
+      job_versions_.erase(ended_.front());
+      ended_.pop_front();
+    }
+  }
+}
+
+uint64_t Coordinator::JobVersionLocked(const std::string& job_id) const {
+  auto it = job_versions_.find(job_id);
+  return it == job_versions_.end() ? 0 : it->second;
+}
+
+uint64_t Coordinator::JobVersion(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  return JobVersionLocked(job_id);
+}
+
+void Coordinator::WaitForJobChange(const std::string& job_id, uint64_t seen, double timeout_seconds) {
+  absl::MutexLock lock(&mu_);
+  auto changed = [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return shutting_down_ || JobVersionLocked(job_id) != seen; };
+  mu_.AwaitWithDeadline(absl::Condition(&changed), absl::Now() + absl::Seconds(timeout_seconds));
 }
 
 void Coordinator::Shutdown() {
   absl::MutexLock lock(&mu_);
-  shutting_down_ = true;
-  changed_.SignalAll();
+  shutting_down_ = true;  // every waiter's condition includes it
 }
 
 bool Coordinator::shutting_down() {
@@ -93,6 +138,7 @@ absl::Status Coordinator::Transition(v1::Job& job, v1::JobState state, const std
   change->set_group_id(job.group_id());
   change->set_message(message);
   RETURN_IF_ERROR(store_->AppendEvent(event).status());
+  Touch(job);
   spdlog::info("{}: {} ({})", job.id(), StateName(state), message);
   return absl::OkStatus();
 }
@@ -101,7 +147,7 @@ absl::StatusOr<v1::Job> Coordinator::SubmitJob(const v1::SubmitJobRequest& reque
   ASSIGN_OR_RETURN(ResolvedSpec resolved, validator_.CheckSubmit(request));
   absl::MutexLock lock(&mu_);
   v1::Job job;
-  RETURN_IF_ERROR(store_->Transaction([&]() -> absl::Status {
+  RETURN_IF_ERROR(Commit([&]() -> absl::Status {
     ASSIGN_OR_RETURN(int64_t number, store_->NextJobNumber());
     job.set_id(absl::StrCat("job-", number));
     job.set_name(request.name());
@@ -110,10 +156,10 @@ absl::StatusOr<v1::Job> Coordinator::SubmitJob(const v1::SubmitJobRequest& reque
     job.set_max_attempts(request.max_attempts() > 0 ? request.max_attempts() : options_.default_max_attempts);
     job.set_created_unix_ms(NowUnixMs());
     RETURN_IF_ERROR(store_->InsertJob(number, job));
-    return Transition(job, v1::JOB_STATE_QUEUED, "submitted");
+    RETURN_IF_ERROR(Transition(job, v1::JOB_STATE_QUEUED, "submitted"));
+    Touch(job, &resolved);
+    return absl::OkStatus();
   }));
-  resolved_[job.id()] = std::move(resolved);
-  NotifyChange();
   return job;
 }
 
@@ -149,12 +195,11 @@ absl::StatusOr<v1::Job> Coordinator::CancelJob(const std::string& job_id) {
   }
   if (job.state() == v1::JOB_STATE_CANCELLING) return job;
   const bool queued = job.state() == v1::JOB_STATE_QUEUED;
-  RETURN_IF_ERROR(store_->Transaction([&] {
+  RETURN_IF_ERROR(Commit([&] {
     return queued ? Transition(job, v1::JOB_STATE_CANCELLED, "cancelled while queued")
                   : Transition(job, v1::JOB_STATE_CANCELLING,
                                absl::StrCat("cancel asked; ", job.group_id(), " stops at its next report"));
   }));
-  NotifyChange();
   return job;
 }
 

@@ -86,13 +86,16 @@ absl::Status Coordinator::StoreReport(v1::Job& job, const v1::ReportProgressRequ
     *event.mutable_straggler() = straggler;
     RETURN_IF_ERROR(store_->AppendEvent(event).status());
   }
-  ASSIGN_OR_RETURN(std::vector<v1::EpochMetrics> stored, store_->Epochs(job.id()));
-  job.set_epochs_reported(static_cast<int32_t>(stored.size()));
+  if (request.epochs_size() > 0) {
+    ASSIGN_OR_RETURN(std::vector<v1::EpochMetrics> stored, store_->Epochs(job.id()));
+    job.set_epochs_reported(static_cast<int32_t>(stored.size()));
+  }
   job.set_updated_unix_ms(now);
   return absl::OkStatus();
 }
 
-absl::Status Coordinator::FinishOnGroup(v1::Job& job, GroupRecord& group, const v1::ReportProgressRequest& request) {
+absl::Status Coordinator::FinishOnGroup(v1::Job& job, const GroupRecord& group,
+                                        const v1::ReportProgressRequest& request, GroupRecord& finished) {
   GroupRecord updated = group;
   updated.group.set_state(v1::GROUP_STATE_IDLE);
   updated.group.clear_job_id();
@@ -108,7 +111,7 @@ absl::Status Coordinator::FinishOnGroup(v1::Job& job, GroupRecord& group, const 
   } else {
     RETURN_IF_ERROR(Transition(job, request.final_state(), absl::StrCat(StateName(request.final_state()), " on ", on)));
   }
-  group = updated;
+  finished = std::move(updated);
   return absl::OkStatus();
 }
 
@@ -129,9 +132,15 @@ absl::StatusOr<v1::ReportProgressResponse> Coordinator::ReportProgress(const v1:
 
   v1::ReportProgressResponse response;
   response.set_lease_seconds(options_.lease_seconds);
-  RETURN_IF_ERROR(store_->Transaction([&]() -> absl::Status {
+  std::optional<GroupRecord> finished;
+  // Progress alone is repeated by the next report: it need not wait for the disk. Rows,
+  // events, checkpoints and the end of a job are synced.
+  const bool progress_only = request.epochs_size() == 0 && request.stragglers_size() == 0 &&
+                             !request.has_checkpoint() && request.final_state() == v1::JOB_STATE_UNSPECIFIED;
+  RETURN_IF_ERROR(Commit(
+      [&]() -> absl::Status {
     RETURN_IF_ERROR(StoreReport(job, request));
-    if (request.final_state() != v1::JOB_STATE_UNSPECIFIED) return FinishOnGroup(job, *group, request);
+    if (request.final_state() != v1::JOB_STATE_UNSPECIFIED) return FinishOnGroup(job, *group, request, finished.emplace());
     const std::vector<v1::RankTiming> timings(request.rank_timings().begin(), request.rank_timings().end());
     for (const v1::EpochMetrics& row : request.epochs()) {
       if (row.batch_size() != job.plan().batch_size() || row.epoch() != job.plan().epoch()) continue;
@@ -140,10 +149,13 @@ absl::StatusOr<v1::ReportProgressResponse> Coordinator::ReportProgress(const v1:
       *job.mutable_plan() = *next;
       *response.mutable_next_plan() = *next;
     }
-    return store_->UpdateJob(job);
-  }));
+    RETURN_IF_ERROR(store_->UpdateJob(job));
+    Touch(job);
+    return absl::OkStatus();
+      },
+      progress_only ? Durability::kRelaxed : Durability::kSynced));
+  if (finished) *group = *std::move(finished);
   response.set_cancel(job.state() == v1::JOB_STATE_CANCELLING);
-  NotifyChange();
   return response;
 }
 

@@ -109,7 +109,7 @@ grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context, const v
 }
 
 // The history after the requested entry, then live entries until the job ends. Each
-// round notes the change counter before reading, so a change that lands while it reads
+// round notes the job's change counter before reading, so a change that lands while it reads
 // ends the next wait at once.
 grpc::Status CoordinatorService::WatchJob(grpc::ServerContext* context, const v1::WatchJobRequest* request,
                                           grpc::ServerWriter<v1::JobEvent>* writer) {
@@ -123,7 +123,7 @@ grpc::Status CoordinatorService::WatchJob(grpc::ServerContext* context, const v1
       return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                           absl::StrCat("coordinator shutting down; watch again after sequence ", sequence));
     }
-    const uint64_t seen = core_.change_count();
+    const uint64_t seen = core_.JobVersion(request->job_id());
     absl::StatusOr<std::vector<v1::JobEvent>> events = core_.EventsAfter(request->job_id(), sequence, kWatchBatch);
     if (!events.ok()) return ToGrpcStatus(events.status());
     for (const v1::JobEvent& event : *events) {
@@ -143,7 +143,7 @@ grpc::Status CoordinatorService::WatchJob(grpc::ServerContext* context, const v1
       progress_sent = job->progress().SerializeAsString();
       if (!writer->Write(ProgressEvent(*job, sequence))) return grpc::Status::CANCELLED;
     }
-    core_.WaitForChange(seen, kWatchPollSeconds);
+    core_.WaitForJobChange(request->job_id(), seen, kWatchPollSeconds);
   }
 }
 

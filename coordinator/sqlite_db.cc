@@ -109,14 +109,25 @@ absl::StatusOr<SqliteStatement> SqliteDb::Prepare(const std::string& sql) {
   return SqliteStatement(stmt, path_);
 }
 
-absl::Status SqliteDb::Transaction(const std::function<absl::Status()>& body) {
-  RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-  absl::Status status = body();
-  if (!status.ok()) {
-    (void)Exec("ROLLBACK");
+absl::Status SqliteDb::Transaction(const std::function<absl::Status()>& body, bool synced) {
+  if (!synced) {
+    RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL"));
+    absl::Status status = Transaction(body, true);
+    if (absl::Status restored = Exec("PRAGMA synchronous=FULL"); !restored.ok() && status.ok()) return restored;
     return status;
   }
-  return Exec("COMMIT");
+  RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+  absl::Status status = body();
+  if (status.ok()) status = Exec("COMMIT");
+  // A COMMIT that fails (SQLITE_BUSY, a deferred constraint, an I/O error) can leave the
+  // transaction open: without the rollback, its writes would ride along with the next
+  // transaction's COMMIT after the caller was told they failed.
+  if (!status.ok() && sqlite3_get_autocommit(db_) == 0) {
+    if (absl::Status rolled_back = Exec("ROLLBACK"); !rolled_back.ok()) {
+      return absl::InternalError(absl::StrCat(status.message(), "; and the rollback failed: ", rolled_back.message()));
+    }
+  }
+  return status;
 }
 
 }  // namespace gantry

@@ -52,8 +52,11 @@ class SqliteDb {
 
   absl::Status Exec(const std::string& sql);
   absl::StatusOr<SqliteStatement> Prepare(const std::string& sql);
-  // Runs `body` inside BEGIN IMMEDIATE ... COMMIT; rolls back when it fails.
-  absl::Status Transaction(const std::function<absl::Status()>& body);
+  // Runs `body` inside BEGIN IMMEDIATE ... COMMIT; rolls back when the body or the
+  // COMMIT fails, so a failed transaction never leaves writes behind. `synced` false
+  // commits with synchronous=NORMAL (WAL: no fsync; survives a process crash, not a
+  // power loss; a later synced commit makes it durable too).
+  absl::Status Transaction(const std::function<absl::Status()>& body, bool synced = true);
 
   const std::string& path() const { return path_; }
 

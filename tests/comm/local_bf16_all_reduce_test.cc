@@ -92,7 +92,7 @@ TEST(LocalBf16AllReduce, MismatchWithAnFp32AllReduceNamesBothAndTimeoutNamesTheR
     float x = 1;
     uint16_t y = 0x3f80;
     errors[comm.rank()] =
-        comm.rank() == 0 ? comm.AllReduceSum(&x, 1, CommOptions{5}) : comm.AllReduceSumBf16(&y, 1, CommOptions{5});
+        comm.rank() == 0 ? comm.AllReduceSum(&x, 1, CommOptions{60}) : comm.AllReduceSumBf16(&y, 1, CommOptions{60});
     return errors[comm.rank()];
   });
   for (const absl::Status& s : errors) {

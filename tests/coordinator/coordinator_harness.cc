@@ -63,7 +63,9 @@ void CoordinatorFixture::Reopen() {
   validator_ = std::make_unique<SpecValidator>(*roots);
   absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(db_path_);
   EXPECT_TRUE(store.ok()) << store.status();
-  core_ = std::make_unique<Coordinator>(std::move(*store), *validator_, options_, clock_, clock_);
+  faults_->Clear();
+  core_ = std::make_unique<Coordinator>(std::make_unique<FaultyJobStore>(std::move(*store), faults_), *validator_,
+                                        options_, clock_, clock_);
   absl::Status recovered = core_->Recover();
   EXPECT_TRUE(recovered.ok()) << recovered;
 }

@@ -9,6 +9,7 @@
 #include "common/clock.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/spec_validator.h"
+#include "tests/coordinator/faulty_job_store.h"
 
 namespace gantry::testing {
 
@@ -24,7 +25,8 @@ v1::EpochMetrics EpochRow(int64_t batch_size, int64_t epoch, int world_size);
 
 // A Coordinator over a store in its own folder, with a data root holding `data/`, and
 // one FakeClock for both monotonic and wall time. Reopen() drops it and opens the same
-// store again, as a restarted coordinator would.
+// store again, as a restarted coordinator would. The store sits behind a FaultyJobStore
+// whose faults() stay disarmed until a test arms them.
 class CoordinatorFixture {
  public:
   explicit CoordinatorFixture(const std::string& name, CoordinatorOptions options = {});
@@ -34,6 +36,7 @@ class CoordinatorFixture {
   const std::string& data_dir() const { return data_dir_; }
   const std::string& root() const { return root_; }
   const std::string& db_path() const { return db_path_; }
+  StoreFaults& faults() { return *faults_; }
   void Reopen();
 
   // Submits, registers a group and acquires the job on it.
@@ -45,6 +48,7 @@ class CoordinatorFixture {
   std::string dir_, root_, data_dir_, db_path_;
   CoordinatorOptions options_;
   FakeClock clock_{1'000'000'000'000};
+  std::shared_ptr<StoreFaults> faults_ = std::make_shared<StoreFaults>();
   std::unique_ptr<SpecValidator> validator_;
   std::unique_ptr<Coordinator> core_;
 };

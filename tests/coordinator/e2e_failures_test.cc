@@ -38,7 +38,9 @@ nlohmann::json Status(int port, const std::string& id) {
 
 TEST(CoordinatorFailures, ASilentGroupLosesItsJobToAnother) {
   const testing::Folders s = testing::MakeFolders("e2e_lease");
-  testing::CoordinatorProcess coordinator(s.dir, s.dir + "/gantry.db", s.root, {"--lease-seconds", "0.5"});
+  // 2 s: short enough to wait out, long enough that the healthy group (three processes
+  // on a loaded 2-core machine) never misses its own lease between polls.
+  testing::CoordinatorProcess coordinator(s.dir, s.dir + "/gantry.db", s.root, {"--lease-seconds", "2"});
   ASSERT_TRUE(coordinator.started());
   const std::string id = Submit(coordinator.port(), s);
   testing::FakeWorkerGroup silent(coordinator.address(), 2), healthy(coordinator.address(), 2);

@@ -1,5 +1,7 @@
 #include "coordinator/job_store.h"
 
+#include "coordinator/sqlite_db.h"
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/coordinator_harness.h"

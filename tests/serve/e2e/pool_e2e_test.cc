@@ -23,6 +23,11 @@ using testing::CommandResult;
 using testing::Gantry;
 using testing::RunCommand;
 
+// The lease of the tests that kill a rank and wait for its job to be requeued: short,
+// so the wait is, yet three heartbeat periods (lease/3 each), so a pool that trains next
+// to the test on a loaded 2-core machine does not lose a job it is still running.
+constexpr char kKillLeaseSeconds[] = "5";
+
 class PoolEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -136,7 +141,8 @@ TEST_F(PoolEndToEnd, CancelledAndFailedJobsLeaveThePoolServing) {
 }
 
 TEST_F(PoolEndToEnd, AKilledRankEndsTheGroupAndARestartedPoolRunsTheRequeuedJob) {
-  testing::CoordinatorProcess coordinator(dir_, dir_ + "/gantry.db", testing::kDataRoot, {"--lease-seconds", "2"});
+  testing::CoordinatorProcess coordinator(dir_, dir_ + "/gantry.db", testing::kDataRoot,
+                                          {"--lease-seconds", kKillLeaseSeconds});
   ASSERT_TRUE(coordinator.started());
   const int port = coordinator.port();
   const std::string id = Submit(port, "--limit-images 512 --batch-size 32 --epochs 1");
@@ -148,7 +154,7 @@ TEST_F(PoolEndToEnd, AKilledRankEndsTheGroupAndARestartedPoolRunsTheRequeuedJob)
     kill(rank1, SIGKILL);
     EXPECT_NE(first.process().Wait(30), 0) << "the group ends when a rank dies";
   }
-  ASSERT_TRUE(testing::WaitUntil([&] { return testing::JobStatus(port, id)["state"] == "JOB_STATE_QUEUED"; }, 20))
+  ASSERT_TRUE(testing::WaitUntil([&] { return testing::JobStatus(port, id)["state"] == "JOB_STATE_QUEUED"; }, 40))
       << "requeued once the lease ran out";
   testing::PoolProcess second(dir_, coordinator.address(), {"--max-jobs", "1"}, "second.log");
   const CommandResult watched = RunCommand(Gantry(port, "watch " + id + " --for 40"), 50, false);
@@ -164,7 +170,7 @@ TEST_F(PoolEndToEnd, AKilledRankEndsTheGroupAndARestartedPoolRunsTheRequeuedJob)
 
 TEST_F(PoolEndToEnd, ARequeuedJobResumesFromItsCheckpointAndEndsAsIfNeverInterrupted) {
   testing::CoordinatorProcess coordinator(dir_, dir_ + "/gantry.db", testing::kDataRoot,
-                                          {"--lease-seconds", "2", "--allow-debug-settings"});
+                                          {"--lease-seconds", kKillLeaseSeconds, "--allow-debug-settings"});
   ASSERT_TRUE(coordinator.started());
   const int port = coordinator.port();
   // 16 steps an epoch, a checkpoint every 4 steps; rank 1's 100 ms a step leaves time to
@@ -193,7 +199,7 @@ TEST_F(PoolEndToEnd, ARequeuedJobResumesFromItsCheckpointAndEndsAsIfNeverInterru
   EXPECT_EQ(lost["checkpoint"]["run_folder"], run);
   EXPECT_EQ(lost["checkpoint"]["batch_size"], 32);
   EXPECT_EQ(lost["checkpoint"]["epoch"], 2);
-  ASSERT_TRUE(testing::WaitUntil([&] { return testing::JobStatus(port, id)["state"] == "JOB_STATE_QUEUED"; }, 20))
+  ASSERT_TRUE(testing::WaitUntil([&] { return testing::JobStatus(port, id)["state"] == "JOB_STATE_QUEUED"; }, 40))
       << "requeued once the lease ran out";
   // The same spec, never interrupted, for the comparison.
   const std::string reference = Submit(port, spec);
@@ -241,7 +247,10 @@ TEST_F(PoolEndToEnd, ACoordinatorRestartMidRunLosesNothing) {
   first->process().Signal(SIGKILL);
   first->process().Wait(10);
   first.reset();
-  std::this_thread::sleep_for(std::chrono::seconds(2));  // the pool trains on without it
+  // The pool trains on without it: wait until it has seen the coordinator gone.
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] { return pool.process().Log().find("cannot report to the coordinator") != std::string::npos; }, 30))
+      << pool.process().Log();
   testing::CoordinatorProcess second(dir_, db, testing::kDataRoot, {}, port);
   ASSERT_TRUE(second.started());
   const CommandResult watched = RunCommand(Gantry(port, "watch " + id + " --for 40"), 50, false);
@@ -256,7 +265,8 @@ TEST_F(PoolEndToEnd, ACoordinatorRestartMidRunLosesNothing) {
 }
 
 TEST_F(PoolEndToEnd, SigtermStopsEveryRankCleanlyAndTheJobIsRequeued) {
-  testing::CoordinatorProcess coordinator(dir_, dir_ + "/gantry.db", testing::kDataRoot, {"--lease-seconds", "2"});
+  // A lease far longer than the test: QUEUED can only come from the release.
+  testing::CoordinatorProcess coordinator(dir_, dir_ + "/gantry.db", testing::kDataRoot, {"--lease-seconds", "600"});
   ASSERT_TRUE(coordinator.started());
   const int port = coordinator.port();
   const std::string id = Submit(port, "--limit-images 4096 --batch-size 32 --epochs 1");
@@ -268,7 +278,7 @@ TEST_F(PoolEndToEnd, SigtermStopsEveryRankCleanlyAndTheJobIsRequeued) {
   EXPECT_THAT(log, HasSubstr("gantry-worker serve: stopped by SIGTERM"));
   EXPECT_THAT(log, HasSubstr(id + " abandoned: stopped before batch 32 epoch 1 step"));
   EXPECT_THAT(log, HasSubstr("released to the coordinator, which requeues it"));
-  // Released, not lost: QUEUED at once, before the group's 2 s lease could run out.
+  // Released, not lost: QUEUED at once, long before the group's lease could run out.
   EXPECT_EQ(testing::JobStatus(port, id)["state"], "JOB_STATE_QUEUED");
   // No step is lost: the stop wrote a checkpoint of every step done, and reported it.
   const std::string run_log = testing::ReadFile(pool.runs_dir() + "/" + id + "/log.txt");

@@ -1,4 +1,4 @@
-#include "coordinator/job_store.h"
+#include "coordinator/sqlite_job_store.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -54,14 +54,19 @@ absl::StatusOr<int64_t> ScalarInt(SqliteDb& db, const std::string& sql) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::string& path) {
   ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(path));
-  std::unique_ptr<JobStore> store(new JobStore(std::move(db)));
+  std::unique_ptr<SqliteJobStore> store(new SqliteJobStore(std::move(db)));
   RETURN_IF_ERROR(store->Migrate());
   return store;
 }
 
-absl::Status JobStore::Migrate() {
+absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
+  ASSIGN_OR_RETURN(std::unique_ptr<SqliteJobStore> store, SqliteJobStore::Open(path));
+  return std::unique_ptr<JobStore>(std::move(store));
+}
+
+absl::Status SqliteJobStore::Migrate() {
   return db_->Transaction([&]() -> absl::Status {
     ASSIGN_OR_RETURN(int64_t version, ScalarInt(*db_, "PRAGMA user_version"));
     if (version == kSchemaVersion) return absl::OkStatus();
@@ -75,17 +80,17 @@ absl::Status JobStore::Migrate() {
   });
 }
 
-absl::StatusOr<int64_t> JobStore::NextJobNumber() {
+absl::StatusOr<int64_t> SqliteJobStore::NextJobNumber() {
   ASSIGN_OR_RETURN(int64_t last, ScalarInt(*db_, "SELECT COALESCE(MAX(number), 0) FROM jobs"));
   return last + 1;
 }
 
-absl::Status JobStore::InsertJob(int64_t number, const v1::Job& job) {
+absl::Status SqliteJobStore::InsertJob(int64_t number, const v1::Job& job) {
   ASSIGN_OR_RETURN(SqliteStatement stmt, db_->Prepare("INSERT INTO jobs (number, id, state, job) VALUES (?1, ?2, ?3, ?4)"));
   return stmt.Bind(1, number).Bind(2, job.id()).Bind(3, int64_t{job.state()}).BindBlob(4, job.SerializeAsString()).Run();
 }
 
-absl::Status JobStore::UpdateJob(const v1::Job& job) {
+absl::Status SqliteJobStore::UpdateJob(const v1::Job& job) {
   ASSIGN_OR_RETURN(SqliteStatement stmt, db_->Prepare("UPDATE jobs SET state = ?2, job = ?3 WHERE id = ?1 RETURNING number"));
   stmt.Bind(1, job.id()).Bind(2, int64_t{job.state()}).BindBlob(3, job.SerializeAsString());
   ASSIGN_OR_RETURN(bool updated, stmt.Step());
@@ -93,7 +98,7 @@ absl::Status JobStore::UpdateJob(const v1::Job& job) {
   return stmt.Run();
 }
 
-absl::StatusOr<v1::Job> JobStore::GetJob(const std::string& id) {
+absl::StatusOr<v1::Job> SqliteJobStore::GetJob(const std::string& id) {
   ASSIGN_OR_RETURN(SqliteStatement stmt, db_->Prepare("SELECT job FROM jobs WHERE id = ?1"));
   stmt.Bind(1, id);
   ASSIGN_OR_RETURN(bool found, stmt.Step());
@@ -101,7 +106,7 @@ absl::StatusOr<v1::Job> JobStore::GetJob(const std::string& id) {
   return Parse<v1::Job>(stmt.ColumnBlob(0), "job");
 }
 
-absl::StatusOr<JobStore::JobPage> JobStore::ListJobs(v1::JobState state, int64_t after_number, int limit) {
+absl::StatusOr<JobStore::JobPage> SqliteJobStore::ListJobs(v1::JobState state, int64_t after_number, int limit) {
   ASSIGN_OR_RETURN(SqliteStatement stmt,
                    db_->Prepare("SELECT number, job FROM jobs WHERE number > ?1 AND (?2 = 0 OR state = ?2) "
                                 "ORDER BY number LIMIT ?3"));
@@ -121,7 +126,7 @@ absl::StatusOr<JobStore::JobPage> JobStore::ListJobs(v1::JobState state, int64_t
   return page;
 }
 
-absl::StatusOr<std::vector<v1::Job>> JobStore::JobsInStates(const std::vector<v1::JobState>& states) {
+absl::StatusOr<std::vector<v1::Job>> SqliteJobStore::JobsInStates(const std::vector<v1::JobState>& states) {
   std::vector<int> numbers(states.begin(), states.end());
   ASSIGN_OR_RETURN(SqliteStatement stmt,
                    db_->Prepare(absl::StrCat("SELECT job FROM jobs WHERE state IN (", absl::StrJoin(numbers, ","),
@@ -135,7 +140,7 @@ absl::StatusOr<std::vector<v1::Job>> JobStore::JobsInStates(const std::vector<v1
   }
 }
 
-absl::StatusOr<v1::JobEvent> JobStore::AppendEvent(v1::JobEvent event) {
+absl::StatusOr<v1::JobEvent> SqliteJobStore::AppendEvent(v1::JobEvent event) {
   ASSIGN_OR_RETURN(SqliteStatement last, db_->Prepare("SELECT COALESCE(MAX(sequence), 0) FROM events WHERE job_id = ?1"));
   last.Bind(1, event.job_id());
   ASSIGN_OR_RETURN(bool row, last.Step());
@@ -146,7 +151,7 @@ absl::StatusOr<v1::JobEvent> JobStore::AppendEvent(v1::JobEvent event) {
   return event;
 }
 
-absl::StatusOr<std::vector<v1::JobEvent>> JobStore::EventsAfter(const std::string& job_id, int64_t after_sequence,
+absl::StatusOr<std::vector<v1::JobEvent>> SqliteJobStore::EventsAfter(const std::string& job_id, int64_t after_sequence,
                                                                  int limit) {
   ASSIGN_OR_RETURN(SqliteStatement stmt, db_->Prepare("SELECT event FROM events WHERE job_id = ?1 AND sequence > ?2 "
                                                       "ORDER BY sequence LIMIT ?3"));
@@ -160,7 +165,7 @@ absl::StatusOr<std::vector<v1::JobEvent>> JobStore::EventsAfter(const std::strin
   }
 }
 
-absl::StatusOr<bool> JobStore::PutEpoch(const std::string& job_id, const v1::EpochMetrics& row) {
+absl::StatusOr<bool> SqliteJobStore::PutEpoch(const std::string& job_id, const v1::EpochMetrics& row) {
   const std::string bytes = row.SerializeAsString();
   // Upsert that leaves an identical row alone, so a resent report changes nothing.
   ASSIGN_OR_RETURN(SqliteStatement stmt,
@@ -172,7 +177,7 @@ absl::StatusOr<bool> JobStore::PutEpoch(const std::string& job_id, const v1::Epo
   return changes > 0;
 }
 
-absl::StatusOr<std::vector<v1::EpochMetrics>> JobStore::Epochs(const std::string& job_id) {
+absl::StatusOr<std::vector<v1::EpochMetrics>> SqliteJobStore::Epochs(const std::string& job_id) {
   ASSIGN_OR_RETURN(SqliteStatement stmt, db_->Prepare("SELECT metrics FROM epochs WHERE job_id = ?1 ORDER BY rowid"));
   stmt.Bind(1, job_id);
   std::vector<v1::EpochMetrics> rows;
@@ -184,7 +189,7 @@ absl::StatusOr<std::vector<v1::EpochMetrics>> JobStore::Epochs(const std::string
   }
 }
 
-absl::StatusOr<bool> JobStore::AddStraggler(const std::string& job_id, const v1::StragglerEvent& event) {
+absl::StatusOr<bool> SqliteJobStore::AddStraggler(const std::string& job_id, const v1::StragglerEvent& event) {
   ASSIGN_OR_RETURN(SqliteStatement stmt,
                    db_->Prepare("INSERT OR IGNORE INTO stragglers (job_id, batch_size, epoch, step, rank, event) "
                                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"));
@@ -199,7 +204,7 @@ absl::StatusOr<bool> JobStore::AddStraggler(const std::string& job_id, const v1:
   return changes > 0;
 }
 
-absl::StatusOr<std::vector<v1::StragglerEvent>> JobStore::Stragglers(const std::string& job_id) {
+absl::StatusOr<std::vector<v1::StragglerEvent>> SqliteJobStore::Stragglers(const std::string& job_id) {
   ASSIGN_OR_RETURN(SqliteStatement stmt, db_->Prepare("SELECT event FROM stragglers WHERE job_id = ?1 ORDER BY rowid"));
   stmt.Bind(1, job_id);
   std::vector<v1::StragglerEvent> events;
@@ -211,19 +216,19 @@ absl::StatusOr<std::vector<v1::StragglerEvent>> JobStore::Stragglers(const std::
   }
 }
 
-absl::StatusOr<int64_t> JobStore::NextGroupNumber() {
+absl::StatusOr<int64_t> SqliteJobStore::NextGroupNumber() {
   ASSIGN_OR_RETURN(int64_t last, ScalarInt(*db_, "SELECT COALESCE(MAX(number), 0) FROM groups"));
   return last + 1;
 }
 
-absl::Status JobStore::PutGroup(int64_t number, const v1::Group& group) {
+absl::Status SqliteJobStore::PutGroup(int64_t number, const v1::Group& group) {
   ASSIGN_OR_RETURN(SqliteStatement stmt,
                    db_->Prepare("INSERT INTO groups (number, id, grp) VALUES (?1, ?2, ?3) "
                                 "ON CONFLICT (number) DO UPDATE SET grp = excluded.grp"));
   return stmt.Bind(1, number).Bind(2, group.id()).BindBlob(3, group.SerializeAsString()).Run();
 }
 
-absl::StatusOr<std::vector<v1::Group>> JobStore::Groups() {
+absl::StatusOr<std::vector<v1::Group>> SqliteJobStore::Groups() {
   ASSIGN_OR_RETURN(SqliteStatement stmt, db_->Prepare("SELECT grp FROM groups ORDER BY number"));
   std::vector<v1::Group> groups;
   while (true) {

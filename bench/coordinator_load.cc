@@ -1,0 +1,602 @@
+// gantry-bench-coordinator: a bounded load test of gantry-coordinator on loopback.
+//
+// It starts the coordinator binary on a fresh database, then plays a busy site against
+// it: --groups simulated worker groups long-poll AcquireJob and, for each job, send
+// progress reports at --report-hz and a final SUCCEEDED report with an epoch row;
+// --watchers clients follow running jobs with WatchJob; --jobs jobs are submitted at
+// the start by four clients. With --kill-restart, once every job is submitted and half have finished,
+// the coordinator is killed with SIGKILL and started again on the same database and
+// port; clients retry UNAVAILABLE calls, as the real pool does.
+//
+// It prints p50/p99/max latency per RPC, jobs/s, the coordinator's peak RSS, and checks
+// that no job was lost or run twice: every submitted job ends SUCCEEDED, exactly once,
+// after exactly one hand-out, and the store holds no job that was not submitted. Exit
+// 0 when every check holds, 1 when one fails, 2 for bad flags or a coordinator that
+// does not start. Everything is bounded by --timeout-seconds.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "client/client_channel.h"
+#include "gantry/v1/coordinator.grpc.pb.h"
+
+namespace gantry {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+struct LoadOptions {
+  std::string coordinator_bin;
+  std::string work_dir;
+  int groups = 50;
+  int jobs = 2000;
+  int watchers = 20;
+  double report_hz = 10;
+  int reports_per_job = 5;
+  bool kill_restart = true;
+  double lease_seconds = 30;
+  double timeout_seconds = 600;
+};
+
+// --- the coordinator process ------------------------------------------------------
+
+class CoordinatorProcess {
+ public:
+  // Starts `bin` on `db`, listening on 127.0.0.1:`port` (0: any); waits for its port.
+  bool Start(const LoadOptions& o, const std::string& db, const std::string& data_root, int port) {
+    const std::string port_file = absl::StrCat(o.work_dir, "/port.", ++starts_);
+    const std::string log = absl::StrCat(o.work_dir, "/coordinator.", starts_, ".log");
+    std::vector<std::string> args = {o.coordinator_bin, "--listen", absl::StrCat("127.0.0.1:", port),
+                                     "--db", db, "--data-root", data_root, "--port-file", port_file,
+                                     "--lease-seconds", absl::StrCat(o.lease_seconds)};
+    pid_ = fork();
+    if (pid_ == 0) {
+      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+      }
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    for (int i = 0; i < 300; ++i) {  // up to 30 s
+      std::ifstream in(port_file);
+      if (in >> port_ && port_ > 0) return true;
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    std::fprintf(stderr, "gantry-bench-coordinator: %s did not start; see %s\n", o.coordinator_bin.c_str(),
+                 log.c_str());
+    return false;
+  }
+
+  // VmHWM: the peak resident set of the process so far, in MiB (0 when unknown).
+  double PeakRssMiB() const {
+    std::ifstream status(absl::StrCat("/proc/", pid_, "/status"));
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+    }
+    return 0;
+  }
+
+  void Kill(int sig) {
+    if (pid_ <= 0) return;
+    kill(pid_, sig);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  ~CoordinatorProcess() { Kill(SIGKILL); }
+
+  int port() const { return port_; }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  int starts_ = 0;
+};
+
+// --- what the clients saw ---------------------------------------------------------
+
+class Latencies {
+ public:
+  void Add(const std::string& rpc, double ms) {
+    absl::MutexLock lock(&mu_);
+    ms_[rpc].push_back(ms);
+  }
+  void Print() {
+    absl::MutexLock lock(&mu_);
+    std::printf("| RPC | calls | p50 ms | p99 ms | max ms |\n|---|---:|---:|---:|---:|\n");
+    for (auto& [rpc, v] : ms_) {
+      std::sort(v.begin(), v.end());
+      auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))]; };
+      std::printf("| %s | %zu | %.2f | %.2f | %.2f |\n", rpc.c_str(), v.size(), at(0.5), at(0.99), v.back());
+    }
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::string, std::vector<double>> ms_ ABSL_GUARDED_BY(mu_);
+};
+
+// Per job: who was handed it, and how often its success was acknowledged.
+class Ledger {
+ public:
+  void Acquired(const std::string& job, const std::string& group, int attempt) {
+    absl::MutexLock lock(&mu_);
+    handouts_[job].insert(absl::StrCat(group, "/", attempt));
+    running_.push_back(job);
+  }
+  void Succeeded(const std::string& job) {
+    absl::MutexLock lock(&mu_);
+    ++succeeded_[job];
+    ++finished_;
+  }
+  void Anomaly(const std::string& what) {
+    absl::MutexLock lock(&mu_);
+    if (anomalies_.size() < 20) anomalies_.push_back(what);
+    ++anomaly_count_;
+  }
+  int finished() {
+    absl::MutexLock lock(&mu_);
+    return finished_;
+  }
+  // A job handed out lately, for a watcher to follow ("" when none yet).
+  std::string RecentJob(std::mt19937& rng) {
+    absl::MutexLock lock(&mu_);
+    if (running_.empty()) return "";
+    const size_t window = std::min<size_t>(running_.size(), 100);
+    return running_[running_.size() - 1 - rng() % window];
+  }
+
+  // Every submitted job handed out once and acknowledged once; no anomaly.
+  std::vector<std::string> Check(const std::set<std::string>& submitted) {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::string> problems = anomalies_;
+    if (anomaly_count_ > static_cast<int>(anomalies_.size())) {
+      problems.push_back(absl::StrCat(anomaly_count_ - anomalies_.size(), " more anomalies"));
+    }
+    for (const std::string& job : submitted) {
+      const size_t handouts = handouts_.count(job) ? handouts_[job].size() : 0;
+      const int acks = succeeded_.count(job) ? succeeded_[job] : 0;
+      if (handouts != 1) problems.push_back(absl::StrCat(job, " was handed out ", handouts, " times"));
+      if (acks != 1) problems.push_back(absl::StrCat(job, " succeeded ", acks, " times"));
+    }
+    return problems;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::string, std::set<std::string>> handouts_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> succeeded_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> running_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> anomalies_ ABSL_GUARDED_BY(mu_);
+  int anomaly_count_ ABSL_GUARDED_BY(mu_) = 0;
+  int finished_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// --- the clients ------------------------------------------------------------------
+
+class Load {
+ public:
+  Load(LoadOptions options, std::string data_dir) : o_(std::move(options)), data_dir_(std::move(data_dir)) {
+    deadline_ = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(o_.timeout_seconds * 1000));
+  }
+
+  void Connect(int port) {
+    grpc::ChannelArguments args;
+    SetClientKeepalive(args);
+    // Reconnect quickly after the restart (gRPC's default backoff starts at 1 s).
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 50);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 50);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 200);
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // one connection per stub
+    for (int i = 0; i < o_.groups + o_.watchers + kSubmitters; ++i) {
+      stubs_.push_back(v1::Coordinator::NewStub(
+          grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), args)));
+    }
+  }
+
+  bool TimedOut() const { return Clock::now() > deadline_; }
+  bool done() const { return done_.load(); }
+  void Finish() { done_ = true; }
+  Ledger& ledger() { return ledger_; }
+  Latencies& latencies() { return latencies_; }
+  int unavailable() const { return unavailable_.load(); }
+  std::atomic<bool>& submitted_all() { return submitted_all_; }
+  std::set<std::string> submitted() {
+    absl::MutexLock lock(&mu_);
+    return submitted_;
+  }
+
+  // Calls `rpc` until it answers other than UNAVAILABLE (the coordinator is down or
+  // restarting) or the run's deadline passes; records the answering call's latency.
+  // `retried` tells whether an earlier try may have reached the coordinator; `ms` gets
+  // the answering call's latency (recorded under `name` unless that is empty).
+  template <typename Call>
+  grpc::Status Retry(const std::string& name, Call call, bool* retried = nullptr, double* ms = nullptr) {
+    if (retried) *retried = false;
+    while (true) {
+      const auto start = Clock::now();
+      grpc::Status status = call();
+      if (status.error_code() != grpc::StatusCode::UNAVAILABLE || TimedOut()) {
+        const double elapsed = SecondsSince(start) * 1e3;
+        if (ms) *ms = elapsed;
+        if (status.ok() && !name.empty()) latencies_.Add(name, elapsed);
+        return status;
+      }
+      if (retried) *retried = true;
+      ++unavailable_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  // Submitter `index` of kSubmitters submits every kSubmitters-th job, so one client's
+  // round trips do not cap the rate at which the queue fills.
+  void Submit(int index) {
+    v1::Coordinator::Stub& stub = *stubs_[o_.groups + o_.watchers + index];
+    for (int i = index; i < o_.jobs && !TimedOut(); i += kSubmitters) {
+      v1::SubmitJobRequest request;
+      v1::RunSpec* spec = request.mutable_spec();
+      spec->set_dataset("mnist");
+      spec->set_data_dir(data_dir_);
+      spec->add_batch_sizes(8);
+      spec->mutable_epochs()->set_value(1);
+      request.set_world_size(1);
+      request.set_name(absl::StrCat("load-", i));
+      v1::Job job;
+      const grpc::Status s = Retry("SubmitJob", [&] {
+        auto context = CallContext(10, "");
+        return stub.SubmitJob(context.get(), request, &job);
+      });
+      if (!s.ok()) {
+        ledger_.Anomaly(absl::StrCat("SubmitJob: ", s.error_message()));
+        continue;
+      }
+      absl::MutexLock lock(&mu_);
+      submitted_.insert(job.id());
+    }
+    if (++submitters_done_ == kSubmitters) submitted_all_ = true;
+  }
+
+  static constexpr int kSubmitters = 4;
+
+  // One simulated group: register, then long-poll and run jobs until the load is done.
+  void Group(int index) {
+    v1::Coordinator::Stub& stub = *stubs_[index];
+    v1::RegisterGroupRequest reg;
+    reg.set_world_size(1);
+    reg.set_name(absl::StrCat("load-group-", index));
+    reg.add_hosts("localhost");
+    reg.add_devices("cpu");
+    v1::RegisterGroupResponse registered;
+    if (!Retry("RegisterGroup", [&] {
+           auto context = CallContext(10, "");
+           return stub.RegisterGroup(context.get(), reg, &registered);
+         }).ok()) {
+      ledger_.Anomaly(absl::StrCat("group ", index, " could not register"));
+      return;
+    }
+    const std::string group = registered.group_id();
+    auto last_beat = Clock::now();
+    while (!done() && !TimedOut()) {
+      if (SecondsSince(last_beat) > o_.lease_seconds / 3) {
+        Heartbeat(stub, group);
+        last_beat = Clock::now();
+      }
+      v1::AcquireJobRequest request;
+      request.set_group_id(group);
+      request.set_wait_seconds(2);
+      v1::AcquireJobResponse acquired;
+      double ms = 0;
+      // Only calls that got a job are timed: an empty one waited out its long poll.
+      const grpc::Status s = Retry(
+          "",
+          [&] {
+            auto context = CallContext(15, "");
+            return stub.AcquireJob(context.get(), request, &acquired);
+          },
+          nullptr, &ms);
+      if (!s.ok()) {
+        ledger_.Anomaly(absl::StrCat(group, " AcquireJob: ", s.error_message()));
+        continue;
+      }
+      if (!acquired.has_job()) continue;
+      latencies_.Add("AcquireJob (with a job)", ms);
+      ledger_.Acquired(acquired.job().id(), group, acquired.job().attempts());
+      RunJob(stub, group, acquired.job());
+      last_beat = Clock::now();
+    }
+  }
+
+  // Follows recently started jobs with WatchJob, each for a short while.
+  void Watcher(int index) {
+    v1::Coordinator::Stub& stub = *stubs_[o_.groups + index];
+    std::mt19937 rng(index);
+    while (!done() && !TimedOut()) {
+      const std::string job = ledger_.RecentJob(rng);
+      if (job.empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        continue;
+      }
+      v1::WatchJobRequest request;
+      request.set_job_id(job);
+      auto context = CallContext(1.0, "");
+      const auto start = Clock::now();
+      std::unique_ptr<grpc::ClientReader<v1::JobEvent>> reader = stub.WatchJob(context.get(), request);
+      v1::JobEvent event;
+      bool first = true;
+      while (reader->Read(&event)) {
+        if (first) latencies_.Add("WatchJob (first event)", SecondsSince(start) * 1e3);
+        first = false;
+      }
+      const grpc::Status s = reader->Finish();
+      if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+        ++unavailable_;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+  }
+
+ private:
+  void Heartbeat(v1::Coordinator::Stub& stub, const std::string& group) {
+    v1::HeartbeatRequest request;
+    request.set_group_id(group);
+    v1::HeartbeatResponse reply;
+    const grpc::Status s = Retry("Heartbeat", [&] {
+      auto context = CallContext(10, "");
+      return stub.Heartbeat(context.get(), request, &reply);
+    });
+    if (!s.ok()) ledger_.Anomaly(absl::StrCat(group, " Heartbeat: ", s.error_message()));
+  }
+
+  void RunJob(v1::Coordinator::Stub& stub, const std::string& group, const v1::Job& job) {
+    const auto period = std::chrono::microseconds(static_cast<int64_t>(1e6 / o_.report_hz));
+    v1::ReportProgressRequest report;
+    report.set_group_id(group);
+    report.set_job_id(job.id());
+    report.set_attempt(job.attempts());
+    auto next = Clock::now();
+    for (int step = 1; step <= o_.reports_per_job; ++step) {
+      next += period;
+      std::this_thread::sleep_until(next);
+      v1::Progress* progress = report.mutable_progress();
+      progress->set_batch_size(8);
+      progress->set_epoch(1);
+      progress->set_step(step);
+      progress->set_steps_per_epoch(o_.reports_per_job);
+      progress->set_global_step(step);
+      v1::ReportProgressResponse reply;
+      const grpc::Status s = Retry("ReportProgress", [&] {
+        auto context = CallContext(10, "");
+        return stub.ReportProgress(context.get(), report, &reply);
+      });
+      if (!s.ok()) {
+        ledger_.Anomaly(absl::StrCat(job.id(), " progress: ", s.error_message()));
+        return;
+      }
+    }
+    v1::EpochMetrics* row = report.add_epochs();
+    row->set_batch_size(8);
+    row->set_epoch(1);
+    row->set_steps(o_.reports_per_job);
+    row->set_seconds(o_.reports_per_job / o_.report_hz);
+    row->set_world_size(1);
+    report.set_final_state(v1::JOB_STATE_SUCCEEDED);
+    v1::ReportProgressResponse reply;
+    bool retried = false;
+    const grpc::Status s = Retry(
+        "ReportProgress (final)",
+        [&] {
+          auto context = CallContext(10, "");
+          return stub.ReportProgress(context.get(), report, &reply);
+        },
+        &retried);
+    if (s.ok()) {
+      ledger_.Succeeded(job.id());
+    } else if (retried && s.error_code() == grpc::StatusCode::ABORTED && Succeeded(stub, job.id())) {
+      ledger_.Succeeded(job.id());  // the first try was stored; its reply was lost in the restart
+    } else {
+      ledger_.Anomaly(absl::StrCat(job.id(), " final report: ", s.error_message()));
+    }
+  }
+
+  bool Succeeded(v1::Coordinator::Stub& stub, const std::string& id) {
+    v1::GetJobRequest request;
+    request.set_job_id(id);
+    v1::Job job;
+    const grpc::Status s = Retry("GetJob", [&] {
+      auto context = CallContext(10, "");
+      return stub.GetJob(context.get(), request, &job);
+    });
+    return s.ok() && job.state() == v1::JOB_STATE_SUCCEEDED;
+  }
+
+  const LoadOptions o_;
+  const std::string data_dir_;
+  Clock::time_point deadline_;
+  std::vector<std::unique_ptr<v1::Coordinator::Stub>> stubs_;
+  Ledger ledger_;
+  Latencies latencies_;
+  std::atomic<bool> done_{false};
+  std::atomic<bool> submitted_all_{false};
+  std::atomic<int> submitters_done_{0};
+  std::atomic<int> unavailable_{0};
+  absl::Mutex mu_;
+  std::set<std::string> submitted_;
+};
+
+// The store's view at the end: every job SUCCEEDED after one attempt, none unknown.
+std::vector<std::string> CheckStore(v1::Coordinator::Stub& stub, const std::set<std::string>& submitted) {
+  std::vector<std::string> problems;
+  std::set<std::string> seen;
+  v1::ListJobsRequest request;
+  request.set_page_size(1000);
+  while (true) {
+    v1::ListJobsResponse page;
+    auto context = CallContext(30, "");
+    const grpc::Status s = stub.ListJobs(context.get(), request, &page);
+    if (!s.ok()) return {absl::StrCat("ListJobs: ", s.error_message())};
+    for (const v1::Job& job : page.jobs()) {
+      seen.insert(job.id());
+      if (!submitted.count(job.id())) problems.push_back(absl::StrCat(job.id(), " is in the store but was not submitted"));
+      if (job.state() != v1::JOB_STATE_SUCCEEDED) {
+        problems.push_back(absl::StrCat(job.id(), " ended in state ", v1::JobState_Name(job.state())));
+      }
+      if (job.attempts() != 1) problems.push_back(absl::StrCat(job.id(), " took ", job.attempts(), " attempts"));
+    }
+    if (page.next_page_token().empty()) break;
+    request.set_page_token(page.next_page_token());
+  }
+  for (const std::string& id : submitted) {
+    if (!seen.count(id)) problems.push_back(absl::StrCat(id, " was submitted but is not in the store (lost)"));
+  }
+  return problems;
+}
+
+int Run(LoadOptions o) {
+  if (o.work_dir.empty()) {
+    std::string templ = (std::filesystem::temp_directory_path() / "gantry-load-XXXXXX").string();
+    if (mkdtemp(templ.data()) == nullptr) return 2;
+    o.work_dir = templ;
+  }
+  const std::string data_root = o.work_dir + "/data";
+  std::filesystem::create_directories(data_root + "/mnist");
+  const std::string db = o.work_dir + "/gantry.db";
+  std::filesystem::remove(db);
+
+  CoordinatorProcess coordinator;
+  if (!coordinator.Start(o, db, data_root, 0)) return 2;
+  const int port = coordinator.port();
+  Load load(o, data_root + "/mnist");
+  load.Connect(port);
+
+  const auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int s = 0; s < Load::kSubmitters; ++s) threads.emplace_back([&, s] { load.Submit(s); });
+  for (int g = 0; g < o.groups; ++g) threads.emplace_back([&, g] { load.Group(g); });
+  for (int w = 0; w < o.watchers; ++w) threads.emplace_back([&, w] { load.Watcher(w); });
+
+  double peak_before_kill = 0, downtime = 0;
+  bool killed = false, restart_failed = false;
+  std::unique_ptr<CoordinatorProcess> restarted;
+  while (!load.TimedOut()) {
+    const int finished = load.ledger().finished();
+    if (load.submitted_all() && finished >= static_cast<int>(load.submitted().size())) break;
+    if (o.kill_restart && !killed && load.submitted_all() && finished >= o.jobs / 2) {
+      peak_before_kill = coordinator.PeakRssMiB();
+      const auto down = Clock::now();
+      coordinator.Kill(SIGKILL);
+      killed = true;
+      restarted = std::make_unique<CoordinatorProcess>();
+      if (!restarted->Start(o, db, data_root, port)) {
+        restart_failed = true;
+        break;
+      }
+      downtime = SecondsSince(down);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const double seconds = SecondsSince(start);
+  CoordinatorProcess& live = restarted ? *restarted : coordinator;
+  const double peak_end = live.PeakRssMiB();
+  load.Finish();
+  for (std::thread& t : threads) t.join();
+
+  std::vector<std::string> problems = load.ledger().Check(load.submitted());
+  if (load.TimedOut()) problems.push_back(absl::StrCat("did not finish within --timeout-seconds ", o.timeout_seconds));
+  if (restart_failed) problems.push_back("the coordinator did not start again after SIGKILL");
+  if (static_cast<int>(load.submitted().size()) != o.jobs) {
+    problems.push_back(absl::StrCat(load.submitted().size(), " of ", o.jobs, " jobs were submitted"));
+  }
+  if (!restart_failed) {
+    grpc::ChannelArguments args;
+    auto stub = v1::Coordinator::NewStub(grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
+                                                                   grpc::InsecureChannelCredentials(), args));
+    for (std::string& p : CheckStore(*stub, load.submitted())) problems.push_back(std::move(p));
+  }
+  live.Kill(SIGTERM);
+
+  std::printf("gantry-bench-coordinator: %d groups, %zu jobs, %d watchers, progress at %.0f Hz per group, "
+              "%d reports per job%s\n\n",
+              o.groups, load.submitted().size(), o.watchers, o.report_hz, o.reports_per_job,
+              killed ? ", SIGKILL + restart of the coordinator at half way" : "");
+  load.latencies().Print();
+  std::printf("\n| figure | value |\n|---|---:|\n");
+  std::printf("| wall time | %.1f s |\n", seconds);
+  std::printf("| jobs/s (submit to last success) | %.1f |\n", load.ledger().finished() / seconds);
+  if (killed) {
+    std::printf("| peak RSS before the kill | %.1f MiB |\n", peak_before_kill);
+    std::printf("| restart (kill to serving) | %.2f s |\n", downtime);
+    std::printf("| peak RSS of the restarted coordinator | %.1f MiB |\n", peak_end);
+  } else {
+    std::printf("| peak RSS | %.1f MiB |\n", peak_end);
+  }
+  std::printf("| calls retried after UNAVAILABLE | %d |\n", load.unavailable());
+  std::printf("| jobs lost or run twice | %zu problems |\n\n", problems.size());
+  for (size_t i = 0; i < problems.size() && i < 20; ++i) std::printf("PROBLEM: %s\n", problems[i].c_str());
+  if (!problems.empty()) return 1;
+  std::printf("OK: every job ran once and succeeded; none lost, none extra\n");
+  std::filesystem::remove_all(o.work_dir);
+  return 0;
+}
+
+}  // namespace
+}  // namespace gantry
+
+int main(int argc, char** argv) {
+  gantry::LoadOptions o;
+  CLI::App app{"gantry-bench-coordinator: a bounded loopback load test of gantry-coordinator"};
+  app.add_option("--coordinator", o.coordinator_bin, "the gantry-coordinator binary")->required();
+  app.add_option("--work-dir", o.work_dir, "folder for the database and logs (default: a new temporary one)");
+  app.add_option("--groups", o.groups, "simulated worker groups")->default_val(o.groups)->check(CLI::Range(1, 1000));
+  app.add_option("--jobs", o.jobs, "jobs submitted")->default_val(o.jobs)->check(CLI::Range(1, 100000));
+  app.add_option("--watchers", o.watchers, "WatchJob clients")->default_val(o.watchers)->check(CLI::Range(0, 1000));
+  app.add_option("--report-hz", o.report_hz, "progress reports per second per group")
+      ->default_val(o.report_hz)
+      ->check(CLI::Range(0.1, 1000.0));
+  app.add_option("--reports-per-job", o.reports_per_job, "progress reports before a job's final report")
+      ->default_val(o.reports_per_job)
+      ->check(CLI::Range(0, 10000));
+  app.add_option("--kill-restart", o.kill_restart, "SIGKILL and restart the coordinator at half way (true/false)")
+      ->default_val(o.kill_restart);
+  app.add_option("--lease-seconds", o.lease_seconds, "the coordinator's --lease-seconds")
+      ->default_val(o.lease_seconds)
+      ->check(CLI::Range(1.0, 3600.0));
+  app.add_option("--timeout-seconds", o.timeout_seconds, "bound on the whole run")
+      ->default_val(o.timeout_seconds)
+      ->check(CLI::Range(1.0, 86400.0));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  return gantry::Run(o);
+}
