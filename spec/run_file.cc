@@ -24,8 +24,11 @@ std::string SettingOfKey(std::string key) {
 
 // A scalar as written, or a list of scalars joined with commas.
 absl::StatusOr<std::string> ScalarOrList(const YAML::Node& node, const std::string& key, const std::string& name) {
+  // An empty scalar ('', or a bare tag such as `!x`) is no value either.
+  if (node.IsNull() || (node.IsScalar() && node.Scalar().empty())) {
+    return Refuse(name, absl::StrCat("setting '", key, "' has no value"));
+  }
   if (node.IsScalar()) return node.Scalar();
-  if (node.IsNull()) return Refuse(name, absl::StrCat("setting '", key, "' has no value"));
   if (!node.IsSequence()) {
     return Refuse(name, absl::StrCat("setting '", key, "' must be a value or a list of values, not a mapping"));
   }
@@ -34,8 +37,10 @@ absl::StatusOr<std::string> ScalarOrList(const YAML::Node& node, const std::stri
     if (!item.IsScalar()) {
       return Refuse(name, absl::StrCat("setting '", key, "' must be a list of plain values (no nested lists or maps)"));
     }
+    if (item.Scalar().empty()) return Refuse(name, absl::StrCat("setting '", key, "' has an empty list entry"));
     parts.push_back(item.Scalar());
   }
+  if (parts.empty()) return Refuse(name, absl::StrCat("setting '", key, "' is an empty list; give a value"));
   return absl::StrJoin(parts, ",");
 }
 

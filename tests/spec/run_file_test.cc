@@ -61,6 +61,12 @@ TEST(RunFile, KeysAreGivenOnce) {
 
 TEST(RunFile, ValuesAreScalarsOrFlatLists) {
   EXPECT_THAT(Message(ReadRunFile(WriteTemp("null.yaml", "epochs:\n"))), HasSubstr("setting 'epochs' has no value"));
+  // Found by the run_file fuzzer: empty strings, bare tags and empty lists passed as values.
+  EXPECT_THAT(Message(ReadRunFile(WriteTemp("empty.yaml", "model: ''\n"))), HasSubstr("setting 'model' has no value"));
+  EXPECT_THAT(Message(ReadRunFile(WriteTemp("tag.yaml", "model:\n  !x\n"))), HasSubstr("setting 'model' has no value"));
+  EXPECT_THAT(Message(ReadRunFile(WriteTemp("nolist.yaml", "batch-size: []\n"))), HasSubstr("is an empty list"));
+  EXPECT_THAT(Message(ReadRunFile(WriteTemp("hole.yaml", "batch-size: [64, '']\n"))),
+              HasSubstr("setting 'batch-size' has an empty list entry"));
   EXPECT_THAT(Message(ReadRunFile(WriteTemp("map.yaml", "epochs: {a: 1}\n"))), HasSubstr("not a mapping"));
   EXPECT_THAT(Message(ReadRunFile(WriteTemp("nested.yaml", "batch-size: [[64], 128]\n"))),
               HasSubstr("list of plain values"));

@@ -219,7 +219,8 @@ absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {
   const char* payload = bytes.data() + header_begin + header_len;
   array.data.resize(static_cast<size_t>(numel));
   if (item == 4) {
-    std::memcpy(array.data.data(), payload, expected);
+    // (memcpy with the null data() of an empty array is undefined, even for 0 bytes.)
+    if (expected > 0) std::memcpy(array.data.data(), payload, expected);
   } else {
     for (int64_t i = 0; i < numel; ++i) {
       double v;

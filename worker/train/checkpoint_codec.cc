@@ -58,16 +58,16 @@ std::vector<LayoutEntry> GetLayout(ByteReader& r) {
   return layout;
 }
 
-// The number of values a layout describes, or -1 when a dimension is negative.
+// The number of values a layout describes, or -1 when a dimension is negative or the
+// count overflows (a corrupt file can announce any dims; none of them is trusted).
 int64_t LayoutNumel(const std::vector<LayoutEntry>& layout) {
   int64_t total = 0;
   for (const LayoutEntry& e : layout) {
     int64_t n = 1;
     for (int64_t d : e.dims) {
-      if (d < 0) return -1;
-      n *= d;
+      if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
     }
-    total += n;
+    if (__builtin_add_overflow(total, n, &total)) return -1;
   }
   return total;
 }
