@@ -117,6 +117,33 @@ TEST(Coordinator, AGpuJobGoesOnlyToAGroupWhoseRanksAllHaveAGpu) {
   EXPECT_EQ(f.Acquire(gpus).job().id(), gpu_job->id());
 }
 
+std::string FirstMessage(Coordinator& core, const std::string& job_id) {
+  const absl::StatusOr<std::vector<v1::JobEvent>> events = core.EventsAfter(job_id, 0, 1);
+  return events.ok() && !events->empty() ? events->front().state().message() : "";
+}
+
+TEST(Coordinator, AnAnySizeJobWaitsForAGroupWhoseRanksEachGetEnoughRows) {
+  CoordinatorFixture f("min-share");
+  const std::string two = f.Register(2);
+  // Batch 3 without --sync-bn on 2 ranks gives a rank 1 row; DCGAN's BatchNorm needs 2.
+  const std::string small = f.Submit({3, 8}, 1, 0);
+  EXPECT_THAT(FirstMessage(f.core(), small),
+              ::testing::AllOf(HasSubstr("no registered group fits it (group-1: 2 rank(s))"),
+                    HasSubstr("waits for a group of at most 1 rank(s)"), HasSubstr("--sync-bn")));
+  EXPECT_FALSE(f.Acquire(two).has_job()) << "the 2-rank group would fail it";
+  // With --sync-bn the same batch fits 2 ranks: submitted plainly, and handed out.
+  v1::SubmitJobRequest synced = testing::SweepRequest(f.data_dir(), {3, 8}, 1, 0);
+  synced.mutable_spec()->mutable_sync_bn()->set_value(true);
+  const absl::StatusOr<v1::Job> synced_job = f.core().SubmitJob(synced);
+  ASSERT_TRUE(synced_job.ok()) << synced_job.status();
+  EXPECT_EQ(FirstMessage(f.core(), synced_job->id()), "submitted");
+  EXPECT_EQ(f.Acquire(two).job().id(), synced_job->id());
+  const std::string one = f.Register(1);
+  const v1::AcquireJobResponse acquired = f.Acquire(one);
+  EXPECT_EQ(acquired.job().id(), small);
+  EXPECT_THAT(acquired.plan().shares(), ::testing::ElementsAre(3));
+}
+
 TEST(Coordinator, CancellingAQueuedJobEndsIt) {
   CoordinatorFixture f("cancel_queued");
   const std::string job_id = f.Submit();
