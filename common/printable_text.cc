@@ -56,6 +56,14 @@ std::string DescribeUnprintable(const UnprintableByte& bad) {
   return absl::StrFormat("byte 0x%02x at position %d", bad.value, bad.position);
 }
 
+absl::Status CheckPrintableField(absl::string_view field, absl::string_view text, absl::string_view what) {
+  const UnprintableByte bad = FindUnprintable(text, /*ascii_only=*/false);
+  if (!bad.found) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(field, ": holds a control character or invalid UTF-8 (",
+                                                 DescribeUnprintable(bad), "); ", what,
+                                                 " is one line of printable text"));
+}
+
 absl::StatusOr<std::string> CleanToken(absl::string_view raw, absl::string_view source) {
   const absl::string_view token = absl::StripAsciiWhitespace(raw);
   if (token.empty()) {

@@ -35,4 +35,10 @@ std::string EscapeForTerminal(absl::string_view text);
 // "byte 0x1b at position 3": how the messages above name an unprintable byte.
 std::string DescribeUnprintable(const UnprintableByte& bad);
 
+// OK when `text` is printable (FindUnprintable with ascii_only false); else
+// INVALID_ARGUMENT "FIELD: holds a control character or invalid UTF-8 (byte 0x1b at
+// position 3); WHAT is one line of printable text", e.g. field "hosts[1]", what "a host
+// name". For names that other people's terminals will print.
+absl::Status CheckPrintableField(absl::string_view field, absl::string_view text, absl::string_view what);
+
 }  // namespace gantry

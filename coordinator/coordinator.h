@@ -107,6 +107,9 @@ class Coordinator {
   // Writes the job and appends a state-change entry to its history, in one transaction.
   absl::Status Transition(v1::Job& job, v1::JobState state, const std::string& message)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The history message of a new job: "submitted", and when groups are registered but
+  // none (busy or idle) could ever run it, what group it waits for.
+  std::string SubmittedMessage(const QueuedJob& job) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::optional<v1::AcquireJobResponse>> TryAssign(GroupRecord& group)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status StoreReport(v1::Job& job, const v1::ReportProgressRequest& request)

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "common/printable_text.h"
 #include "common/status_macros.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/scheduler.h"
@@ -60,6 +61,15 @@ absl::StatusOr<v1::RegisterGroupResponse> Coordinator::RegisterGroup(const v1::R
   }
   if (request.name().size() > RequestBounds::kMaxNameChars) {
     return absl::InvalidArgumentError(absl::StrCat("name: longer than ", RequestBounds::kMaxNameChars, " characters"));
+  }
+  // `gantry groups` prints these on other people's terminals (and a job's history names
+  // its group): a newline or an escape sequence in them would rewrite the screen.
+  RETURN_IF_ERROR(CheckPrintableField("name", request.name(), "a group name"));
+  for (int i = 0; i < request.hosts_size(); ++i) {
+    RETURN_IF_ERROR(CheckPrintableField(absl::StrCat("hosts[", i, "]"), request.hosts(i), "a host name"));
+  }
+  for (int i = 0; i < request.devices_size(); ++i) {
+    RETURN_IF_ERROR(CheckPrintableField(absl::StrCat("devices[", i, "]"), request.devices(i), "a device name"));
   }
   absl::MutexLock lock(&mu_);
   GroupRecord record;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
@@ -18,6 +19,12 @@ constexpr size_t kMaxEndedVersions = 1024;
 
 // "job-17" -> 17 (ids are made by SubmitJob).
 int64_t JobNumber(const std::string& id) { return std::stoll(id.substr(id.find('-') + 1)); }
+
+// What the scheduler knows of a queued job.
+QueuedJob Queued(const v1::Job& job, const ResolvedSpec& spec) {
+  return QueuedJob{job.id(), job.world_size(), *std::min_element(spec.batch_sizes.begin(), spec.batch_sizes.end()),
+                   spec.needs_gpus, spec.min_share};
+}
 }  // namespace
 
 bool IsTerminal(v1::JobState state) {
@@ -71,9 +78,7 @@ void Coordinator::Apply(const v1::Job& job) {
     // A queued job whose spec no longer resolves (its data root went away) cannot be
     // handed out; it stays queued until a restart fails it with the reason (Recover).
     if (absl::StatusOr<ResolvedSpec> spec = ResolvedFor(job); spec.ok()) {
-      queued_[number] = QueuedJob{job.id(), job.world_size(),
-                                  *std::min_element(spec->batch_sizes.begin(), spec->batch_sizes.end()),
-                                  spec->needs_gpus};
+      queued_[number] = Queued(job, *spec);
       ++queue_version_;
     }
     return;
@@ -143,6 +148,21 @@ absl::Status Coordinator::Transition(v1::Job& job, v1::JobState state, const std
   return absl::OkStatus();
 }
 
+std::string Coordinator::SubmittedMessage(const QueuedJob& job) const {
+  std::vector<std::string> registered;
+  for (const auto& [id, record] : groups_) {
+    if (record.group.state() == v1::GROUP_STATE_LOST) continue;
+    const std::vector<std::string> devices(record.group.devices().begin(), record.group.devices().end());
+    if (GroupFits(job, GroupShape{.world_size = record.group.world_size(), .gpus = AllDevicesAreGpus(devices)})) {
+      return "submitted";
+    }
+    registered.push_back(absl::StrCat(id, ": ", record.group.world_size(), " rank(s)"));
+  }
+  if (registered.empty()) return "submitted";
+  return absl::StrCat("submitted; no registered group fits it (", absl::StrJoin(registered, ", "),
+                      "): it waits for ", FitNeeds(job));
+}
+
 absl::StatusOr<v1::Job> Coordinator::SubmitJob(const v1::SubmitJobRequest& request) {
   ASSIGN_OR_RETURN(ResolvedSpec resolved, validator_.CheckSubmit(request));
   absl::MutexLock lock(&mu_);
@@ -156,7 +176,7 @@ absl::StatusOr<v1::Job> Coordinator::SubmitJob(const v1::SubmitJobRequest& reque
     job.set_max_attempts(request.max_attempts() > 0 ? request.max_attempts() : options_.default_max_attempts);
     job.set_created_unix_ms(NowUnixMs());
     RETURN_IF_ERROR(store_->InsertJob(number, job));
-    RETURN_IF_ERROR(Transition(job, v1::JOB_STATE_QUEUED, "submitted"));
+    RETURN_IF_ERROR(Transition(job, v1::JOB_STATE_QUEUED, SubmittedMessage(Queued(job, resolved))));
     Touch(job, &resolved);
     return absl::OkStatus();
   }));

@@ -1,10 +1,11 @@
 // FIFO scheduling: a group that asks for work gets the oldest queued job it can run.
 //
 // A group can run a job when the job asks for the group's size (or for any size, 0),
-// every batch size of the job gives each of the group's ranks at least one sample, and,
-// for a job that trains on GPUs (--device cuda), every rank of the group reported a CUDA
-// device. A job that no idle group fits waits without blocking the jobs behind it that
-// do fit.
+// every batch size of the job gives each of the group's ranks at least the job's minimum
+// share (spec/batch_fit.h: one row, or without --sync-bn the model's BatchNorm minimum),
+// and, for a job that trains on GPUs (--device cuda), every rank of the group reported a
+// CUDA device. A job that no idle group fits waits without blocking the jobs behind it
+// that do fit.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@ struct QueuedJob {
   int world_size = 0;          // 0: any
   int64_t min_batch_size = 1;  // the smallest global batch of its sweep
   bool needs_gpus = false;     // spec.device cuda
+  int64_t min_share = 1;       // the fewest rows any rank may get (ResolvedSpec::min_share)
 };
 
 // What the scheduler knows of an idle group.
@@ -32,6 +34,10 @@ struct GroupShape {
 bool AllDevicesAreGpus(const std::vector<std::string>& devices);
 
 bool GroupFits(const QueuedJob& job, const GroupShape& group);
+
+// What a group needs to fit `job`, for a person: "a group of 2 ranks", "a group of at
+// most 1 rank (...)", "... whose ranks all have a GPU".
+std::string FitNeeds(const QueuedJob& job);
 
 // Index into `queued` (oldest first) of the job to hand to this group.
 std::optional<size_t> PickJob(const std::vector<QueuedJob>& queued, const GroupShape& group);

@@ -42,16 +42,6 @@ absl::Status CheckIsFolder(const std::string& field, const std::string& resolved
                                                  "IDX files; give its folder, not one of its files)"));
 }
 
-// A job's name is shown in `gantry jobs` on other people's terminals: a newline or an
-// escape sequence in it would rewrite their screen.
-absl::Status CheckPrintableName(const std::string& name) {
-  const UnprintableByte bad = FindUnprintable(name, /*ascii_only=*/false);
-  if (!bad.found) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("name: holds a control character or invalid UTF-8 (",
-                                                 DescribeUnprintable(bad),
-                                                 "); a job name is one line of printable text"));
-}
-
 }  // namespace
 
 absl::StatusOr<ResolvedSpec> SpecValidator::Resolve(const v1::RunSpec& spec) const {
@@ -94,7 +84,9 @@ absl::StatusOr<ResolvedSpec> SpecValidator::CheckSubmit(const v1::SubmitJobReque
     return absl::InvalidArgumentError(
         absl::StrCat("name: longer than ", RequestBounds::kMaxNameChars, " characters"));
   }
-  RETURN_IF_ERROR(CheckPrintableName(request.name()));
+  // Shown in `gantry jobs` on other people's terminals: a newline or an escape sequence
+  // in it would rewrite their screen.
+  RETURN_IF_ERROR(CheckPrintableField("name", request.name(), "a job name"));
   if (!allow_debug_settings_) {
     for (const auto& [setting, value] : RunSpecToSettings(request.spec())) {
       if (!IsDebugSetting(setting)) continue;

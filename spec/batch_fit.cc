@@ -14,6 +14,8 @@ int64_t MinBatchNormRows(const std::string& model) {
 
 int64_t MinShare(const TrainConfig& config) { return config.sync_bn ? 1 : MinBatchNormRows(config.model); }
 
+int64_t SmallestEvenShare(int64_t batch, int world) { return batch / world; }
+
 absl::Status CheckBatchFitsRanks(const TrainConfig& config, int64_t batch, int world) {
   const int64_t bn_rows = MinBatchNormRows(config.model);
   if (batch < world) {
@@ -24,7 +26,7 @@ absl::Status CheckBatchFitsRanks(const TrainConfig& config, int64_t batch, int w
     return absl::InvalidArgumentError(absl::StrCat("--batch-size ", batch, ": ", config.model, "'s BatchNorm needs at least ",
                                                    bn_rows, " rows in a batch; use a batch size of at least ", bn_rows));
   }
-  const int64_t smallest = batch / world;  // EvenShares: B/n, some ranks one more
+  const int64_t smallest = SmallestEvenShare(batch, world);
   if (smallest < MinShare(config)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--batch-size ", batch, " on ", world, " rank(s) gives a rank ", smallest, " row(s), but ", config.model,

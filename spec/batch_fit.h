@@ -18,6 +18,10 @@ int64_t MinBatchNormRows(const std::string& model);
 // --sync-bn the model's BatchNorm minimum (each rank normalises over its own rows).
 int64_t MinShare(const TrainConfig& config);
 
+// The fewest rows a rank gets when `batch` is split evenly across `world` ranks
+// (EvenShares: batch / world each, some ranks one more).
+int64_t SmallestEvenShare(int64_t batch, int world);
+
 // OK when `batch` rows can be split across `world` ranks: even shares give every rank at
 // least MinShare(config), and with --sync-bn the whole batch holds the BatchNorm minimum.
 // INVALID_ARGUMENT naming --batch-size, the ranks and the fix otherwise.

@@ -117,6 +117,64 @@ TEST(Coordinator, AGpuJobGoesOnlyToAGroupWhoseRanksAllHaveAGpu) {
   EXPECT_EQ(f.Acquire(gpus).job().id(), gpu_job->id());
 }
 
+std::string FirstMessage(Coordinator& core, const std::string& job_id) {
+  const absl::StatusOr<std::vector<v1::JobEvent>> events = core.EventsAfter(job_id, 0, 1);
+  return events.ok() && !events->empty() ? events->front().state().message() : "";
+}
+
+TEST(Coordinator, AnAnySizeJobWaitsForAGroupWhoseRanksEachGetEnoughRows) {
+  CoordinatorFixture f("min-share");
+  const std::string two = f.Register(2);
+  // Batch 3 without --sync-bn on 2 ranks gives a rank 1 row; DCGAN's BatchNorm needs 2.
+  const std::string small = f.Submit({3, 8}, 1, 0);
+  EXPECT_THAT(FirstMessage(f.core(), small),
+              ::testing::AllOf(HasSubstr("no registered group fits it (group-1: 2 rank(s))"),
+                    HasSubstr("waits for a group of at most 1 rank(s)"), HasSubstr("--sync-bn")));
+  EXPECT_FALSE(f.Acquire(two).has_job()) << "the 2-rank group would fail it";
+  // With --sync-bn the same batch fits 2 ranks: submitted plainly, and handed out.
+  v1::SubmitJobRequest synced = testing::SweepRequest(f.data_dir(), {3, 8}, 1, 0);
+  synced.mutable_spec()->mutable_sync_bn()->set_value(true);
+  const absl::StatusOr<v1::Job> synced_job = f.core().SubmitJob(synced);
+  ASSERT_TRUE(synced_job.ok()) << synced_job.status();
+  EXPECT_EQ(FirstMessage(f.core(), synced_job->id()), "submitted");
+  EXPECT_EQ(f.Acquire(two).job().id(), synced_job->id());
+  const std::string one = f.Register(1);
+  const v1::AcquireJobResponse acquired = f.Acquire(one);
+  EXPECT_EQ(acquired.job().id(), small);
+  EXPECT_THAT(acquired.plan().shares(), ::testing::ElementsAre(3));
+}
+
+TEST(Coordinator, RegistrationRefusesUnprintableNamesByField) {
+  CoordinatorFixture f("printable-groups");
+  auto request = [](const std::string& name, std::vector<std::string> hosts, std::vector<std::string> devices) {
+    v1::RegisterGroupRequest g;
+    g.set_world_size(2);
+    g.set_name(name);
+    for (const std::string& h : hosts) g.add_hosts(h);
+    for (const std::string& d : devices) g.add_devices(d);
+    return g;
+  };
+  const struct {
+    v1::RegisterGroupRequest request;
+    std::string field, byte;
+  } refused[] = {
+      {request("pool\x1b[2J", {}, {}), "name: ", "byte 0x1b at position 4"},
+      {request("pool", {"node-1", "node-2\n"}, {}), "hosts[1]: ", "byte 0x0a at position 6"},
+      {request("pool", {"node-1"}, {"cuda:0 \xff"}), "devices[0]: ", "byte 0xff at position 7"},
+      {request("pool", {"node-\xc2\x9b" "1"}, {}), "hosts[0]: ", "byte 0xc2 at position 5"},  // a C1 CSI
+  };
+  for (const auto& c : refused) {
+    const absl::StatusOr<v1::RegisterGroupResponse> r = f.core().RegisterGroup(c.request);
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+    EXPECT_THAT(std::string(r.status().message()), ::testing::AllOf(::testing::StartsWith(c.field), HasSubstr(c.byte),
+                                                       HasSubstr("one line of printable text")));
+  }
+  EXPECT_EQ(f.core().ListGroups().groups_size(), 0) << "nothing refused was registered";
+  const absl::StatusOr<v1::RegisterGroupResponse> accepted =
+      f.core().RegisterGroup(request("entraînement ✓", {"nœud-1", "nœud-2"}, {"cuda:0 NVIDIA H100 80GB HBM3", "cpu"}));
+  EXPECT_TRUE(accepted.ok()) << accepted.status() << " (printable UTF-8 is a name)";
+}
+
 TEST(Coordinator, CancellingAQueuedJobEndsIt) {
   CoordinatorFixture f("cancel_queued");
   const std::string job_id = f.Submit();

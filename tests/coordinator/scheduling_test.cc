@@ -22,6 +22,23 @@ TEST(Scheduler, EveryRankNeedsASample) {
   EXPECT_EQ(PickJob({{"job-1", 0, 2}}, {4}), std::nullopt);
 }
 
+TEST(Scheduler, AnAnySizeJobWaitsForAGroupWhoseRanksEachGetItsMinimumShare) {
+  // Batch 3 without --sync-bn: DCGAN's BatchNorm needs 2 rows per rank, so 1 rank only.
+  const QueuedJob per_rank_bn{"job-1", 0, 3, false, /*min_share=*/2};
+  EXPECT_FALSE(GroupFits(per_rank_bn, {2}));
+  EXPECT_TRUE(GroupFits(per_rank_bn, {1}));
+  EXPECT_EQ(PickJob({per_rank_bn, {"job-2", 0, 4, false, 2}}, {2}), 1u) << "it does not block a job that fits";
+  // The same batch with --sync-bn (a share of 1 row) fits 2 and 3 ranks, as before.
+  const QueuedJob synced{"job-3", 0, 3, false, /*min_share=*/1};
+  EXPECT_TRUE(GroupFits(synced, {2}));
+  EXPECT_TRUE(GroupFits(synced, {3}));
+  EXPECT_FALSE(GroupFits(synced, {4}));
+  EXPECT_EQ(FitNeeds(per_rank_bn),
+            "a group of at most 1 rank(s) (its smallest batch, 3, must give every rank at least 2 row(s); "
+            "--sync-bn lowers that to 1)");
+  EXPECT_EQ(FitNeeds({"job-4", 4, 64, /*needs_gpus=*/true, 2}), "a group of 4 rank(s) whose ranks all have a GPU");
+}
+
 TEST(Scheduler, GpuJobsWaitForAGroupOfGpusAndDoNotBlockTheOthers) {
   const std::vector<QueuedJob> queued = {{"job-1", 0, 64, /*needs_gpus=*/true}, {"job-2", 0, 64, false}};
   EXPECT_EQ(PickJob(queued, {.world_size = 2, .gpus = false}), 1u);

@@ -3,8 +3,14 @@
 // noise stream, and the same epochs.csv rows (timing columns aside) and samples, as the
 // run that was never interrupted. One rank here (the interrupt is Trainer's test hook);
 // tests/train/mpi_worker_e2e.sh does it with SIGKILL under mpirun -np 2.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -97,6 +103,55 @@ void ExpectSameRun(const TrainConfig& straight, const TrainConfig& resumed, int6
 // 24 images in batches of 4: 6 steps per epoch, 2 epochs; checkpoints after steps 4
 // (mid epoch 1), 6 (end of epoch 1), 8 (mid epoch 2) and 12 (the end). Killed after
 // step 9, the run resumes from step 8.
+TEST(Resume, RunJsonIsReadAsABoundedRegularFileAndRefusedByName) {
+  const std::string run = FreshTestDir("resume-run-json");
+  const std::string path = run + "/run.json";
+
+  // A FIFO in its place is refused at once, not waited on for a writer.
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  std::future<absl::Status> pending =
+      std::async(std::launch::async, [&run] { return ResumeSettings(run, {}).status(); });
+  if (pending.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "--resume waits on a FIFO at " << path;
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK);  // a writer that closes: the reader sees EOF
+    if (fd >= 0) ::close(fd);
+  }
+  const absl::Status fifo = pending.get();
+  EXPECT_TRUE(absl::IsInvalidArgument(fifo)) << fifo;
+  EXPECT_THAT(fifo.message(), ::testing::AllOf(HasSubstr(path), HasSubstr("not a regular file"),
+                                               HasSubstr("restore it from a copy, or start the run again")));
+
+  // A run.json past the bound is refused before it is read whole.
+  std::filesystem::remove(path);
+  {
+    std::ofstream out(path);
+    out << R"({"settings": {}, "padding": ")" << std::string(size_t{1} << 20, 'x') << R"("})";
+  }
+  const absl::Status big = RecordedExpectations(run).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(big)) << big;
+  EXPECT_THAT(big.message(), ::testing::AllOf(HasSubstr(path), HasSubstr("more than the 1048576")));
+
+  // A run.json within the bound is still read; a missing one names the folder.
+  {
+    std::ofstream out(path, std::ios::trunc);
+    out << R"({"settings": {"dataset": "mnist"}})";
+  }
+  const absl::StatusOr<RawSettings> small = ResumeSettings(run, {});
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->at("dataset"), "mnist");
+  EXPECT_EQ(small->at("out"), run);
+  std::filesystem::remove(path);
+  const absl::Status missing = ResumeSettings(run, {}).status();
+  EXPECT_TRUE(absl::IsNotFound(missing)) << missing;
+  EXPECT_THAT(missing.message(), HasSubstr(run + ": not a run folder (no run.json)"));
+  {
+    std::ofstream out(run + "/a-file");
+  }
+  const absl::Status not_a_folder = ResumeSettings(run + "/a-file", {}).status();
+  EXPECT_TRUE(absl::IsNotFound(not_a_folder)) << not_a_folder;
+  EXPECT_THAT(not_a_folder.message(), HasSubstr(run + "/a-file: not a run folder (not a folder)"));
+}
+
 TEST(Resume, MidEpochCheckpointsResumeBitIdentically) {
   const ImageDataset data = testing::TinyImages(24);
   const TrainConfig straight = QuickRunConfig(FreshTestDir("straight") + "/run");

@@ -241,7 +241,7 @@ TEST(WorkerCli, ResumeRefusesWhatItCannotContinue) {
   EXPECT_THAT(r.output, HasSubstr("--config cannot be combined with --resume"));
   r = RunWorker("train --resume " + data);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.output, HasSubstr(data + ": not a run folder (no readable run.json)"));
+  EXPECT_THAT(r.output, HasSubstr(data + ": not a run folder (no run.json); give the --out folder of a run"));
   r = RunWorker(train + "--out " + out);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("already holds a run"));

@@ -1,10 +1,12 @@
 #include "worker/train/resume.h"
 
 #include <algorithm>
-#include <fstream>
+#include <filesystem>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/file_io.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
@@ -13,13 +15,31 @@
 namespace gantry {
 namespace {
 
-// RUN/run.json, parsed.
+// The most bytes a run.json may hold: gantry writes a few KB (settings, config, host);
+// the bound keeps a damaged or hostile file from filling memory.
+constexpr size_t kMaxRunJsonBytes = 1 << 20;
+
+// RUN/run.json, parsed. It is read as a bounded regular file: a FIFO or device put in its
+// place is refused at once instead of hanging --resume.
 absl::StatusOr<nlohmann::json> ReadManifest(const std::string& run_dir) {
   const std::string path = run_dir + "/run.json";
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(run_dir, ": not a run folder (no readable run.json)"));
+  std::error_code ec;
+  if (!std::filesystem::is_directory(run_dir, ec)) {
+    return absl::NotFoundError(absl::StrCat(run_dir, ": not a run folder (not a folder); give the --out folder of a run"));
+  }
+  absl::StatusOr<std::vector<uint8_t>> bytes = ReadFileBytes(path, kMaxRunJsonBytes);
+  if (absl::IsNotFound(bytes.status())) {
+    return absl::NotFoundError(
+        absl::StrCat(run_dir, ": not a run folder (no run.json); give the --out folder of a run"));
+  }
+  if (!bytes.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read the run's settings: ", bytes.status().message(),
+                     " (run.json is the small file gantry-worker train wrote in the run folder: restore it from a "
+                     "copy, or start the run again)"));
+  }
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(bytes->begin(), bytes->end());
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a valid run.json: ", e.what()));
   }

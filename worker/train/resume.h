@@ -33,8 +33,8 @@ const std::vector<std::string>& ResumeOverridableSettings();
 // The settings recorded in RUN/run.json, with `overrides` applied and `out` set to
 // `run_dir`. An override of any other setting is INVALID_ARGUMENT naming every such flag
 // (unless its value equals the recorded one). NOT_FOUND when run.json is missing;
-// INVALID_ARGUMENT when it is unreadable or holds no settings (a run from before
-// checkpoints).
+// INVALID_ARGUMENT when it is unreadable, not a regular file (a FIFO is refused without
+// waiting on it), over 1 MiB, or holds no settings (a run from before checkpoints).
 absl::StatusOr<RawSettings> ResumeSettings(const std::string& run_dir, const RawSettings& overrides);
 
 // What `--resume RUN` (without a --data-dir override) asks of a checkpoint: the run's
