@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "gtest/gtest.h"
 
@@ -11,6 +12,19 @@ std::string MakeTempDir(const std::string& name) {
   std::string templ = ::testing::TempDir() + "/gantry_" + name + "_XXXXXX";
   if (mkdtemp(templ.data()) == nullptr) ADD_FAILURE() << "mkdtemp " << templ;
   return templ;
+}
+
+absl::StatusOr<std::unique_ptr<CoordinatorServer>> StartServerWithToken(const std::string& name,
+                                                                        const std::string& token) {
+  const std::string dir = MakeTempDir(name);
+  std::filesystem::create_directories(dir + "/data");
+  std::ofstream(dir + "/token") << token;
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.db_path = dir + "/gantry.db";
+  options.data_roots = {dir + "/data"};
+  options.token_file = dir + "/token";
+  return CoordinatorServer::Start(options, Clock::Real(), Clock::Real());
 }
 
 v1::SubmitJobRequest SweepRequest(const std::string& data_dir, const std::vector<int64_t>& batch_sizes,

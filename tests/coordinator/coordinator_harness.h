@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "absl/status/statusor.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/server.h"
 #include "coordinator/spec_validator.h"
 #include "tests/coordinator/faulty_job_store.h"
 
@@ -15,6 +17,11 @@ namespace gantry::testing {
 
 // A new empty folder under the test's temporary directory.
 std::string MakeTempDir(const std::string& name);
+
+// A real CoordinatorServer on a free loopback port, in a new folder `name` with a data
+// root and a token file holding `token` (insecure transport).
+absl::StatusOr<std::unique_ptr<CoordinatorServer>> StartServerWithToken(const std::string& name,
+                                                                        const std::string& token);
 
 // A submission of a DCGAN sweep reading `data_dir`.
 v1::SubmitJobRequest SweepRequest(const std::string& data_dir, const std::vector<int64_t>& batch_sizes,

@@ -2,8 +2,6 @@
 // accepts one with it.
 #include "coordinator/grpc_service.h"
 
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <grpcpp/grpcpp.h>
 
@@ -19,16 +17,7 @@ constexpr char kToken[] = "0123456789abcdef0123456789abcdef";
 class AuthTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string dir = testing::MakeTempDir("grpc_auth");
-    std::filesystem::create_directories(dir + "/data");
-    std::ofstream(dir + "/token") << kToken;
-    ServerOptions options;
-    options.listen = "127.0.0.1:0";
-    options.db_path = dir + "/gantry.db";
-    options.data_roots = {dir + "/data"};
-    options.token_file = dir + "/token";
-    absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
-        CoordinatorServer::Start(options, Clock::Real(), Clock::Real());
+    absl::StatusOr<std::unique_ptr<CoordinatorServer>> server = testing::StartServerWithToken("grpc_auth", kToken);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     stub_ = v1::Coordinator::NewStub(grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),

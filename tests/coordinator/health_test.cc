@@ -2,8 +2,6 @@
 // it answers without the token (Kubernetes' grpc probe sends none) while the Coordinator
 // service still refuses such callers, knows "" and the Coordinator's full name, refuses
 // other names as the protocol says, and turns NOT_SERVING when the server stops.
-#include <filesystem>
-#include <fstream>
 #include <grpcpp/grpcpp.h>
 #include <thread>
 
@@ -23,16 +21,8 @@ using grpc::health::v1::HealthCheckResponse;
 class HealthTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string dir = testing::MakeTempDir("health");
-    std::filesystem::create_directories(dir + "/data");
-    std::ofstream(dir + "/token") << "0123456789abcdef0123456789abcdef";
-    ServerOptions options;
-    options.listen = "127.0.0.1:0";
-    options.db_path = dir + "/gantry.db";
-    options.data_roots = {dir + "/data"};
-    options.token_file = dir + "/token";
     absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
-        CoordinatorServer::Start(options, Clock::Real(), Clock::Real());
+        testing::StartServerWithToken("health", "0123456789abcdef0123456789abcdef");
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
     channel_ = grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()), grpc::InsecureChannelCredentials());
