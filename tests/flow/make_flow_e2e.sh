@@ -58,6 +58,11 @@ case $scenario in
     done
     grep -q '"kind": "square"' "$dir/set/case-001/flow.json" || fail "case-001 is not the square"
     grep -q '"re": 120.0' "$dir/set/case-002/flow.json" || fail "case-002 is not Re 120"
+    # One case on two ranks is refused (it would be simulated twice into one folder).
+    "$mpiexec" --allow-run-as-root --oversubscribe -np 2 "$worker" make-flow --out "$dir/one" >"$log" 2>&1
+    code=$?
+    (( code != 0 )) || fail "a single case under mpirun -np 2 was not refused"
+    grep -q "needs --cases FILE" "$log" || fail "the refusal does not name --cases"
     ;;
   *) fail "unknown scenario" ;;
 esac

@@ -203,6 +203,19 @@ int MakeFlowCommand::Run(int* argc, char*** argv) {
     return kExitUsage;
   }
   if (!cases_path_.empty()) return RunCases(out_, cases_path_, request_, progress_seconds_, argc, argv);
+  if (MpiCommunicator::LaunchedUnderMpi()) {
+    // One case on several ranks would simulate it N times into one folder.
+    absl::StatusOr<ProcessGroup> group = ProcessGroup::Join(argc, argv);
+    if (group.ok() && group->comm().size() > 1) {
+      if (group->comm().rank() == 0) {
+        std::fprintf(stderr,
+                     "error: make-flow under mpirun -np %d needs --cases FILE (one simulation per rank); run a single "
+                     "case without mpirun\n",
+                     group->comm().size());
+      }
+      return kExitUsage;
+    }
+  }
   return RunOne(out_, request_, progress_seconds_);
 }
 
