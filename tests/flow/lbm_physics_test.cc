@@ -91,18 +91,19 @@ double PoiseuilleError(float tau) {
     const double exact = force.fx / (2 * nu) * (y + 0.5) * (h - 0.5 - y);
     worst = std::max(worst, std::abs(ux[static_cast<size_t>(y) * d.nx + 3] - exact) / u_max);
   }
+  std::printf("tau %.4f: max |u - u_poiseuille| / u_max = %.2e after %d steps\n", tau, worst, steps);
   return worst;
 }
 
 // Force-driven channel (Guo forcing, half-way bounce-back walls) against the analytic
-// parabola. For BGK the bounce-back wall sits exactly half-way only at
-// tau = 1/2 + sqrt(3/16) ~ 0.933; elsewhere it slips by an amount that grows with
-// (tau - 1/2)^2 / H^2. So: at tau = 0.933 the profile must match to 0.1 % of u_max
-// (float rounding and the leftover transient); at tau = 0.6 and 1.2 to 1 %.
-TEST(LbmPhysics, ChannelFlowMatchesPoiseuilleAtTheExactTau) { EXPECT_LT(PoiseuilleError(0.9330127f), 1e-3); }
-TEST(LbmPhysics, ChannelFlowMatchesPoiseuilleWithinTheWallSlip) {
-  EXPECT_LT(PoiseuilleError(0.6f), 1e-2);
-  EXPECT_LT(PoiseuilleError(1.2f), 1e-2);
+// parabola. LBM reproduces a parabola exactly in the bulk; what remains is the slip of
+// the bounce-back wall, which depends on tau and shrinks as 1/H^2. Measured for H = 32:
+// 0.06 % of u_max at tau 0.933, 0.21 % at 0.6, 0.15 % at 1.2. Bound: 0.5 %. A wall
+// half a cell off on each side (the classic bounce-back mistake) changes the width by
+// one cell and u_max by 2/H = 6 %; a missing half-force velocity correction shifts the
+// whole profile.
+TEST(LbmPhysics, ChannelFlowMatchesPoiseuille) {
+  for (const float tau : {0.6f, 0.9330127f, 1.2f}) EXPECT_LT(PoiseuilleError(tau), 5e-3) << "tau " << tau;
 }
 
 // Re = 100 cylinder. Reference: St = 0.164 for an UNCONFINED cylinder at Re 100
