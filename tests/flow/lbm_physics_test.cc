@@ -100,8 +100,7 @@ double PoiseuilleError(float tau) {
 // the bounce-back wall, which depends on tau and shrinks as 1/H^2. Measured for H = 32:
 // 0.06 % of u_max at tau 0.933, 0.21 % at 0.6, 0.15 % at 1.2. Bound: 0.5 %. A wall
 // half a cell off on each side (the classic bounce-back mistake) changes the width by
-// one cell and u_max by 2/H = 6 %; a missing half-force velocity correction shifts the
-// whole profile.
+// one cell and u_max by 2/H = 6 %.
 TEST(LbmPhysics, ChannelFlowMatchesPoiseuille) {
   for (const float tau : {0.6f, 0.9330127f, 1.2f}) EXPECT_LT(PoiseuilleError(tau), 5e-3) << "tau " << tau;
 }
