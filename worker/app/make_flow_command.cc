@@ -195,6 +195,9 @@ MakeFlowCommand::MakeFlowCommand(CLI::App& app) {
                        "YAML/JSON list of per-case overrides ({re, obstacle, seed, diameter, u_lattice, nx, ny, frames, "
                        "every, warmup_periods}); under mpirun the ranks share the cases");
   command_->add_option("--progress-seconds", progress_seconds_, "seconds between progress lines [default: 10]");
+  command_->footer(
+      "Exit codes: 0 every case written; 1 a case failed while running (e.g. the disk is full); 2 bad flags, a bad "
+      "case file, or settings the solver refuses (the message gives the reason and the fix).");
 }
 
 int MakeFlowCommand::Run(int* argc, char*** argv) {
