@@ -52,8 +52,8 @@ absl::StatusOr<FlowSetup> ResolveFlow(const FlowRequest& given) {
   s.nu = u * d / r.re;
   s.tau = 0.5 + 3.0 * s.nu;
   s.omega = 1.0 / s.tau;
-  const double min_d_for_tau = (kMinTauMargin - 0.5) / 3.0 * r.re / u;
-  if (s.tau < kMinTauMargin) {
+  const double min_d_for_tau = (kMinTau - 0.5) / 3.0 * r.re / u;
+  if (s.tau < kMinTau) {
     return Refuse(absl::StrFormat(
         "tau = %.4f is too close to 0.5 (nu = U D / Re = %.2e): BGK is unstable there; raise --diameter to %.0f "
         "or more, or --u-lattice, or lower --re",

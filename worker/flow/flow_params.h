@@ -14,7 +14,7 @@
 namespace gantry::flow {
 
 // The limits the checks enforce (lattice units).
-inline constexpr double kMinTauMargin = 0.505;  // tau below this: BGK blows up
+inline constexpr double kMinTau = 0.505;  // tau below this: BGK blows up
 inline constexpr double kMaxTau = 2.0;           // above: BGK's wall and time errors grow
 inline constexpr double kMaxULattice = 0.17;     // Mach U/c_s = U sqrt(3) <= 0.3
 inline constexpr double kMaxCellReynolds = 20;   // U * 1 cell / nu = Re / D
