@@ -27,7 +27,8 @@ void PullEdgeCell(const Domain& d, const Populations& post, int x, int y, float 
     // at this inlet within a thousand steps once the obstacle's start-up pressure
     // waves arrived (tau 0.512 - 0.53, U 0.05 - 0.1); the equilibrium inlet damps them.
     const float ux = d.edges.inlet_ux;
-    const float rho = (f[0] + f[2] + f[4] + 2.f * (f[3] + f[6] + f[7])) / (1.f - ux);
+    // (Shifted populations: the weights of the six known ones sum to 1.)
+    const float rho = (1.f + f[0] + f[2] + f[4] + 2.f * (f[3] + f[6] + f[7])) / (1.f - ux);
     Equilibrium(rho, ux, 0.f, f);
   } else {
     // Outflow: the populations entering from beyond the right edge (cx = -1) are those

@@ -41,7 +41,7 @@ void StepRow(const float* const* src, const float* const* bb, const float* const
     if constexpr (kNearSolid) {
       const bool solid = here_solid[x] != 0.f;
 #pragma GCC unroll 9
-      for (int i = 0; i < kQ; ++i) f[i] = solid ? kW[i] : f[i];
+      for (int i = 0; i < kQ; ++i) f[i] = solid ? 0.f : f[i];
     }
 #pragma GCC unroll 9
     for (int i = 0; i < kQ; ++i) o[i][x] = f[i];
@@ -109,7 +109,7 @@ void FusedStepper::StepImpl(float omega, BodyForce force, const Populations& pos
     for (const int x : {0, nx - 1}) {
       float f[kQ];
       if (d_.IsSolid(x, y)) {
-        for (int i = 0; i < kQ; ++i) dst[i][x] = kW[i];
+        for (int i = 0; i < kQ; ++i) dst[i][x] = 0.f;
         continue;
       }
       PullEdgeCell(d_, post, x, y, f);

@@ -25,7 +25,7 @@ class FusedStepper {
   explicit FusedStepper(const Domain& domain);
 
   // One time step: reads `post` (post-collision populations of step t), writes step
-  // t+1's post-collision populations to `next`. Solid cells get the rest populations w_i.
+  // t+1's post-collision populations to `next`. Solid cells get the rest state (zeros, shifted).
   void Step(float omega, BodyForce force, const Populations& post, Populations* next) const;
 
  private:

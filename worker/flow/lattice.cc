@@ -22,7 +22,7 @@ void ComputeMoments(const Populations& f, const std::vector<uint8_t>& solid, Bod
   uy->assign(n, 0.f);
   for (int64_t c = 0; c < n; ++c) {
     if (!solid.empty() && solid[c]) continue;
-    float r = 0, mx = 0, my = 0;
+    float r = 1.f, mx = 0, my = 0;  // shifted populations: rho = 1 + sum
     for (int i = 0; i < kQ; ++i) {
       const float v = f.plane(i)[c];
       r += v;
@@ -39,6 +39,7 @@ double TotalMass(const Populations& f, const std::vector<uint8_t>& solid) {
   double total = 0;
   for (int64_t c = 0; c < f.cells(); ++c) {
     if (!solid.empty() && solid[c]) continue;
+    total += 1.0;  // the weights' sum
     for (int i = 0; i < kQ; ++i) total += f.plane(i)[c];
   }
   return total;

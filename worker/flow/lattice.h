@@ -18,13 +18,22 @@ inline constexpr int kCy[kQ] = {0, 0, 1, 0, -1, 1, 1, -1, -1};
 inline constexpr int kOpposite[kQ] = {0, 3, 4, 1, 2, 7, 8, 5, 6};
 inline constexpr float kW[kQ] = {4.f / 9, 1.f / 9, 1.f / 9, 1.f / 9, 1.f / 9, 1.f / 36, 1.f / 36, 1.f / 36, 1.f / 36};
 
-// Equilibrium populations for density rho and velocity (ux, uy), second order in u.
+// STORED POPULATIONS ARE SHIFTED: every array here holds f_i - w_i, the deviation from
+// the rest state (rho = 1, u = 0), so the sum of the shifted equilibrium is rho - 1.
+// The deviations are ~0.01 where f_i is ~0.1 - 0.45, so float rounding of the stored
+// values is an order of magnitude smaller (what keeps the mass drift of a 4000-step
+// periodic run at rounding level, tests/flow/lbm_physics_test.cc). Streaming and
+// bounce-back commute with the shift (w_i = w_opposite(i)), so only the moments,
+// equilibria and the inlet's density see it.
+
+// Shifted equilibrium populations (feq_i - w_i) for density rho and velocity (ux, uy),
+// second order in u.
 inline void Equilibrium(float rho, float ux, float uy, float feq[kQ]) {
   const float usq = 1.5f * (ux * ux + uy * uy);
 #pragma GCC unroll 9
   for (int i = 0; i < kQ; ++i) {
     const float cu = 3.f * (kCx[i] * ux + kCy[i] * uy);
-    feq[i] = kW[i] * rho * (1.f + cu + 0.5f * cu * cu - usq);
+    feq[i] = kW[i] * ((rho - 1.f) + rho * (cu + 0.5f * cu * cu - usq));
   }
 }
 
@@ -36,16 +45,16 @@ struct BodyForce {
   bool active() const { return fx != 0 || fy != 0; }
 };
 
-// BGK collision of one cell's pre-collision populations `f` in place: relaxes towards
+// BGK collision of one cell's (shifted) pre-collision populations `f` in place: relaxes towards
 // the equilibrium at rate omega = 1/tau. With kForce, Guo's source term is added and
 // the equilibrium uses the half-step velocity u = (sum f c + F/2) / rho. Written so the
 // loop over cells that calls it vectorises (no branches, fixed trip counts).
 template <bool kForce>
 inline void CollideBgk(float f[kQ], float omega, BodyForce force) {
-  float rho = 0, mx = 0, my = 0;
+  float drho = 0, mx = 0, my = 0;
 #pragma GCC unroll 9
   for (int i = 0; i < kQ; ++i) {
-    rho += f[i];
+    drho += f[i];
     mx += kCx[i] * f[i];
     my += kCy[i] * f[i];
   }
@@ -53,13 +62,14 @@ inline void CollideBgk(float f[kQ], float omega, BodyForce force) {
     mx += 0.5f * force.fx;
     my += 0.5f * force.fy;
   }
+  const float rho = 1.f + drho;
   const float inv_rho = 1.f / rho;
   const float ux = mx * inv_rho, uy = my * inv_rho;
   const float usq = 1.5f * (ux * ux + uy * uy);
 #pragma GCC unroll 9
   for (int i = 0; i < kQ; ++i) {
     const float cu = 3.f * (kCx[i] * ux + kCy[i] * uy);
-    const float feq = kW[i] * rho * (1.f + cu + 0.5f * cu * cu - usq);
+    const float feq = kW[i] * (drho + rho * (cu + 0.5f * cu * cu - usq));
     f[i] += omega * (feq - f[i]);
     if constexpr (kForce) {
       // Guo et al. (2002): (1 - omega/2) w_i [3 (c - u) + 9 (c.u) c] . F
@@ -73,8 +83,9 @@ inline void CollideBgk(float f[kQ], float omega, BodyForce force) {
 }
 
 // Populations of an nx x ny grid, one contiguous plane per direction (SoA):
-// f(i, x, y) = data[i * cells + y * nx + x]. The stored values are POST-collision
-// populations of the last step (the pull scheme streams them in at the next step).
+// f(i, x, y) = data[i * cells + y * nx + x]. The stored values are the POST-collision
+// populations of the last step (the pull scheme streams them in at the next step),
+// shifted by -w_i (see above): a cell at rest holds zeros.
 class Populations {
  public:
   Populations(int nx, int ny) : nx_(nx), ny_(ny), data_(static_cast<size_t>(kQ) * nx * ny) {}
@@ -104,7 +115,7 @@ class Populations {
 void ComputeMoments(const Populations& f, const std::vector<uint8_t>& solid, BodyForce force, std::vector<float>* rho,
                     std::vector<float>* ux, std::vector<float>* uy);
 
-// Total mass over fluid cells, summed in double.
+// Total mass (sum of the unshifted populations) over fluid cells, summed in double.
 double TotalMass(const Populations& f, const std::vector<uint8_t>& solid);
 
 }  // namespace gantry::flow

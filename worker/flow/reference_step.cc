@@ -70,11 +70,11 @@ void ReferenceStepper::Step(float omega, BodyForce force, const Populations& pos
       for (int x = 0; x < nx; ++x) next->at(i, x, y) = post.at(kOpposite[i], x, y);
     }
   }
-  // Obstacle links bounce back; solid cells hold the rest populations.
+  // Obstacle links bounce back; solid cells hold the rest populations (zeros, shifted).
   for (const Link& l : solid_links_) next->plane(l.i)[l.cell] = post.plane(kOpposite[l.i])[l.cell];
   for (int64_t c = 0; c < next->cells(); ++c) {
     if (!d_.solid.empty() && d_.solid[c]) {
-      for (int i = 0; i < kQ; ++i) next->plane(i)[c] = kW[i];
+      for (int i = 0; i < kQ; ++i) next->plane(i)[c] = 0.f;
     }
   }
   // Pass 2: the inlet and outflow columns.
@@ -89,7 +89,7 @@ void ReferenceStepper::Step(float omega, BodyForce force, const Populations& pos
     }
   }
   // Pass 3: collide every cell in place (solid ones too, for a loop without branches),
-  // then put the rest populations back into the solid cells.
+  // then put the rest populations (zeros, shifted) back into the solid cells.
   if (force.active()) {
     CollideAll<true>(omega, force, next);
   } else {
@@ -97,7 +97,7 @@ void ReferenceStepper::Step(float omega, BodyForce force, const Populations& pos
   }
   for (int64_t c = 0; c < next->cells(); ++c) {
     if (!d_.solid.empty() && d_.solid[c]) {
-      for (int i = 0; i < kQ; ++i) next->plane(i)[c] = kW[i];
+      for (int i = 0; i < kQ; ++i) next->plane(i)[c] = 0.f;
     }
   }
 }
