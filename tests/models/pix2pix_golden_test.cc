@@ -145,10 +145,10 @@ double Rms(const Tensor& a, const Tensor& b) {
   return std::sqrt(s / static_cast<double>(a.numel()));
 }
 
-TEST(Pix2pixGoldenTest, Bf16StepMatchesTorchBf16Arithmetic) {
+void ExpectBf16StepMatchesTorch(Backend& backend) {
   const std::string bf = "pix2pix_step_bf16", fp = "pix2pix_step";
   Pix2pix model(GoldenConfig());
-  const StepOutcome s = RunGoldenStep(bf, CpuBackend(), MathPrecision::kBf16, model);
+  const StepOutcome s = RunGoldenStep(bf, backend, MathPrecision::kBf16, model);
   ExpectAllClose(s.result.real_logits, LoadGolden(bf, "real_logits.npy"), kFp32.logits, 0, "bf16 D(x, y)");
   const Tensor losses = LoadGolden(bf, "losses.npy");
   EXPECT_NEAR(s.result.d_loss, losses.at(0), 5e-3);
@@ -171,6 +171,14 @@ TEST(Pix2pixGoldenTest, Bf16StepMatchesTorchBf16Arithmetic) {
       EXPECT_LE(to_bf16, c.nearer * to_fp32) << c.file << ": the bf16 step is not nearer the bf16 goldens";
     }
   }
+}
+
+TEST(Pix2pixGoldenTest, Bf16StepMatchesTorchBf16Arithmetic) { ExpectBf16StepMatchesTorch(CpuBackend()); }
+
+// oneDNN's bf16 kernels to the same bounds.
+TEST(Pix2pixGoldenTest, Bf16StepOnOnednnMatchesTorchBf16Arithmetic) {
+  GANTRY_ONEDNN_OR_SKIP(onednn);
+  ExpectBf16StepMatchesTorch(*onednn);
 }
 
 // The bf16 goldens really are another computation: an fp32 step is far outside the

@@ -34,6 +34,45 @@ TEST(TrainConfig, ParsesEverySetting) {
   EXPECT_EQ(EffectiveDataDir(*c), "/d");
 }
 
+TEST(TrainConfig, Pix2pixSettingsAndDefaults) {
+  const auto c = ResolveTrainConfig({{"model", "pix2pix"}, {"image-size", "64"}, {"ngf", "16"}, {"ndf", "8"},
+                                     {"norm", "instance"}, {"l1-weight", "50"}, {"horizon", "3"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->pix2pix.image_size, 64);
+  EXPECT_EQ(c->pix2pix.ngf, 16);
+  EXPECT_EQ(c->pix2pix.ndf, 8);
+  EXPECT_EQ(c->pix2pix.norm, NormKind::kInstance);
+  EXPECT_FLOAT_EQ(c->pix2pix.l1_weight, 50.0f);
+  EXPECT_EQ(c->pix2pix.horizon, 3);
+  // Pix2Pix's own defaults where the run does not say: Adam 2e-4, N(0, 0.02).
+  EXPECT_FLOAT_EQ(c->optimizer.lr, 2e-4f);
+  EXPECT_EQ(c->init, InitScheme::kNormal002);
+  const auto given = ResolveTrainConfig({{"model", "pix2pix"}, {"lr", "0.001"}, {"init", "glorot"}});
+  ASSERT_TRUE(given.ok()) << given.status();
+  EXPECT_FLOAT_EQ(given->optimizer.lr, 1e-3f);
+  EXPECT_EQ(given->init, InitScheme::kGlorotUniform);
+  const auto defaults = ResolveTrainConfig({{"model", "pix2pix"}});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->pix2pix.image_size, 256);
+  EXPECT_EQ(defaults->pix2pix.ngf, 64);
+  EXPECT_FLOAT_EQ(defaults->pix2pix.l1_weight, 100.0f);
+  EXPECT_EQ(defaults->pix2pix.norm, NormKind::kBatch);
+  // The DCGAN keeps its own.
+  EXPECT_FLOAT_EQ(ResolveTrainConfig({})->optimizer.lr, 1e-4f);
+}
+
+TEST(TrainConfig, ImageSizesTheUNetCannotTakeNameTheFix) {
+  const absl::Status s = ResolveTrainConfig({{"model", "pix2pix"}, {"image-size", "100"}}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("--image-size: bad value '100'"));
+  EXPECT_THAT(s.message(), HasSubstr("power of two >= 32"));
+  EXPECT_THAT(s.message(), HasSubstr("use 64 or 128"));
+  EXPECT_THAT(ResolveTrainConfig({{"image-size", "16"}}).status().message(), HasSubstr("use 32"));
+  EXPECT_THAT(ResolveTrainConfig({{"horizon", "0"}}).status().message(), HasSubstr("--horizon"));
+  EXPECT_THAT(ResolveTrainConfig({{"norm", "layer"}}).status().message(), HasSubstr("batch, instance"));
+  EXPECT_THAT(ResolveTrainConfig({{"ngf", "0"}}).status().message(), HasSubstr("--ngf"));
+}
+
 TEST(TrainConfig, BadValuesNameTheSetting) {
   EXPECT_THAT(ResolveTrainConfig({{"batch-size", "0"}}).status().message(), HasSubstr("--batch-size: bad value '0'"));
   EXPECT_THAT(ResolveTrainConfig({{"batch-size", "64,x"}}).status().message(), HasSubstr("--batch-size"));

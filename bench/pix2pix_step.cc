@@ -1,0 +1,110 @@
+// Pix2Pix training-step time on one rank (1 thread): DataParallelStep::Run on synthetic
+// rows (G and D gradients, Adam on both), median and p90 wall time per step and the
+// process CPU time, for each batch size. On a shared machine the CPU time is the step's
+// own work; wall time includes the slices other processes took.
+//
+//   build/bin/gantry-bench-pix2pix --image-size 32 --ngf 8 --ndf 8 --batch-size 1,4
+//   build/bin/gantry-bench-pix2pix --image-size 128 --batch-size 1,8 [--kernels eigen] [--precision bf16]
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "common/clock.h"
+#include "common/math_precision.h"
+#include "worker/comm/local_communicator.h"
+#include "worker/models/pix2pix.h"
+#include "worker/optim/optimizer.h"
+#include "worker/tensor/backend_registry.h"
+#include "worker/train/data_parallel_step.h"
+#include "worker/train/training_device.h"
+
+namespace {
+
+double CpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace gantry;
+  CLI::App app{"gantry-bench-pix2pix: Pix2Pix training-step time, one rank, one thread"};
+  Pix2pixConfig config;
+  std::vector<int64_t> batches{1, 4};
+  int warmup = 2, steps = 10;
+  std::string kernels(DefaultBackendName()), precision_name = "fp32", norm = "batch";
+  app.add_option("--image-size", config.image_size, "crop side (power of two >= 32)")->capture_default_str();
+  app.add_option("--ngf", config.ngf, "generator filters")->capture_default_str();
+  app.add_option("--ndf", config.ndf, "discriminator filters")->capture_default_str();
+  app.add_option("--norm", norm, "batch | instance")->capture_default_str();
+  app.add_option("--batch-size", batches, "batch sizes")->delimiter(',');
+  app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
+  app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
+  app.add_option("--kernels", kernels, "eigen | onednn (when built)")->capture_default_str();
+  app.add_option("--precision", precision_name, "fp32 | bf16 | fp16")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  const std::optional<MathPrecision> precision = ParseMathPrecision(precision_name);
+  const std::string size_problem = Pix2pixImageSizeProblem(config.image_size);
+  if (FindBackend(kernels) == nullptr || !precision || !size_problem.empty() || (norm != "batch" && norm != "instance")) {
+    std::fprintf(stderr, "bad settings: --kernels %s --precision %s --norm %s --image-size %ld %s\n", kernels.c_str(),
+                 precision_name.c_str(), norm.c_str(), static_cast<long>(config.image_size), size_problem.c_str());
+    return 2;
+  }
+  config.norm = norm == "instance" ? NormKind::kInstance : NormKind::kBatch;
+
+  std::unique_ptr<Communicator> comm = LocalGroup(1).Rank(0);
+  TrainConfig device_config;
+  device_config.kernels = kernels;
+  absl::StatusOr<TrainingDevice> device = OpenTrainingDevice(device_config, *comm, CommOptions{120.0});
+  if (!device.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(device.status().message()).c_str());
+    return 2;
+  }
+  Pix2pix model(config, device->backend->device());
+  model.Initialize(InitScheme::kNormal002, 1);
+  OptimizerConfig oc;
+  oc.lr = 2e-4f;
+  auto g_opt = MakeOptimizer(oc, model.g_params().num_params(), device->backend->device());
+  auto d_opt = MakeOptimizer(oc, model.d_params().num_params(), device->backend->device());
+  MixedPrecision mixed;
+  mixed.precision = *precision;
+  DataParallelStep step(model, **g_opt, **d_opt, *comm, *device->backend, CommOptions{120.0}, false, Clock::Real(), {},
+                        mixed);
+  std::printf("Pix2Pix step on %s, %s, %ld px, ngf %ld, ndf %ld, norm %s: G %ld, D %ld parameters, %d timed steps\n",
+              device->description.c_str(), precision_name.c_str(), static_cast<long>(config.image_size),
+              static_cast<long>(config.ngf), static_cast<long>(config.ndf), norm.c_str(),
+              static_cast<long>(model.g_params().num_params()), static_cast<long>(model.d_params().num_params()), steps);
+  std::printf("%6s %11s %9s %9s %11s\n", "batch", "median_ms", "p90_ms", "cpu_ms", "samples/s");
+  Rng rng(7);
+  for (int64_t b : batches) {
+    Tensor rows = Tensor::Zeros(Shape{b, 7, config.image_size, config.image_size});
+    for (int64_t i = 0; i < rows.numel(); ++i) rows.data()[i] = static_cast<float>(2.0 * rng.Uniform() - 1.0);
+    const GanInputs in = model.StepInputs(rows.On(device->backend->device()), rng, b, 0, b, device->backend->device());
+    std::vector<double> ms;
+    double cpu = 0;
+    for (int s = 0; s < warmup + steps; ++s) {
+      const double c0 = CpuSeconds();
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!step.Run(in, b, static_cast<uint64_t>(s)).ok()) return 1;
+      device->backend->Synchronize();
+      const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (s >= warmup) {
+        ms.push_back(wall);
+        cpu += (CpuSeconds() - c0) * 1e3;
+      }
+    }
+    std::sort(ms.begin(), ms.end());
+    const double median = ms[ms.size() / 2], p90 = ms[std::min(ms.size() - 1, ms.size() * 9 / 10)];
+    std::printf("%6ld %11.1f %9.1f %9.1f %11.1f\n", static_cast<long>(b), median, p90, cpu / steps,
+                1e3 * static_cast<double>(b) / median);
+    std::fflush(stdout);
+  }
+  return 0;
+}
