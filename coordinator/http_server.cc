@@ -272,6 +272,12 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions&
   server.set_keep_alive_timeout(static_cast<time_t>(std::max(1.0, options.keep_alive_seconds)));
   server.set_keep_alive_max_count(100);
   server.set_payload_max_length(HttpOptions::kMaxBodyBytes);
+  // cpp-httplib sets SO_REUSEPORT by default, which would let a second coordinator share
+  // the port silently (as gRPC's default would): a busy port must be an error.
+  server.set_socket_options([](int sock) {
+    int on = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+  });
   Routes(server, api, auth);
 
   http->port_ = address->port == 0 ? server.bind_to_any_port(address->host) :

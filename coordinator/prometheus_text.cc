@@ -56,8 +56,13 @@ std::string PrometheusText::EscapeHelp(absl::string_view help) {
 std::string PrometheusText::FormatValue(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  // The shortest form that reads back exactly; plain decimals in the usual range (bucket
+  // bounds read le="0.0005", not le="5e-04").
+  char buffer[400];
+  const double magnitude = std::fabs(value);
+  const bool fixed = magnitude == 0 || (magnitude >= 1e-6 && magnitude < 1e15);
+  const auto result = fixed ? std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::fixed)
+                            : std::to_chars(buffer, buffer + sizeof(buffer), value);
   return std::string(buffer, result.ptr);
 }
 

@@ -1,7 +1,8 @@
 // The Prometheus text exposition format (version 0.0.4), written by hand: a family is
 // its `# HELP` and `# TYPE` lines followed by its samples, label values escaped
 // (backslash, double quote, newline) and HELP text escaped (backslash, newline).
-// Values print in Go's float syntax: NaN, +Inf, -Inf, else the shortest round-trip form.
+// Values print in Go's float syntax: NaN, +Inf, -Inf, else the shortest round-trip form
+// (plain decimals between 1e-6 and 1e15).
 #pragma once
 
 #include <cstdint>
