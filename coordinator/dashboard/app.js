@@ -150,7 +150,7 @@ function lineChart(container, series, xLabel) {
         s.appendChild(svg("circle", { cx: X(p[0]), cy: Y(p[1]), r: 2.5, fill: color }));
       }
     }
-    s.appendChild(svg("text", { x: L + 8 + 90 * i, y: T + 2, fill: color, style: "fill:" + color }, ser.name));
+    s.appendChild(svg("text", { x: L + 8 + 90 * i, y: T + 2, fill: color, class: "legend-label" }, ser.name));
   });
   container.replaceChildren(s);
 }
