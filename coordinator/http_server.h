@@ -17,7 +17,7 @@
 // 401 otherwise.
 //
 // Bounds: a fixed pool of worker threads with a bounded queue; read and write time-outs
-// on every connection; request lines and headers capped by cpp-httplib (8 KiB), bodies
+// on every connection; the request line and each header line capped by cpp-httplib (8 KiB), bodies
 // (the login form only) by kMaxBodyBytes.
 #pragma once
 
