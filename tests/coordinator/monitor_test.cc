@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include <regex>
+
+#include "coordinator/dashboard_assets.h"
 #include "coordinator/job_outlook.h"
 #include "coordinator/prometheus_text.h"
 #include "coordinator/rpc_metrics.h"
@@ -206,6 +209,35 @@ TEST_F(RunFolderFilesTest, ReadsARolloutCurveWhenThereIsOne) {
   EXPECT_TRUE((*curve)["rows"][1][2].is_null()) << "NaN is no point";
   std::ofstream(run_ + "/rollout.csv") << "step,rel_l2\n1,0.01,7\n";
   EXPECT_EQ(ReadRolloutCurve(job).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(DashboardAssets, AreCompiledInAndFetchNothingFromElsewhere) {
+  std::map<std::string, const DashboardAsset*> by_path;
+  for (const DashboardAsset& asset : DashboardAssets()) by_path[std::string(asset.path)] = &asset;
+  ASSERT_TRUE(by_path.count("/index.html") && by_path.count("/app.js") && by_path.count("/style.css"));
+  // The embedded bytes are the files' (the generator neither drops nor adds any).
+  for (const auto& [path, asset] : by_path) {
+    std::ifstream file(std::string(GANTRY_SOURCE_DIR) + "/coordinator/dashboard" + path, std::ios::binary);
+    const std::string source((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(std::string(asset->bytes), source) << path;
+    // No CDN, font or analytics host: the only URL is the SVG namespace (a name, never fetched).
+    std::string rest(asset->bytes);
+    for (size_t at = rest.find("http"); at != std::string::npos; at = rest.find("http", at + 1)) {
+      const std::string url = rest.substr(at, 34);
+      if (url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0) {
+        EXPECT_EQ(url.substr(0, 26), "http://www.w3.org/2000/svg") << path;
+      }
+    }
+  }
+  // Every file the page loads is one of the embedded ones.
+  const std::string html(by_path["/index.html"]->bytes);
+  const std::regex reference(R"re((src|href)="([^"]*)")re");
+  int references = 0;
+  for (auto it = std::sregex_iterator(html.begin(), html.end(), reference); it != std::sregex_iterator(); ++it) {
+    EXPECT_TRUE(by_path.count((*it)[2].str())) << (*it)[2].str();
+    ++references;
+  }
+  EXPECT_EQ(references, 2);
 }
 
 }  // namespace
