@@ -35,7 +35,8 @@ struct SampleGrid {
 // file system with the group), naming why.
 absl::StatusOr<SampleGrid> ReadNewestSampleGrid(const v1::JobReport& report);
 
-// rollout.csv as {"columns": [header names], "rows": [[numbers or null], ...]};
+// rollout.csv (a header line, then comma-separated numbers; the dashboard plots every
+// column against the first) as {"columns": [header names], "rows": [[numbers or null]]};
 // NOT_FOUND when the run folder holds none, INVALID_ARGUMENT when it is malformed.
 absl::StatusOr<nlohmann::json> ReadRolloutCurve(const v1::Job& job);
 
