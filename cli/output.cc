@@ -35,10 +35,6 @@ const char* GroupStateName(v1::GroupState state) {
 
 std::string ToJson(const google::protobuf::Message& message) { return DumpJson(ToJsonValue(message)); }
 
-std::string DumpJson(const nlohmann::json& j, int indent) {
-  return j.dump(indent, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
-}
-
 std::string Shown(absl::string_view text) { return EscapeForTerminal(text); }
 
 std::string FormatTime(int64_t unix_ms) {

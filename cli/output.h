@@ -14,16 +14,15 @@
 #include "absl/status/statusor.h"
 #include "gantry/v1/coordinator.pb.h"
 #include "nlohmann/json.hpp"
+#include "report/proto_json.h"
 
 namespace gantry::cli {
 
-nlohmann::json ToJsonValue(const google::protobuf::Message& message);
+// The JSON shape is shared with the coordinator's HTTP endpoints (report/proto_json.h).
+using ::gantry::DumpJson;
+using ::gantry::ToJsonValue;
 // ToJsonValue on one line.
 std::string ToJson(const google::protobuf::Message& message);
-// `j` as JSON text (indented by `indent` spaces, or on one line for -1). Control
-// characters come out as \u escapes; a byte that is not UTF-8 (a server's error text
-// can hold anything) is replaced by U+FFFD instead of ending the program.
-std::string DumpJson(const nlohmann::json& j, int indent = -1);
 
 // Text from the coordinator (a job's name, an error, a host), safe to print in a table:
 // control characters and escape sequences shown escaped (EscapeForTerminal), so a name

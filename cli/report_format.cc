@@ -41,24 +41,6 @@ std::string ReportCsv(const v1::JobReport& report) {
   return out;
 }
 
-std::string ReportJson(const v1::JobReport& report) {
-  nlohmann::json j;
-  j["job"] = ToJsonValue(report.job());
-  j["epochs"] = nlohmann::json::array();
-  for (const v1::EpochMetrics& m : report.epochs()) j["epochs"].push_back(ToJsonValue(m));
-  j["summary"] = nlohmann::json::array();
-  for (const BatchSizeSummary& s : SummarizeByBatchSize(Rows(report))) {
-    j["summary"].push_back({{"batch_size", s.batch_size},
-                            {"epochs", s.epochs},
-                            {"total_seconds", s.total_seconds},
-                            {"seconds_per_epoch", s.seconds_per_epoch},
-                            {"samples_per_s", s.samples_per_s},
-                            {"allreduce_share", s.allreduce_share},
-                            {"change_vs_smallest", s.change_vs_smallest}});
-  }
-  j["stragglers"] = nlohmann::json::array();
-  for (const v1::StragglerEvent& e : report.stragglers()) j["stragglers"].push_back(ToJsonValue(e));
-  return DumpJson(j, 2);
-}
+std::string ReportJson(const v1::JobReport& report) { return DumpJson(JobReportJsonValue(report), 2); }
 
 }  // namespace gantry::cli

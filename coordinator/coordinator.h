@@ -67,6 +67,8 @@ class Coordinator {
   absl::StatusOr<v1::JobReport> GetJobReport(const std::string& job_id);
   absl::StatusOr<std::vector<v1::JobEvent>> EventsAfter(const std::string& job_id, int64_t after_sequence, int limit);
   v1::ListGroupsResponse ListGroups();
+  // How many jobs are in each state (for /metrics).
+  absl::StatusOr<std::map<v1::JobState, int64_t>> CountJobsByState();
 
   // --- worker groups ---
   absl::StatusOr<v1::RegisterGroupResponse> RegisterGroup(const v1::RegisterGroupRequest& request);

@@ -240,6 +240,11 @@ absl::StatusOr<v1::JobReport> Coordinator::GetJobReport(const std::string& job_i
   return report;
 }
 
+absl::StatusOr<std::map<v1::JobState, int64_t>> Coordinator::CountJobsByState() {
+  absl::MutexLock lock(&mu_);
+  return store_->CountJobsByState();
+}
+
 absl::StatusOr<std::vector<v1::JobEvent>> Coordinator::EventsAfter(const std::string& job_id, int64_t after_sequence,
                                                                    int limit) {
   absl::MutexLock lock(&mu_);

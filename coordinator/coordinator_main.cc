@@ -3,6 +3,7 @@
 //
 //   gantry-coordinator --listen 127.0.0.1:50051 --db gantry.db --data-root /srv/data
 //       [--data-root DIR2] [--token-file F] [--tls-cert C --tls-key K] [--lease-seconds S]
+//       [--http-listen 127.0.0.1:8080]   (dashboard, JSON endpoints, /metrics)
 //
 // Exit codes: 0 after a clean shutdown on SIGINT or SIGTERM; 2 bad flags or a start-up
 // problem (port in use, database not writable, data root missing), named on stderr.
@@ -56,6 +57,11 @@ int main(int argc, char** argv) {
                "accept jobs with debug switches (debug_slow_*, debug_inject_inf_*), which can stall or poison a whole "
                "pool: for tests and local experiments only");
   app.add_option("--port-file", port_file, "write the bound port here once serving (for scripts and tests)");
+  std::string http_port_file;
+  app.add_option("--http-listen", options.http_listen,
+                 "host:port of the HTTP listener (dashboard, JSON endpoints, Prometheus /metrics; same token as "
+                 "gRPC); off unless given; port 0 picks a free one (see --http-port-file)");
+  app.add_option("--http-port-file", http_port_file, "write the bound HTTP port here once serving");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -83,6 +89,13 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
   }
+  if (!http_port_file.empty()) {
+    if (absl::Status s = WriteFileAtomically(http_port_file, std::to_string((*server)->http_port()) + "\n"); !s.ok()) {
+      std::fprintf(stderr, "gantry-coordinator: --http-port-file: %s\n", std::string(s.message()).c_str());
+      return kExitUsage;
+    }
+  }
+  if ((*server)->http_port() > 0) spdlog::info("dashboard and /metrics on HTTP port {}", (*server)->http_port());
   spdlog::info("gantry-coordinator serving on port {} (db {}, lease {} s{})", (*server)->port(), options.db_path,
                options.lease_seconds, options.token_file.empty() ? ", no authentication" : ", token required");
   const int sig = WaitForStopSignal(signals);

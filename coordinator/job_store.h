@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +55,8 @@ class JobStore {
   virtual absl::StatusOr<JobPage> ListJobs(v1::JobState state, int64_t after_number, int limit) = 0;
   // Jobs in any of `states`, in submission order.
   virtual absl::StatusOr<std::vector<v1::Job>> JobsInStates(const std::vector<v1::JobState>& states) = 0;
+  // How many jobs are in each state (states with none are absent).
+  virtual absl::StatusOr<std::map<v1::JobState, int64_t>> CountJobsByState() = 0;
 
   // History. AppendEvent numbers the job's entries 1, 2, ... and returns the entry.
   virtual absl::StatusOr<v1::JobEvent> AppendEvent(v1::JobEvent event) = 0;

@@ -41,6 +41,7 @@ absl::Status CheckOptions(const ServerOptions& options) {
         absl::StrCat("--max-attempts ", options.max_attempts, ": not in [1, ", RequestBounds::kMaxAttempts, "]"));
   }
   if (options.db_path.empty()) return absl::InvalidArgumentError("--db: give the path of the job database");
+  if (!options.http_listen.empty()) RETURN_IF_ERROR(CheckAddressPort("--http-listen", options.http_listen, PortZero::kAnyFree));
   // gRPC would take port 99999 modulo 65536, or pick a random one, without a word.
   return CheckAddressPort("--listen", options.listen, PortZero::kAnyFree);
 }
@@ -78,6 +79,10 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(cons
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.AddListeningPort(options.listen, credentials, &server->port_);
   builder.RegisterService(server->service_.get());
+  // Every call's count and latency by method, for /metrics.
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<RpcMetricsInterceptorFactory>(server->rpc_metrics_, monotonic));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("--listen ", options.listen,
@@ -88,6 +93,17 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(cons
   // first call: "" (the whole server) and the Coordinator service by its full name.
   server->server_->GetHealthCheckService()->SetServingStatus(true);
   server->server_->GetHealthCheckService()->SetServingStatus(kCoordinatorHealthName, true);
+  server->monitor_ = std::make_unique<MonitorApi>(*server->core_, &server->rpc_metrics_);
+  if (!options.http_listen.empty()) {
+    HttpOptions http;
+    http.listen = options.http_listen;
+    absl::StatusOr<std::unique_ptr<HttpServer>> started = HttpServer::Start(http, *server->monitor_, server->auth_.get());
+    if (!started.ok()) {
+      server->Shutdown();
+      return started.status();
+    }
+    server->http_ = *std::move(started);
+  }
   server->sweep_seconds_ = std::clamp(options.lease_seconds / 4, 0.05, 1.0);
   server->sweeper_ = std::thread([s = server.get()] { s->SweepLeases(); });
   return server;
@@ -105,6 +121,7 @@ void CoordinatorServer::Shutdown(double grace_seconds) {
   // First of all, so that a readiness probe or a health watcher sees NOT_SERVING while
   // the long polls are woken and running calls finish.
   server_->GetHealthCheckService()->SetServingStatus(false);
+  if (http_ != nullptr) http_->Shutdown();
   core_->Shutdown();
   server_->Shutdown(std::chrono::system_clock::now() +
                     std::chrono::milliseconds(static_cast<int64_t>(grace_seconds * 1000)));

@@ -1,7 +1,8 @@
 // gantry-coordinator as a running server: the store, the Coordinator, the gRPC service
 // on its listening address (TLS when a certificate is given), the standard gRPC health
 // service (grpc.health.v1.Health, no token needed), and a sweeper thread that expires
-// leases. Start() reports every start-up problem as a status naming the flag.
+// leases; with --http-listen, the HTTP listener beside it (dashboard, JSON, /metrics;
+// http_server.h). Start() reports every start-up problem as a status naming the flag.
 #pragma once
 
 #include <memory>
@@ -14,6 +15,9 @@
 #include "common/clock.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/grpc_service.h"
+#include "coordinator/http_server.h"
+#include "coordinator/monitor_api.h"
+#include "coordinator/rpc_metrics.h"
 #include "coordinator/spec_validator.h"
 #include "coordinator/token_auth.h"
 
@@ -37,6 +41,7 @@ struct ServerOptions {
   int max_attempts = 3;
   int max_message_bytes = 4 << 20;
   bool allow_debug_settings = false;       // accept jobs with debug switches (SpecValidator)
+  std::string http_listen;                 // HOST:PORT of the HTTP listener; empty: none
 };
 
 class CoordinatorServer {
@@ -47,6 +52,7 @@ class CoordinatorServer {
   ~CoordinatorServer();
 
   int port() const { return port_; }
+  int http_port() const { return http_ == nullptr ? 0 : http_->port(); }  // 0: no HTTP listener
   Coordinator& coordinator() { return *core_; }
 
   // Stops taking calls, wakes long polls and watchers, lets running calls finish for
@@ -63,6 +69,9 @@ class CoordinatorServer {
   std::unique_ptr<TokenAuth> auth_;
   std::unique_ptr<Coordinator> core_;
   std::unique_ptr<CoordinatorService> service_;
+  RpcMetrics rpc_metrics_;
+  std::unique_ptr<MonitorApi> monitor_;
+  std::unique_ptr<HttpServer> http_;
   std::unique_ptr<grpc::Server> server_;
   std::thread sweeper_;
   absl::Notification stop_;

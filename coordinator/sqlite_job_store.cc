@@ -126,6 +126,21 @@ absl::StatusOr<JobStore::JobPage> SqliteJobStore::ListJobs(v1::JobState state, i
   return page;
 }
 
+absl::StatusOr<std::map<v1::JobState, int64_t>> SqliteJobStore::CountJobsByState() {
+  // Answered from the jobs_by_state index, without reading a job record.
+  ASSIGN_OR_RETURN(SqliteStatement stmt, db_->Prepare("SELECT state, COUNT(*) FROM jobs GROUP BY state"));
+  std::map<v1::JobState, int64_t> counts;
+  while (true) {
+    ASSIGN_OR_RETURN(bool row, stmt.Step());
+    if (!row) return counts;
+    const int64_t state = stmt.ColumnInt64(0);
+    if (!v1::JobState_IsValid(static_cast<int>(state))) {
+      return absl::DataLossError(absl::StrCat("job store: a job has state ", state, ", not a JobState"));
+    }
+    counts[static_cast<v1::JobState>(state)] = stmt.ColumnInt64(1);
+  }
+}
+
 absl::StatusOr<std::vector<v1::Job>> SqliteJobStore::JobsInStates(const std::vector<v1::JobState>& states) {
   std::vector<int> numbers(states.begin(), states.end());
   ASSIGN_OR_RETURN(SqliteStatement stmt,

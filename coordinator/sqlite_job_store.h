@@ -29,6 +29,7 @@ class SqliteJobStore final : public JobStore {
   absl::StatusOr<v1::Job> GetJob(const std::string& id) override;
   absl::StatusOr<JobPage> ListJobs(v1::JobState state, int64_t after_number, int limit) override;
   absl::StatusOr<std::vector<v1::Job>> JobsInStates(const std::vector<v1::JobState>& states) override;
+  absl::StatusOr<std::map<v1::JobState, int64_t>> CountJobsByState() override;
   absl::StatusOr<v1::JobEvent> AppendEvent(v1::JobEvent event) override;
   absl::StatusOr<std::vector<v1::JobEvent>> EventsAfter(const std::string& job_id, int64_t after_sequence,
                                                         int limit) override;

@@ -13,12 +13,15 @@ packages=(
   # store, and Python's gRPC tools for the language-neutrality test's client.
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libsqlite3-dev
   python3-grpc-tools
+  libcpp-httplib-dev      # the coordinator's HTTP listener: dashboard and /metrics (--http-listen)
   libdnnl-dev             # oneDNN: the fast CPU kernels (GANTRY_ONEDNN=AUTO builds them when present)
   ocl-icd-opencl-dev      # oneDNN's CMake config requires OpenCL (only recommended by libdnnl-dev)
   dataset-fashion-mnist   # the default dataset: /usr/share/datasets/fashion-mnist
 )
 # Reference comparisons (PyTorch goldens, benchmarks side by side) are optional.
 if [[ "${GANTRY_WITH_TORCH:-0}" == 1 ]]; then packages+=(python3-torch python3-numpy); fi
+# The dashboard's end-to-end test opens the page in headless Chromium (SKIPPED without it).
+if [[ "${GANTRY_WITH_BROWSER:-0}" == 1 ]]; then packages+=(chromium); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -68,6 +68,9 @@ class FaultyJobStore final : public JobStore {
   absl::StatusOr<std::vector<v1::Job>> JobsInStates(const std::vector<v1::JobState>& states) override {
     GANTRY_FAULTY_CALL(JobsInStates, states);
   }
+  absl::StatusOr<std::map<v1::JobState, int64_t>> CountJobsByState() override {
+    GANTRY_FAULTY_CALL(CountJobsByState);
+  }
   absl::StatusOr<v1::JobEvent> AppendEvent(v1::JobEvent event) override { GANTRY_FAULTY_CALL(AppendEvent, event); }
   absl::StatusOr<std::vector<v1::JobEvent>> EventsAfter(const std::string& job_id, int64_t after, int limit) override {
     GANTRY_FAULTY_CALL(EventsAfter, job_id, after, limit);

@@ -1,8 +1,10 @@
-// ToJsonValue (declared in output.h): protobuf messages as nlohmann::json, by reflection.
-#include "absl/strings/match.h"
-#include "cli/output.h"
+#include "report/proto_json.h"
 
-namespace gantry::cli {
+#include "absl/strings/match.h"
+#include "report/epoch_row_proto.h"
+#include "report/timing_report.h"
+
+namespace gantry {
 namespace {
 
 using google::protobuf::FieldDescriptor;
@@ -59,4 +61,32 @@ nlohmann::json ToJsonValue(const Message& message) {
   return out;
 }
 
-}  // namespace gantry::cli
+nlohmann::json JobReportJsonValue(const v1::JobReport& report) {
+  nlohmann::json j;
+  j["job"] = ToJsonValue(report.job());
+  j["epochs"] = nlohmann::json::array();
+  std::vector<EpochRow> rows;
+  for (const v1::EpochMetrics& m : report.epochs()) {
+    j["epochs"].push_back(ToJsonValue(m));
+    rows.push_back(FromEpochMetrics(m));
+  }
+  j["summary"] = nlohmann::json::array();
+  for (const BatchSizeSummary& s : SummarizeByBatchSize(rows)) {
+    j["summary"].push_back({{"batch_size", s.batch_size},
+                            {"epochs", s.epochs},
+                            {"total_seconds", s.total_seconds},
+                            {"seconds_per_epoch", s.seconds_per_epoch},
+                            {"samples_per_s", s.samples_per_s},
+                            {"allreduce_share", s.allreduce_share},
+                            {"change_vs_smallest", s.change_vs_smallest}});
+  }
+  j["stragglers"] = nlohmann::json::array();
+  for (const v1::StragglerEvent& e : report.stragglers()) j["stragglers"].push_back(ToJsonValue(e));
+  return j;
+}
+
+std::string DumpJson(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace gantry
