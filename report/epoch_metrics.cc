@@ -30,6 +30,9 @@ const std::vector<EpochColumn>& EpochColumns() {
       {"skipped_steps_g", "%d", &EpochRow::skipped_steps_g},
       {"skipped_steps_d", "%d", &EpochRow::skipped_steps_d},
       {"peak_rss_mb", "%.1f", &EpochRow::peak_rss_mb},
+      {"energy_j", "%.1f", &EpochRow::energy_j},
+      {"energy_j_per_sample", "%.6g", &EpochRow::energy_j_per_sample},
+      {"energy_estimated", "%d", &EpochRow::energy_estimated},
   };
   return *columns;
 }

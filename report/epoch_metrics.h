@@ -31,6 +31,11 @@ struct EpochRow {
   int64_t skipped_steps_g = 0; // G's optimizer steps skipped in the epoch (inf/NaN gradient)
   int64_t skipped_steps_d = 0;
   double peak_rss_mb = 0;      // peak resident set of rank 0's process so far, MiB (ru_maxrss)
+  // Energy of the epoch (worker/train/energy_meter.h): RAPL where readable, else CPU
+  // seconds x --watts-per-core (energy_estimated 1). 0 when not measured.
+  double energy_j = 0;
+  double energy_j_per_sample = 0;  // energy_j / (steps x batch_size)
+  int energy_estimated = 0;        // 1: an estimate from CPU time, 0: measured
   bool operator==(const EpochRow&) const = default;
 };
 

@@ -5,11 +5,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/file_io.h"
+#include "common/record_file.h"
 #include "nlohmann/json.hpp"
+#include "tensorboard/event.pb.h"
+#include "tests/train/png_decode.h"
 #include "worker/data/npy.h"
 
 namespace gantry {
@@ -97,6 +102,66 @@ TEST(WorkerCli, TrainsAndWritesTheRunFolder) {
   EXPECT_EQ(samples->shape, (std::vector<int64_t>{64, 1, 28, 28}));
   for (float v : samples->data) ASSERT_TRUE(v >= -1.0f && v <= 1.0f);
   EXPECT_THAT(ReadAll(out + "/log.txt"), HasSubstr("epoch 2 done"));
+}
+
+// --tensorboard, energy and the plots, end to end: each batch size's event file holds the
+// version record, the step and epoch scalars and one image per epoch, with good CRCs;
+// epochs.csv has the energy of every epoch; timing.png and losses.png decode.
+TEST(WorkerCli, TensorBoardEnergyAndPlots) {
+  const std::string data = MakeTinyMnist("monitor", 40);
+  const std::string out = FreshRunDir("monitor");
+  const Result r = RunWorker("train --dataset mnist --data-dir " + data + " --batch-size 8,16 --epochs 2 --max-steps 3 "
+                             "--tensorboard --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("energy per epoch from "));
+  // Batch 8: 5 steps per epoch, so the 3 steps are one epoch; batch 16: 2 per epoch, 2 epochs.
+  for (const auto& [batch, epochs] : std::vector<std::pair<std::string, int>>{{"b8", 1}, {"b16", 2}}) {
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(out + "/tensorboard/" + batch)) files.push_back(e.path().string());
+    ASSERT_EQ(files.size(), 1u) << batch;
+    absl::StatusOr<std::vector<uint8_t>> bytes = ReadFileBytes(files[0]);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    absl::StatusOr<std::vector<std::string>> records = ReadRecords(*bytes, files[0]);
+    ASSERT_TRUE(records.ok()) << records.status();
+    std::map<std::string, int> tags;
+    int64_t last_image_step = 0;
+    for (const std::string& record : *records) {
+      tensorboard::Event e;
+      ASSERT_TRUE(e.ParseFromString(record));
+      for (const auto& v : e.summary().value()) {
+        ++tags[v.tag()];
+        if (v.has_image()) {
+          last_image_step = e.step();
+          ASSERT_TRUE(testing_png::DecodeRgb(v.image().encoded_image_string()).has_value());
+          EXPECT_EQ(v.image().colorspace(), 1);  // the grey sample grid
+        }
+      }
+    }
+    tensorboard::Event first;
+    ASSERT_TRUE(first.ParseFromString((*records)[0]));
+    EXPECT_EQ(first.file_version(), "brain.Event:2");
+    EXPECT_EQ(tags["loss/d"], 3) << batch;  // --max-steps 3
+    EXPECT_EQ(tags["loss/g"], 3);
+    EXPECT_EQ(tags["loss_scale/g"], 3);
+    EXPECT_EQ(tags["epoch/seconds"], epochs);
+    EXPECT_EQ(tags["epoch/energy_j"], epochs);
+    EXPECT_EQ(tags["samples"], epochs);
+    EXPECT_EQ(last_image_step, 3);
+  }
+  std::istringstream csv(ReadAll(out + "/epochs.csv"));
+  std::string header, row;
+  std::getline(csv, header);
+  EXPECT_TRUE(header.ends_with(",energy_j,energy_j_per_sample,energy_estimated")) << header;
+  while (std::getline(csv, row)) {
+    const std::string energy = row.substr(row.rfind(',', row.rfind(',', row.rfind(',') - 1) - 1) + 1);
+    EXPECT_GT(std::stod(energy), 0.0) << row;
+  }
+  EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("## Energy"));
+  for (const char* plot : {"/timing.png", "/losses.png"}) {
+    absl::StatusOr<std::vector<uint8_t>> png = ReadFileBytes(out + plot);
+    ASSERT_TRUE(png.ok()) << png.status();
+    EXPECT_TRUE(testing_png::DecodeRgb(std::string(png->begin(), png->end())).has_value()) << plot;
+  }
 }
 
 TEST(WorkerCli, SweepAndRunFile) {

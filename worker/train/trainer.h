@@ -2,8 +2,8 @@
 // from the same seed trained for the configured epochs by all ranks in lockstep
 // (synchronous data-parallel SGD; one rank is the plain single-process case).
 //
-// Rank 0 owns the outputs: epochs.csv rows, stragglers.csv, samples, progress lines and
-// checkpoints (every config.checkpoint_every_steps steps and at each epoch end; see
+// Rank 0 owns the outputs: epochs.csv rows, stragglers.csv, samples, progress lines,
+// energy, TensorBoard events, timing.png and losses.png (run_monitor.h) and checkpoints (every config.checkpoint_every_steps steps and at each epoch end; see
 // checkpoint_store.h). Every step it gathers each rank's timings (O(ranks) numbers) for
 // the straggler tracker, and at each epoch start it broadcasts the per-rank shares of
 // the global batch (even, or rebalanced by measured speed with --rebalance).
@@ -22,6 +22,7 @@
 #include "worker/train/checkpoint_store.h"
 #include "report/epoch_metrics.h"
 #include "worker/train/run_folder.h"
+#include "worker/train/run_monitor.h"
 #include "spec/train_config.h"
 #include "worker/train/train_observer.h"
 #include "worker/train/training_state.h"
@@ -79,6 +80,7 @@ class Trainer {
   Backend& backend_;
   CommOptions comm_options_;
   std::optional<CheckpointStore> store_;  // rank 0
+  std::optional<RunMonitor> monitor_;     // rank 0: energy, TensorBoard, plots
   std::optional<CheckpointExpectations> expectations_;  // rank 0: what a usable checkpoint of this run holds
   std::vector<EpochRow> rows_;            // rank 0: every row of the run so far
   std::string straggler_rows_;            // rank 0: every stragglers.csv line so far
