@@ -36,6 +36,12 @@ struct EpochRow {
   double energy_j = 0;
   double energy_j_per_sample = 0;  // energy_j / (steps x batch_size)
   int energy_estimated = 0;        // 1: an estimate from CPU time, 0: measured
+  // Quality of the epoch's fixed-noise samples by the dataset's judge
+  // (worker/train/quality_score.h); -1: not scored (--quality off, or no judge).
+  double quality_fd = -1;                // Fréchet distance to the test set's features
+  double quality_class_entropy = -1;     // mean per-sample class entropy, nats
+  double quality_marginal_entropy = -1;  // entropy of the mean class distribution, nats
+  double quality_confidence = -1;        // mean top class probability
   bool operator==(const EpochRow&) const = default;
 };
 

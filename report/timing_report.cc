@@ -47,6 +47,22 @@ std::string EnergyMarkdown(const std::vector<BatchSizeSummary>& summaries) {
   return md.empty() ? md : "\n## Energy\n\n" + md;
 }
 
+// One line per scored epoch; empty when none was scored.
+std::string QualityMarkdown(const std::vector<EpochRow>& rows) {
+  std::string md;
+  for (const EpochRow& r : rows) {
+    if (r.quality_fd < 0) continue;
+    absl::StrAppendFormat(&md,
+                          "- global batch %d epoch %d: Fréchet distance %.3f, class entropy %.3f (per sample) / "
+                          "%.3f (of the mean), confidence %.3f\n",
+                          r.batch_size, r.epoch, r.quality_fd, r.quality_class_entropy, r.quality_marginal_entropy,
+                          r.quality_confidence);
+  }
+  return md.empty() ? md
+                    : "\n## Sample quality (the dataset's judge: lower distance and per-sample entropy, higher "
+                      "entropy of the mean are better)\n\n" + md;
+}
+
 }  // namespace
 
 std::string TimingMarkdown(const std::vector<EpochRow>& rows, int world_size, const std::string& precision) {
@@ -61,6 +77,7 @@ std::string TimingMarkdown(const std::vector<EpochRow>& rows, int world_size, co
                           100.0 * s.change_vs_smallest);
   }
   md += EnergyMarkdown(summaries);
+  md += QualityMarkdown(rows);
   md += "\n## Per epoch\n\n| global batch | epoch | steps | s | steady ms/step | p50 ms | p99 ms | samples/s | "
         "all-reduce ms | stragglers | d_loss | g_loss | loss scale G/D | skipped G/D | peak RSS MiB | J |\n"
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";

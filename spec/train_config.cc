@@ -120,6 +120,12 @@ const std::vector<Setting>& CoreSettings() {
          c.watts_per_core = w;
          return absl::OkStatus();
        }},
+      {{"quality", "score each epoch's samples with the dataset's judge (gantry-worker train-judge): auto (when "
+        "one is cached) | off | fast (64 samples) | full (1024 samples)", "auto"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         c.quality = v;
+         return OneOf(n, v, {"auto", "off", "fast", "full"});
+       }},
       {{"sync-bn", "sum BatchNorm statistics across ranks", "false", /*is_flag=*/true},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.sync_bn, ParseBool(n, v)); return absl::OkStatus(); }},
       {{"rebalance", "re-split the global batch by measured rank speed at epoch ends", "false", /*is_flag=*/true},

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -61,6 +62,14 @@ std::string MakeTinyMnist(const std::string& name, int count) {
   WriteBigEndian32(labels, count);
   for (int i = 0; i < count; ++i) labels.put(static_cast<char>(i % 10));
   return dir;
+}
+
+std::vector<std::string> Split(const std::string& csv_line) {
+  std::vector<std::string> fields;
+  std::istringstream in(csv_line);
+  std::string field;
+  while (std::getline(in, field, ',')) fields.push_back(field);
+  return fields;
 }
 
 std::string FreshRunDir(const std::string& name) {
@@ -151,10 +160,15 @@ TEST(WorkerCli, TensorBoardEnergyAndPlots) {
   std::istringstream csv(ReadAll(out + "/epochs.csv"));
   std::string header, row;
   std::getline(csv, header);
-  EXPECT_TRUE(header.ends_with(",energy_j,energy_j_per_sample,energy_estimated")) << header;
+  const std::vector<std::string> names = Split(header);
+  const auto energy = std::find(names.begin(), names.end(), "energy_j");
+  ASSERT_NE(energy, names.end()) << header;
+  EXPECT_EQ(*(energy + 1), "energy_j_per_sample");
+  EXPECT_EQ(*(energy + 2), "energy_estimated");
   while (std::getline(csv, row)) {
-    const std::string energy = row.substr(row.rfind(',', row.rfind(',', row.rfind(',') - 1) - 1) + 1);
-    EXPECT_GT(std::stod(energy), 0.0) << row;
+    const std::vector<std::string> fields = Split(row);
+    ASSERT_EQ(fields.size(), names.size()) << row;
+    EXPECT_GT(std::stod(fields[energy - names.begin()]), 0.0) << row;
   }
   EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("## Energy"));
   for (const char* plot : {"/timing.png", "/losses.png"}) {
@@ -162,6 +176,85 @@ TEST(WorkerCli, TensorBoardEnergyAndPlots) {
     ASSERT_TRUE(png.ok()) << png.status();
     EXPECT_TRUE(testing_png::DecodeRgb(std::string(png->begin(), png->end())).has_value()) << plot;
   }
+}
+
+// Train and t10k IDX files where class c is a vertical bar at column 2c+4 (or, with
+// `random_labels`, labels unrelated to the images: nothing to learn).
+std::string MakeJudgeableMnist(const std::string& name, int count, bool random_labels) {
+  const std::string dir = ::testing::TempDir() + "/cli_judge_" + name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const std::string prefix : {"train", "t10k"}) {
+    std::ofstream images(dir + "/" + prefix + "-images-idx3-ubyte", std::ios::binary);
+    WriteBigEndian32(images, 2051);
+    WriteBigEndian32(images, count);
+    WriteBigEndian32(images, 28);
+    WriteBigEndian32(images, 28);
+    std::ofstream labels(dir + "/" + prefix + "-labels-idx1-ubyte", std::ios::binary);
+    WriteBigEndian32(labels, 2049);
+    WriteBigEndian32(labels, count);
+    for (int i = 0; i < count; ++i) {
+      const int c = (i * 7 + (prefix == "t10k" ? 3 : 0)) % 10;
+      for (int p = 0; p < 28 * 28; ++p) images.put(static_cast<char>((p % 28) == 2 * c + 4 ? 255 : 0));
+      labels.put(static_cast<char>(random_labels ? (i * 13 + i / 10) % 10 : c));
+    }
+  }
+  return dir;
+}
+
+// The quality score end to end: a run with --quality full refuses to start without a
+// judge, naming the command; train-judge caches one next to the data; a run then scores
+// every epoch (columns, timing.md, log); train-judge refuses to cache a judge that
+// learned nothing.
+TEST(WorkerCli, TrainJudgeThenQualityScores) {
+  const std::string data = MakeJudgeableMnist("ok", 200, false);
+  const std::string common = "train --dataset mnist --data-dir " + data + " --batch-size 16 --epochs 2 --limit-images 32 ";
+  Result r = RunWorker(common + "--quality full --out " + FreshRunDir("judge_missing"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("gantry-worker train-judge --dataset mnist"));
+  r = RunWorker(common + "--out " + FreshRunDir("judge_auto"));  // auto: trains, says why unscored
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("quality: epochs not scored"));
+
+  r = RunWorker("train-judge --dataset mnist --data-dir " + data + " --epochs 3 --min-accuracy 0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("judge of mnist: test accuracy "));
+  EXPECT_THAT(r.output, HasSubstr("cached: " + data + "/gantry-judge-mnist.bin"));
+  r = RunWorker("train-judge --dataset mnist --data-dir " + data);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("already cached"));  // trained once
+
+  const std::string out = FreshRunDir("judge_scored");
+  r = RunWorker(common + "--quality fast --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("quality: scoring 64 samples per epoch"));
+  std::istringstream csv(ReadAll(out + "/epochs.csv"));
+  std::string header, row;
+  std::getline(csv, header);
+  const std::vector<std::string> names = Split(header);
+  const auto fd = std::find(names.begin(), names.end(), "quality_fd");
+  ASSERT_NE(fd, names.end()) << header;
+  ASSERT_LT(fd + 3, names.end());
+  EXPECT_EQ(*(fd + 3), "quality_confidence");
+  int rows = 0;
+  while (std::getline(csv, row)) {
+    ++rows;
+    const std::vector<std::string> fields = Split(row);
+    ASSERT_EQ(fields.size(), names.size()) << row;
+    const size_t at = static_cast<size_t>(fd - names.begin());
+    EXPECT_GE(std::stod(fields[at]), 0.0) << row;          // scored: not -1
+    EXPECT_GE(std::stod(fields[at + 1]), 0.0) << row;      // class entropy
+    EXPECT_GT(std::stod(fields[at + 3]), 0.0) << row;      // confidence in (0, 1]
+    EXPECT_LE(std::stod(fields[at + 3]), 1.0) << row;
+  }
+  EXPECT_EQ(rows, 2);
+  EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("## Sample quality"));
+
+  const std::string noise = MakeJudgeableMnist("noise", 200, true);
+  r = RunWorker("train-judge --dataset mnist --data-dir " + noise + " --epochs 1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("not cached"));
+  EXPECT_FALSE(fs::exists(noise + "/gantry-judge-mnist.bin"));
 }
 
 TEST(WorkerCli, SweepAndRunFile) {

@@ -1,10 +1,11 @@
 // gantry-worker: trains GANs (train), serves a worker pool (serve) and checks
-// checkpoints (inspect-checkpoint). Each subcommand is one file in worker/app/; this is
+// checkpoints (inspect-checkpoint), trains quality judges (train-judge). Each subcommand is one file in worker/app/; this is
 // the only main().
 #include <string>
 
 #include "CLI/CLI.hpp"
 #include "worker/app/inspect_command.h"
+#include "worker/app/judge_command.h"
 #include "worker/app/serve_command.h"
 #include "worker/app/train_command.h"
 
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("gantry-worker ") + GANTRY_VERSION);
   TrainCommand train(app);
   InspectCommand inspect(app);
+  JudgeCommand judge(app);  // the quality judge of a dataset (--quality)
   ServeCommand serve(app);  // the worker pool mode (worker/serve)
   try {
     app.parse(argc, argv);
@@ -22,6 +24,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   if (inspect.selected()) return inspect.Run();
+  if (judge.selected()) return judge.Run();
   if (serve.selected()) return serve.Run(&argc, &argv);
   return train.Run(&argc, &argv);
 }

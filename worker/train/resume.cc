@@ -65,7 +65,7 @@ absl::StatusOr<RawSettings> RecordedSettings(const std::string& run_dir) {
 const std::vector<std::string>& ResumeOverridableSettings() {
   static const auto* names = new std::vector<std::string>{"data-dir", "progress-seconds", "comm-timeout",
                                                           "checkpoint-every-steps", "keep-checkpoints",
-                                                          "tensorboard", "watts-per-core"};
+                                                          "tensorboard", "watts-per-core", "quality"};
   return *names;
 }
 

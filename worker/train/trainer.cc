@@ -15,6 +15,7 @@
 #include "spdlog/spdlog.h"
 #include "worker/data/prefetch_loader.h"
 #include "worker/models/model_registry.h"
+#include "worker/tensor/backend_registry.h"
 #include "worker/tensor/random.h"
 #include "worker/train/checkpoint_codec.h"
 #include "worker/train/device_feed.h"
@@ -28,6 +29,8 @@ constexpr int64_t kSampleCount = 64;                 // an 8x8 grid
 constexpr uint64_t kSampleStream = 0x73616d706cull;  // "sampl"
 constexpr uint64_t kDropoutStream = 0x64726f70ull;   // "drop"
 constexpr int64_t kSkipsLogged = 10;                 // per batch size; the rest only counted
+constexpr uint64_t kQualityStream = 0x7175616cull;   // "qual": the noise of --quality full
+constexpr int64_t kFullQualitySamples = 1024;
 
 // What each rank reports to rank 0 after every step.
 struct RankStepReport {
@@ -152,7 +155,7 @@ absl::Status Trainer::TrainOneBatchSize(int64_t batch_index, const TrainingState
   }
   while (!run.Done(config_.epochs)) {
     if (run.step_in_epoch == 0) RETURN_IF_ERROR(AgreeOnShares(run));
-    ASSIGN_OR_RETURN(const EpochRow row, TrainOneEpoch(run));
+    ASSIGN_OR_RETURN(EpochRow row, TrainOneEpoch(run));
     ++run.epoch;
     run.step_in_epoch = 0;
     if (is_root()) {
@@ -309,23 +312,46 @@ void Trainer::ReportSkips(BatchRun& run, const DataParallelStepResult& r, int64_
   report("D", r.d_stepped, run.step->d_scaler());
 }
 
-absl::Status Trainer::FinishEpoch(BatchRun& run, const EpochRow& row) {
-  RETURN_IF_ERROR(folder_->AppendEpochRow(row));
-  rows_.push_back(row);
+void Trainer::ScoreQuality(BatchRun& run, const Tensor& samples, EpochRow& row) const {
+  if (judge_ == nullptr) return;
+  Tensor scored = samples;
+  if (judge_full_) {
+    // Its own fixed noise, the same every epoch, so the epochs' scores compare.
+    Rng quality_rng(Mix64(config_.seed ^ kQualityStream));
+    scored = GenerateImages(backend_, run.model->generator(), run.model->SampleInputs(quality_rng, kFullQualitySamples));
+  }
+  // The judge's weights are host memory: a host backend scores, whatever trains.
+  const QualityScores q = ScoreImages(*FindBackend(DefaultBackendName()), *judge_, scored.data(), scored.dim(0));
+  row.quality_fd = q.frechet;
+  row.quality_class_entropy = q.classes.mean_entropy;
+  row.quality_marginal_entropy = q.classes.marginal_entropy;
+  row.quality_confidence = q.classes.mean_confidence;
+}
+
+absl::Status Trainer::FinishEpoch(BatchRun& run, EpochRow& row) {
   const bool sweep = config_.batch_sizes.size() > 1;
   ASSIGN_OR_RETURN(const std::string png, folder_->SamplePath(run.batch, sweep, row.epoch, "png"));
   ASSIGN_OR_RETURN(const std::string npy, folder_->SamplePath(run.batch, sweep, row.epoch, "npy"));
   Rng sample_rng(Mix64(config_.seed ^ kSampleStream));
   const Tensor sample_inputs = run.model->SampleInputs(sample_rng, kSampleCount);
-  RETURN_IF_ERROR(WriteGeneratorSamples(backend_, run.model->generator(), sample_inputs, png, npy));
+  Tensor samples;
+  RETURN_IF_ERROR(WriteGeneratorSamples(backend_, run.model->generator(), sample_inputs, png, npy, &samples));
+  ScoreQuality(run, samples, row);
+  RETURN_IF_ERROR(folder_->AppendEpochRow(row));
+  rows_.push_back(row);
   RETURN_IF_ERROR(monitor_->OnEpochDone(row, run.global_step, png));
   spdlog::info("batch {} epoch {} done: {:.1f} s, {} steps, steady {:.1f} ms/step, {:.1f} samples/s, all-reduce "
                "{:.1f} ms/step ({:.0f}%), d_loss {:.4f} g_loss {:.4f}, shares {}, loss scale G/D {}/{}, skipped G/D "
-               "{}/{}, peak RSS {:.0f} MiB, {:.0f} J{}; samples: {}",
+               "{}/{}, peak RSS {:.0f} MiB, {:.0f} J{}{}; samples: {}",
                run.batch, row.epoch, row.seconds, row.steps, row.steady_step_ms, row.samples_per_s, row.allreduce_ms,
                100.0 * row.allreduce_share, row.d_loss, row.g_loss, absl::StrJoin(run.shares, "/"), row.loss_scale_g,
                row.loss_scale_d, row.skipped_steps_g, row.skipped_steps_d, row.peak_rss_mb, row.energy_j,
-               row.energy_estimated ? " (estimated)" : "", png);
+               row.energy_estimated ? " (estimated)" : "",
+               row.quality_fd >= 0 ? absl::StrFormat(", quality: FD %.3f, class entropy %.3f/%.3f, confidence %.3f",
+                                                     row.quality_fd, row.quality_class_entropy,
+                                                     row.quality_marginal_entropy, row.quality_confidence)
+                                   : std::string(),
+               png);
   return absl::OkStatus();
 }
 
