@@ -30,6 +30,13 @@ const std::vector<EpochColumn>& EpochColumns() {
       {"skipped_steps_g", "%d", &EpochRow::skipped_steps_g},
       {"skipped_steps_d", "%d", &EpochRow::skipped_steps_d},
       {"peak_rss_mb", "%.1f", &EpochRow::peak_rss_mb},
+      {"energy_j", "%.1f", &EpochRow::energy_j},
+      {"energy_j_per_sample", "%.6g", &EpochRow::energy_j_per_sample},
+      {"energy_estimated", "%d", &EpochRow::energy_estimated},
+      {"quality_fd", "%.4f", &EpochRow::quality_fd},
+      {"quality_class_entropy", "%.4f", &EpochRow::quality_class_entropy},
+      {"quality_marginal_entropy", "%.4f", &EpochRow::quality_marginal_entropy},
+      {"quality_confidence", "%.4f", &EpochRow::quality_confidence},
   };
   return *columns;
 }

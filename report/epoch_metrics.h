@@ -31,6 +31,17 @@ struct EpochRow {
   int64_t skipped_steps_g = 0; // G's optimizer steps skipped in the epoch (inf/NaN gradient)
   int64_t skipped_steps_d = 0;
   double peak_rss_mb = 0;      // peak resident set of rank 0's process so far, MiB (ru_maxrss)
+  // Energy of the epoch (worker/train/energy_meter.h): RAPL where readable, else CPU
+  // seconds x --watts-per-core (energy_estimated 1). 0 when not measured.
+  double energy_j = 0;
+  double energy_j_per_sample = 0;  // energy_j / (steps x batch_size)
+  int energy_estimated = 0;        // 1: an estimate from CPU time, 0: measured
+  // Quality of the epoch's fixed-noise samples by the dataset's judge
+  // (worker/train/quality_score.h); -1: not scored (--quality off, or no judge).
+  double quality_fd = -1;                // Fréchet distance to the test set's features
+  double quality_class_entropy = -1;     // mean per-sample class entropy, nats
+  double quality_marginal_entropy = -1;  // entropy of the mean class distribution, nats
+  double quality_confidence = -1;        // mean top class probability
   bool operator==(const EpochRow&) const = default;
 };
 

@@ -15,6 +15,9 @@ std::vector<BatchSizeSummary> SummarizeByBatchSize(const std::vector<EpochRow>& 
     s.total_seconds += r.seconds;
     s.samples_per_s += r.samples_per_s;
     s.allreduce_share += r.allreduce_share;
+    s.energy_j += r.energy_j;
+    s.samples += r.steps * r.batch_size;
+    s.energy_estimated = s.energy_estimated || r.energy_estimated != 0;
   }
   std::vector<BatchSizeSummary> out;
   for (auto& [batch, s] : by_batch) {
@@ -29,6 +32,39 @@ std::vector<BatchSizeSummary> SummarizeByBatchSize(const std::vector<EpochRow>& 
   return out;
 }
 
+namespace {
+
+// One line per batch size with its energy; empty when no row measured any.
+std::string EnergyMarkdown(const std::vector<BatchSizeSummary>& summaries) {
+  std::string md;
+  for (const BatchSizeSummary& s : summaries) {
+    if (s.energy_j <= 0) continue;
+    absl::StrAppendFormat(&md, "- global batch %d: %.0f J (%.2f Wh) over %d samples, %.4f J/sample (%s)\n",
+                          s.batch_size, s.energy_j, s.energy_j / 3600.0, s.samples,
+                          s.samples > 0 ? s.energy_j / static_cast<double>(s.samples) : 0.0,
+                          s.energy_estimated ? "estimated: CPU seconds x --watts-per-core" : "measured: RAPL");
+  }
+  return md.empty() ? md : "\n## Energy\n\n" + md;
+}
+
+// One line per scored epoch; empty when none was scored.
+std::string QualityMarkdown(const std::vector<EpochRow>& rows) {
+  std::string md;
+  for (const EpochRow& r : rows) {
+    if (r.quality_fd < 0) continue;
+    absl::StrAppendFormat(&md,
+                          "- global batch %d epoch %d: Fréchet distance %.3f, class entropy %.3f (per sample) / "
+                          "%.3f (of the mean), confidence %.3f\n",
+                          r.batch_size, r.epoch, r.quality_fd, r.quality_class_entropy, r.quality_marginal_entropy,
+                          r.quality_confidence);
+  }
+  return md.empty() ? md
+                    : "\n## Sample quality (the dataset's judge: lower distance and per-sample entropy, higher "
+                      "entropy of the mean are better)\n\n" + md;
+}
+
+}  // namespace
+
 std::string TimingMarkdown(const std::vector<EpochRow>& rows, int world_size, const std::string& precision) {
   const std::vector<BatchSizeSummary> summaries = SummarizeByBatchSize(rows);
   std::string md = absl::StrFormat("# Training time per batch size (%d rank%s, %s)\n\n", world_size,
@@ -40,16 +76,20 @@ std::string TimingMarkdown(const std::vector<EpochRow>& rows, int world_size, co
                           s.total_seconds, s.seconds_per_epoch, s.samples_per_s, 100.0 * s.allreduce_share,
                           100.0 * s.change_vs_smallest);
   }
+  md += EnergyMarkdown(summaries);
+  md += QualityMarkdown(rows);
   md += "\n## Per epoch\n\n| global batch | epoch | steps | s | steady ms/step | p50 ms | p99 ms | samples/s | "
-        "all-reduce ms | stragglers | d_loss | g_loss | loss scale G/D | skipped G/D | peak RSS MiB |\n"
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+        "all-reduce ms | stragglers | d_loss | g_loss | loss scale G/D | skipped G/D | peak RSS MiB | J |\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const EpochRow& r : rows) {
     absl::StrAppendFormat(&md,
                           "| %d | %d | %d | %.1f | %.2f | %.2f | %.2f | %.1f | %.2f | %d | %.4f | %.4f "
-                          "| %g/%g | %d/%d | %.0f |\n",
+                          "| %g/%g | %d/%d | %.0f | %s |\n",
                           r.batch_size, r.epoch, r.steps, r.seconds, r.steady_step_ms, r.step_p50_ms, r.step_p99_ms,
                           r.samples_per_s, r.allreduce_ms, r.straggler_flags, r.d_loss, r.g_loss, r.loss_scale_g,
-                          r.loss_scale_d, r.skipped_steps_g, r.skipped_steps_d, r.peak_rss_mb);
+                          r.loss_scale_d, r.skipped_steps_g, r.skipped_steps_d, r.peak_rss_mb,
+                          r.energy_j > 0 ? absl::StrFormat("%.0f%s", r.energy_j, r.energy_estimated ? " (est.)" : "")
+                                         : std::string("-"));
   }
   return md;
 }

@@ -19,13 +19,17 @@ struct BatchSizeSummary {
   double samples_per_s = 0;     // mean of the epochs' steady-state samples/s
   double allreduce_share = 0;   // mean over epochs
   double change_vs_smallest = 0;  // total_seconds / smallest batch's total_seconds - 1
+  double energy_j = 0;          // sum over epochs (0: not measured)
+  int64_t samples = 0;          // steps x batch size, over epochs
+  bool energy_estimated = false;  // some epoch's energy is an estimate
 };
 
 // One summary per batch size, in ascending batch size.
 std::vector<BatchSizeSummary> SummarizeByBatchSize(const std::vector<EpochRow>& rows);
 
 // timing.md: a title line (ranks and `precision`, see DescribePrecision), the summary
-// table and the per-epoch table, in Markdown.
+// table, the energy per batch size (when the rows have it) and the per-epoch table, in
+// Markdown.
 std::string TimingMarkdown(const std::vector<EpochRow>& rows, int world_size, const std::string& precision = "fp32");
 
 }  // namespace gantry

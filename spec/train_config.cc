@@ -131,6 +131,21 @@ const std::vector<Setting>& CoreSettings() {
        }},
       {{"keep-checkpoints", "keep the newest N checkpoints in RUN/checkpoints", "3"},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.keep_checkpoints, ParseInt(n, v, 1)); return absl::OkStatus(); }},
+      {{"tensorboard", "also write TensorBoard event files (scalars per step and epoch, the sample grid per epoch) "
+        "under RUN/tensorboard/", "false", /*is_flag=*/true},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.tensorboard, ParseBool(n, v)); return absl::OkStatus(); }},
+      {{"watts-per-core", "power of one busy CPU core, for the energy estimate where RAPL is not readable", "6"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float w, ParseFloatAbove(n, v, 0.0f, 1000.0f));
+         c.watts_per_core = w;
+         return absl::OkStatus();
+       }},
+      {{"quality", "score each epoch's samples with the dataset's judge (gantry-worker train-judge): auto (when "
+        "one is cached) | off | fast (64 samples) | full (1024 samples)", "auto"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         c.quality = v;
+         return OneOf(n, v, {"auto", "off", "fast", "full"});
+       }},
       {{"sync-bn", "sum BatchNorm statistics across ranks", "false", /*is_flag=*/true},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.sync_bn, ParseBool(n, v)); return absl::OkStatus(); }},
       {{"rebalance", "re-split the global batch by measured rank speed at epoch ends", "false", /*is_flag=*/true},

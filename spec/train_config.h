@@ -42,6 +42,17 @@ struct TrainConfig {
   std::string out;              // the run folder
   int64_t checkpoint_every_steps = 500;  // and at every epoch end; 0: only at epoch ends
   int64_t keep_checkpoints = 3;          // the newest this many stay in RUN/checkpoints
+  bool tensorboard = false;              // event files under RUN/tensorboard/ (tensorboard_log.h)
+  // Power of one busy core, for the energy estimate where RAPL cannot be read
+  // (energy_meter.h). 6 W: the sustained power (TDP) per core of current x86 server
+  // CPUs, e.g. 280 W / 64 cores (EPYC 7763) = 4.4 W and 270 W / 40 cores (Xeon 8380) =
+  // 6.75 W, rounded towards the upper end because a training step keeps its core busy.
+  double watts_per_core = 6;
+  // The per-epoch quality score (worker/train/judge.h): auto (score when the dataset's
+  // judge is cached, else say once how to make one) | off | fast (the 64 fixed-noise
+  // samples) | full (1024 fixed-noise samples: a steadier Fréchet distance). A run never
+  // trains a judge itself: that is `gantry-worker train-judge`, run once per dataset.
+  std::string quality = "auto";
 
   // Mixed precision: operand format, loss scaling, gradient wire format (see
   // mixed_precision.h). Loss scaling defaults to dynamic and the wire to bf16 when the

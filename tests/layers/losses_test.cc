@@ -38,6 +38,26 @@ TEST(LossesTest, BceGradientMatchesFiniteDifferences) {
   }
 }
 
+TEST(LossesTest, SoftmaxCrossEntropyKnownValues) {
+  // Equal logits: log K; a confident right answer: about 0.
+  EXPECT_NEAR(SoftmaxCrossEntropyLoss(Tensor::Zeros(Shape{3, 10}), {0, 5, 9}).loss, std::log(10.0), 1e-6);
+  const LossResult r = SoftmaxCrossEntropyLoss(Tensor::FromVector(Shape{1, 3}, {50.0f, 0.0f, 1000.0f}), {2});
+  EXPECT_NEAR(r.loss, 0.0, 1e-6);  // stable at large logits
+  EXPECT_NEAR(SoftmaxCrossEntropyLoss(Tensor::FromVector(Shape{1, 2}, {0.0f, 1000.0f}), {0}).loss, 1000.0, 1e-3);
+  const LossResult two = SoftmaxCrossEntropyLoss(Tensor::FromVector(Shape{1, 2}, {0.0f, std::log(3.0f)}), {0});
+  EXPECT_NEAR(two.loss, std::log(4.0), 1e-6);  // p(0) = 1/4
+  EXPECT_NEAR(two.grad.at(0), 0.25 - 1.0, 1e-6);
+  EXPECT_NEAR(two.grad.at(1), 0.75, 1e-6);
+}
+
+TEST(LossesTest, SoftmaxCrossEntropyGradientMatchesFiniteDifferences) {
+  const Tensor logits = RandomTensor(Shape{5, 7}, 4, 3.0f);
+  const std::vector<uint8_t> labels = {0, 6, 3, 3, 1};
+  const LossResult r = SoftmaxCrossEntropyLoss(logits, labels);
+  CheckGradientOf([&] { return SoftmaxCrossEntropyLoss(logits, labels).loss; }, logits, r.grad, "softmax ce",
+                  LossOptions());
+}
+
 TEST(LossesTest, L1KnownValues) {
   const Tensor pred = Tensor::FromVector(Shape{2, 2}, {1.0f, 2.0f, 3.0f, 4.0f});
   const Tensor target = Tensor::FromVector(Shape{2, 2}, {0.0f, 2.0f, 5.0f, 3.5f});

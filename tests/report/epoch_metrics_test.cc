@@ -38,14 +38,25 @@ TEST(EpochCsv, NewColumnsComeLastInTheirOrder) {
                                  "step_p50_ms,step_p99_ms,data_wait_ms,world_size,allreduce_ms,allreduce_share,"
                                  "straggler_flags,"))
       << header;
-  EXPECT_TRUE(header.ends_with(",loss_scale_g,loss_scale_d,skipped_steps_g,skipped_steps_d,peak_rss_mb")) << header;
+  EXPECT_NE(header.find(",loss_scale_g,loss_scale_d,skipped_steps_g,skipped_steps_d,peak_rss_mb,"), std::string::npos)
+      << header;
+  EXPECT_NE(header.find(",peak_rss_mb,energy_j,energy_j_per_sample,energy_estimated,"), std::string::npos) << header;
+  EXPECT_TRUE(header.ends_with(",energy_estimated,quality_fd,quality_class_entropy,quality_marginal_entropy,"
+                               "quality_confidence"))
+      << header;
   EpochRow row;
   row.loss_scale_g = 1048576;
   row.loss_scale_d = 0.5;
   row.skipped_steps_g = 2;
   row.skipped_steps_d = 7;
   row.peak_rss_mb = 123.44;
-  EXPECT_TRUE(EpochCsvLine(row).ends_with(",1048576,0.5,2,7,123.4")) << EpochCsvLine(row);
+  row.energy_j = 1234.56;
+  row.energy_j_per_sample = 0.0123456789;
+  row.energy_estimated = 1;
+  row.quality_fd = 12.34567;
+  row.quality_confidence = 0.875;
+  EXPECT_TRUE(EpochCsvLine(row).ends_with(",1048576,0.5,2,7,123.4,1234.6,0.0123457,1,12.3457,-1.0000,-1.0000,0.8750"))
+      << EpochCsvLine(row);
 }
 
 TEST(EpochCsv, LineHasAColumnPerHeaderField) {

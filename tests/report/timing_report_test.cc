@@ -41,6 +41,38 @@ TEST(TimingReport, MarkdownHasOneSummaryLinePerBatch) {
   EXPECT_THAT(md, ::testing::HasSubstr("| 65536/32768 | 0/1 | 321 |"));
   EXPECT_THAT(md, ::testing::HasSubstr("| 64 | 1 | 100.0 | 100.0 | 600.0 |"));
   EXPECT_THAT(md, ::testing::HasSubstr("| -40.0 % |"));
+  EXPECT_THAT(md, ::testing::Not(::testing::HasSubstr("## Energy")));  // no row measured any
+}
+
+TEST(TimingReport, EnergyLinePerBatchSaysMeasuredOrEstimated) {
+  EpochRow a = Row(64, 1, 100, 600), b = Row(64, 2, 100, 600), c = Row(512, 1, 20, 3000);
+  a.steps = b.steps = 10;
+  c.steps = 2;
+  a.energy_j = 3000;
+  b.energy_j = 600;
+  c.energy_j = 1024;
+  c.energy_estimated = 1;
+  const std::string md = TimingMarkdown({a, b, c}, 1);
+  EXPECT_THAT(md, ::testing::HasSubstr("## Energy"));
+  EXPECT_THAT(md, ::testing::HasSubstr("- global batch 64: 3600 J (1.00 Wh) over 1280 samples, 2.8125 J/sample "
+                                       "(measured: RAPL)"));
+  EXPECT_THAT(md, ::testing::HasSubstr("- global batch 512: 1024 J (0.28 Wh) over 1024 samples, 1.0000 J/sample "
+                                       "(estimated: CPU seconds x --watts-per-core)"));
+  EXPECT_THAT(md, ::testing::HasSubstr("| 1024 (est.) |"));
+  EXPECT_THAT(md, ::testing::Not(::testing::HasSubstr("## Sample quality")));
+}
+
+TEST(TimingReport, QualityLinePerScoredEpoch) {
+  EpochRow a = Row(64, 1, 100, 600), b = Row(64, 2, 100, 600);
+  b.quality_fd = 3.25;
+  b.quality_class_entropy = 0.5;
+  b.quality_marginal_entropy = 2.25;
+  b.quality_confidence = 0.875;
+  const std::string md = TimingMarkdown({a, b}, 1);
+  EXPECT_THAT(md, ::testing::HasSubstr("## Sample quality"));
+  EXPECT_THAT(md, ::testing::HasSubstr("- global batch 64 epoch 2: Fréchet distance 3.250, class entropy 0.500 (per "
+                                       "sample) / 2.250 (of the mean), confidence 0.875\n"));
+  EXPECT_THAT(md, ::testing::Not(::testing::HasSubstr("epoch 1: Fréchet")));
 }
 
 }  // namespace

@@ -5,11 +5,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/file_io.h"
+#include "common/record_file.h"
 #include "nlohmann/json.hpp"
+#include "tensorboard/event.pb.h"
+#include "tests/train/png_decode.h"
 #include "worker/data/npy.h"
 
 namespace gantry {
@@ -58,6 +64,14 @@ std::string MakeTinyMnist(const std::string& name, int count) {
   return dir;
 }
 
+std::vector<std::string> Split(const std::string& csv_line) {
+  std::vector<std::string> fields;
+  std::istringstream in(csv_line);
+  std::string field;
+  while (std::getline(in, field, ',')) fields.push_back(field);
+  return fields;
+}
+
 std::string FreshRunDir(const std::string& name) {
   const std::string dir = ::testing::TempDir() + "/cli_run_" + name;
   fs::remove_all(dir);
@@ -97,6 +111,150 @@ TEST(WorkerCli, TrainsAndWritesTheRunFolder) {
   EXPECT_EQ(samples->shape, (std::vector<int64_t>{64, 1, 28, 28}));
   for (float v : samples->data) ASSERT_TRUE(v >= -1.0f && v <= 1.0f);
   EXPECT_THAT(ReadAll(out + "/log.txt"), HasSubstr("epoch 2 done"));
+}
+
+// --tensorboard, energy and the plots, end to end: each batch size's event file holds the
+// version record, the step and epoch scalars and one image per epoch, with good CRCs;
+// epochs.csv has the energy of every epoch; timing.png and losses.png decode.
+TEST(WorkerCli, TensorBoardEnergyAndPlots) {
+  const std::string data = MakeTinyMnist("monitor", 40);
+  const std::string out = FreshRunDir("monitor");
+  const Result r = RunWorker("train --dataset mnist --data-dir " + data + " --batch-size 8,16 --epochs 2 --max-steps 3 "
+                             "--tensorboard --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("energy per epoch from "));
+  // Batch 8: 5 steps per epoch, so the 3 steps are one epoch; batch 16: 2 per epoch, 2 epochs.
+  for (const auto& [batch, epochs] : std::vector<std::pair<std::string, int>>{{"b8", 1}, {"b16", 2}}) {
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(out + "/tensorboard/" + batch)) files.push_back(e.path().string());
+    ASSERT_EQ(files.size(), 1u) << batch;
+    absl::StatusOr<std::vector<uint8_t>> bytes = ReadFileBytes(files[0]);
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    absl::StatusOr<std::vector<std::string>> records = ReadRecords(*bytes, files[0]);
+    ASSERT_TRUE(records.ok()) << records.status();
+    std::map<std::string, int> tags;
+    int64_t last_image_step = 0;
+    for (const std::string& record : *records) {
+      tensorboard::Event e;
+      ASSERT_TRUE(e.ParseFromString(record));
+      for (const auto& v : e.summary().value()) {
+        ++tags[v.tag()];
+        if (v.has_image()) {
+          last_image_step = e.step();
+          ASSERT_TRUE(testing_png::DecodeRgb(v.image().encoded_image_string()).has_value());
+          EXPECT_EQ(v.image().colorspace(), 1);  // the grey sample grid
+        }
+      }
+    }
+    tensorboard::Event first;
+    ASSERT_TRUE(first.ParseFromString((*records)[0]));
+    EXPECT_EQ(first.file_version(), "brain.Event:2");
+    EXPECT_EQ(tags["loss/d"], 3) << batch;  // --max-steps 3
+    EXPECT_EQ(tags["loss/g"], 3);
+    EXPECT_EQ(tags["loss_scale/g"], 3);
+    EXPECT_EQ(tags["epoch/seconds"], epochs);
+    EXPECT_EQ(tags["epoch/energy_j"], epochs);
+    EXPECT_EQ(tags["samples"], epochs);
+    EXPECT_EQ(last_image_step, 3);
+  }
+  std::istringstream csv(ReadAll(out + "/epochs.csv"));
+  std::string header, row;
+  std::getline(csv, header);
+  const std::vector<std::string> names = Split(header);
+  const auto energy = std::find(names.begin(), names.end(), "energy_j");
+  ASSERT_NE(energy, names.end()) << header;
+  EXPECT_EQ(*(energy + 1), "energy_j_per_sample");
+  EXPECT_EQ(*(energy + 2), "energy_estimated");
+  while (std::getline(csv, row)) {
+    const std::vector<std::string> fields = Split(row);
+    ASSERT_EQ(fields.size(), names.size()) << row;
+    EXPECT_GT(std::stod(fields[energy - names.begin()]), 0.0) << row;
+  }
+  EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("## Energy"));
+  for (const char* plot : {"/timing.png", "/losses.png"}) {
+    absl::StatusOr<std::vector<uint8_t>> png = ReadFileBytes(out + plot);
+    ASSERT_TRUE(png.ok()) << png.status();
+    EXPECT_TRUE(testing_png::DecodeRgb(std::string(png->begin(), png->end())).has_value()) << plot;
+  }
+}
+
+// Train and t10k IDX files where class c is a vertical bar at column 2c+4 (or, with
+// `random_labels`, labels unrelated to the images: nothing to learn).
+std::string MakeJudgeableMnist(const std::string& name, int count, bool random_labels) {
+  const std::string dir = ::testing::TempDir() + "/cli_judge_" + name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const std::string prefix : {"train", "t10k"}) {
+    std::ofstream images(dir + "/" + prefix + "-images-idx3-ubyte", std::ios::binary);
+    WriteBigEndian32(images, 2051);
+    WriteBigEndian32(images, count);
+    WriteBigEndian32(images, 28);
+    WriteBigEndian32(images, 28);
+    std::ofstream labels(dir + "/" + prefix + "-labels-idx1-ubyte", std::ios::binary);
+    WriteBigEndian32(labels, 2049);
+    WriteBigEndian32(labels, count);
+    for (int i = 0; i < count; ++i) {
+      const int c = (i * 7 + (prefix == "t10k" ? 3 : 0)) % 10;
+      for (int p = 0; p < 28 * 28; ++p) images.put(static_cast<char>((p % 28) == 2 * c + 4 ? 255 : 0));
+      labels.put(static_cast<char>(random_labels ? (i * 13 + i / 10) % 10 : c));
+    }
+  }
+  return dir;
+}
+
+// The quality score end to end: a run with --quality full refuses to start without a
+// judge, naming the command; train-judge caches one next to the data; a run then scores
+// every epoch (columns, timing.md, log); train-judge refuses to cache a judge that
+// learned nothing.
+TEST(WorkerCli, TrainJudgeThenQualityScores) {
+  const std::string data = MakeJudgeableMnist("ok", 200, false);
+  const std::string common = "train --dataset mnist --data-dir " + data + " --batch-size 16 --epochs 2 --limit-images 32 ";
+  Result r = RunWorker(common + "--quality full --out " + FreshRunDir("judge_missing"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("gantry-worker train-judge --dataset mnist"));
+  r = RunWorker(common + "--out " + FreshRunDir("judge_auto"));  // auto: trains, says why unscored
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("quality: epochs not scored"));
+
+  r = RunWorker("train-judge --dataset mnist --data-dir " + data + " --epochs 3 --min-accuracy 0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("judge of mnist: test accuracy "));
+  EXPECT_THAT(r.output, HasSubstr("cached: " + data + "/gantry-judge-mnist.bin"));
+  r = RunWorker("train-judge --dataset mnist --data-dir " + data);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("already cached"));  // trained once
+
+  const std::string out = FreshRunDir("judge_scored");
+  r = RunWorker(common + "--quality fast --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("quality: scoring 64 samples per epoch"));
+  std::istringstream csv(ReadAll(out + "/epochs.csv"));
+  std::string header, row;
+  std::getline(csv, header);
+  const std::vector<std::string> names = Split(header);
+  const auto fd = std::find(names.begin(), names.end(), "quality_fd");
+  ASSERT_NE(fd, names.end()) << header;
+  ASSERT_LT(fd + 3, names.end());
+  EXPECT_EQ(*(fd + 3), "quality_confidence");
+  int rows = 0;
+  while (std::getline(csv, row)) {
+    ++rows;
+    const std::vector<std::string> fields = Split(row);
+    ASSERT_EQ(fields.size(), names.size()) << row;
+    const size_t at = static_cast<size_t>(fd - names.begin());
+    EXPECT_GE(std::stod(fields[at]), 0.0) << row;          // scored: not -1
+    EXPECT_GE(std::stod(fields[at + 1]), 0.0) << row;      // class entropy
+    EXPECT_GT(std::stod(fields[at + 3]), 0.0) << row;      // confidence in (0, 1]
+    EXPECT_LE(std::stod(fields[at + 3]), 1.0) << row;
+  }
+  EXPECT_EQ(rows, 2);
+  EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("## Sample quality"));
+
+  const std::string noise = MakeJudgeableMnist("noise", 200, true);
+  r = RunWorker("train-judge --dataset mnist --data-dir " + noise + " --epochs 1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("not cached"));
+  EXPECT_FALSE(fs::exists(noise + "/gantry-judge-mnist.bin"));
 }
 
 TEST(WorkerCli, SweepAndRunFile) {
@@ -213,8 +371,9 @@ TEST(WorkerCli, Bf16RunSkipsAForcedOverflowAndReportsIt) {
   EXPECT_EQ(manifest["config"]["allreduce_dtype"], "bf16");
   EXPECT_EQ(manifest["config"]["debug_inject_inf"]["network"], "g");
   const std::string csv = ReadAll(out + "/epochs.csv");
-  EXPECT_THAT(csv, HasSubstr(",loss_scale_g,loss_scale_d,skipped_steps_g,skipped_steps_d,peak_rss_mb\n"));
-  EXPECT_THAT(csv, testing::ContainsRegex(",0,512,1024,1,0,[0-9]+\\.[0-9]\n"));  // ... straggler_flags, then ours
+  // Later columns (energy, quality) follow peak_rss_mb.
+  EXPECT_THAT(csv, HasSubstr(",loss_scale_g,loss_scale_d,skipped_steps_g,skipped_steps_d,peak_rss_mb,"));
+  EXPECT_THAT(csv, testing::ContainsRegex(",0,512,1024,1,0,[0-9]+\\.[0-9],"));  // ... straggler_flags, then ours
   EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("(1 rank, bf16, dynamic loss scaling)"));
 }
 

@@ -1,10 +1,12 @@
 // gantry-worker: trains GANs (train), serves a worker pool (serve), checks
-// checkpoints (inspect-checkpoint) and generates flow data (make-flow). Each subcommand
-// is one file in worker/app/; this is the only main().
+// checkpoints (inspect-checkpoint), trains quality judges (train-judge) and generates
+// flow data (make-flow). Each subcommand is one file in worker/app/; this is the only
+// main().
 #include <string>
 
 #include "CLI/CLI.hpp"
 #include "worker/app/inspect_command.h"
+#include "worker/app/judge_command.h"
 #include "worker/app/make_flow_command.h"
 #include "worker/app/serve_command.h"
 #include "worker/app/train_command.h"
@@ -16,6 +18,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("gantry-worker ") + GANTRY_VERSION);
   TrainCommand train(app);
   InspectCommand inspect(app);
+  JudgeCommand judge(app);  // the quality judge of a dataset (--quality)
   ServeCommand serve(app);  // the worker pool mode (worker/serve)
   MakeFlowCommand make_flow(app);  // flow data from the lattice Boltzmann solver (worker/flow)
   try {
@@ -24,6 +27,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   if (inspect.selected()) return inspect.Run();
+  if (judge.selected()) return judge.Run();
   if (serve.selected()) return serve.Run(&argc, &argv);
   if (make_flow.selected()) return make_flow.Run(&argc, &argv);
   return train.Run(&argc, &argv);

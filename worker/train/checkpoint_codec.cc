@@ -202,6 +202,40 @@ std::vector<EpochRow> GetRows(ByteReader& r) {
   return rows;
 }
 
+// Columns past those of the version 1 row record (new columns are appended: see
+// EpochColumns) travel by name and as doubles, so a column added later needs no new
+// record version, and a checkpoint holding a column this build lacks still loads.
+constexpr size_t kRowRecordV1Columns = 20;
+
+void PutAppendedColumns(ByteWriter& w, const std::vector<EpochRow>& rows) {
+  const std::vector<EpochColumn>& columns = EpochColumns();
+  w.U64(rows.size());
+  for (const EpochRow& row : rows) {
+    w.U64(columns.size() - kRowRecordV1Columns);
+    for (size_t i = kRowRecordV1Columns; i < columns.size(); ++i) {
+      w.String(columns[i].name);
+      std::visit([&](auto member) { w.F64(static_cast<double>(row.*member)); }, columns[i].member);
+    }
+  }
+}
+
+void GetAppendedColumns(ByteReader& r, std::vector<EpochRow>& rows) {
+  const uint64_t n = r.U64("row count");
+  for (uint64_t i = 0; i < n && r.status().ok(); ++i) {
+    const uint64_t count = r.U64("column count");
+    for (uint64_t c = 0; c < count && r.status().ok(); ++c) {
+      const std::string name = r.String("column name");
+      const double value = r.F64("column value");
+      if (i >= rows.size()) continue;  // more rows than the rows section: ignored
+      for (const EpochColumn& column : EpochColumns()) {
+        if (name != column.name) continue;
+        std::visit([&](auto member) { rows[i].*member = static_cast<std::remove_reference_t<decltype(rows[i].*member)>>(value); },
+                   column.member);
+      }
+    }
+  }
+}
+
 template <typename Fn>
 SectionBytes Section(SectionTag tag, Fn put) {
   ByteWriter w;
@@ -224,6 +258,7 @@ std::vector<uint8_t> EncodeCheckpoint(const TrainingState& s) {
       Section(SectionTag::kEpochRows, [&](ByteWriter& w) { PutRows(w, s.rows); }),
       Section(SectionTag::kStragglerRows, [&](ByteWriter& w) { w.String(s.straggler_rows); }),
       Section(SectionTag::kModel, [&](ByteWriter& w) { w.String(s.model); }),
+      Section(SectionTag::kEpochRowColumns, [&](ByteWriter& w) { PutAppendedColumns(w, s.rows); }),
   });
 }
 
@@ -261,6 +296,9 @@ absl::StatusOr<TrainingState> DecodeCheckpoint(std::span<const uint8_t> file, co
     RETURN_IF_ERROR(read(SectionTag::kModel, [&](ByteReader& r) { s.model = r.String("model name"); }));
   } else {
     s.model = kModelOfUnnamedCheckpoints;
+  }
+  if (by_tag.contains(SectionTag::kEpochRowColumns)) {
+    RETURN_IF_ERROR(read(SectionTag::kEpochRowColumns, [&](ByteReader& r) { GetAppendedColumns(r, s.rows); }));
   }
   return s;
 }

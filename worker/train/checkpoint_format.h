@@ -41,6 +41,7 @@ enum class SectionTag : uint32_t {
   kEpochRows = 9,
   kStragglerRows = 10,
   kModel = 11,  // the --model name; absent in checkpoints from before the model seam (DCGAN)
+  kEpochRowColumns = 12,  // the epoch rows' columns after the first 20, by name; absent in older checkpoints
 };
 
 // "position", "generator", ...: how errors name a section.

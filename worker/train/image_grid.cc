@@ -1,17 +1,14 @@
 #include "worker/train/image_grid.h"
 
-#include <png.h>
-
 #include <algorithm>
-#include <csetjmp>
-#include <cstdio>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
 #include "common/file_io.h"
+#include "common/status_macros.h"
+#include "worker/train/png_encode.h"
 
 namespace gantry {
 namespace {
@@ -23,63 +20,6 @@ uint8_t ToByte(float v) {
   if (!(v > -1.0f)) return 0;  // also NaN
   if (v >= 1.0f) return 255;
   return static_cast<uint8_t>((v + 1.0f) * 127.5f + 0.5f);
-}
-
-// What the libpng callbacks write into: the encoded bytes, or the error that stopped it.
-struct PngSink {
-  std::string bytes;
-  char error[256] = "";
-};
-
-void OnPngError(png_structp png, png_const_charp message) {
-  auto* sink = static_cast<PngSink*>(png_get_error_ptr(png));
-  std::snprintf(sink->error, sizeof(sink->error), "%s", message);
-  png_longjmp(png, 1);
-}
-
-void OnPngWarning(png_structp, png_const_charp) {}
-
-void WriteToSink(png_structp png, png_bytep data, png_size_t n) {
-  auto* sink = static_cast<PngSink*>(png_get_io_ptr(png));
-  // A C++ exception must not unwind through libpng's C frames; turn it into png_error.
-  bool out_of_memory = false;
-  try {
-    sink->bytes.append(reinterpret_cast<const char*>(data), n);
-  } catch (const std::bad_alloc&) {
-    out_of_memory = true;
-  }
-  if (out_of_memory) png_error(png, "out of memory");
-}
-
-void FlushSink(png_structp) {}
-
-// Encodes a grayscale canvas into sink->bytes; false (with sink->error set) on failure.
-// Kept free of C++ objects with destructors, because png_error longjmps back into it.
-bool EncodeGrayPng(const uint8_t* canvas, png_uint_32 width, png_uint_32 height, PngSink* sink) {
-  png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, sink, OnPngError, OnPngWarning);
-  if (png == nullptr) {
-    std::snprintf(sink->error, sizeof(sink->error), "png_create_write_struct failed");
-    return false;
-  }
-  png_infop info = png_create_info_struct(png);
-  if (info == nullptr) {
-    png_destroy_write_struct(&png, nullptr);
-    std::snprintf(sink->error, sizeof(sink->error), "png_create_info_struct failed");
-    return false;
-  }
-  // png and info are not modified after setjmp, so they keep their values on longjmp.
-  if (setjmp(png_jmpbuf(png))) {
-    png_destroy_write_struct(&png, &info);
-    return false;
-  }
-  png_set_write_fn(png, sink, WriteToSink, FlushSink);
-  png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
-               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  png_write_info(png, info);
-  for (png_uint_32 y = 0; y < height; ++y) png_write_row(png, canvas + static_cast<size_t>(y) * width);
-  png_write_end(png, nullptr);
-  png_destroy_write_struct(&png, &info);
-  return true;
 }
 
 }  // namespace
@@ -113,12 +53,9 @@ absl::Status WritePngGrid(const std::string& path, const float* images, int64_t 
     }
   }
 
-  PngSink sink;
-  if (!EncodeGrayPng(canvas.data(), static_cast<png_uint_32>(canvas_w), static_cast<png_uint_32>(canvas_h),
-                     &sink)) {
-    return absl::InternalError(absl::StrCat(path, ": PNG encoding failed: ", sink.error));
-  }
-  return WriteFileAtomically(path, sink.bytes);
+  absl::StatusOr<std::string> png = EncodePng(canvas, canvas_w, canvas_h, 1);
+  if (!png.ok()) return absl::Status(png.status().code(), absl::StrCat(path, ": ", png.status().message()));
+  return WriteFileAtomically(path, *png);
 }
 
 }  // namespace gantry

@@ -64,7 +64,8 @@ absl::StatusOr<RawSettings> RecordedSettings(const std::string& run_dir) {
 
 const std::vector<std::string>& ResumeOverridableSettings() {
   static const auto* names = new std::vector<std::string>{"data-dir", "progress-seconds", "comm-timeout",
-                                                          "checkpoint-every-steps", "keep-checkpoints"};
+                                                          "checkpoint-every-steps", "keep-checkpoints",
+                                                          "tensorboard", "watts-per-core", "quality"};
   return *names;
 }
 

@@ -3,6 +3,8 @@
 //   epochs.csv             one row per (batch size, epoch), see epoch_metrics.h
 //   samples/epoch_NNN.png  8x8 grid of G(fixed noise) after epoch NNN
 //   samples/epoch_NNN.npy  the same 64 images, float32 [64,1,28,28] in [-1,1]
+//   timing.png, losses.png plots drawn at the end (run_plots.h)
+//   tensorboard/bBBBB/     with --tensorboard: event files (tensorboard_log.h)
 //   log.txt                the run's log
 //   stragglers.csv         one row per straggler event (only when there was one)
 //   timing.md              per-batch-size timing summary, written at the end

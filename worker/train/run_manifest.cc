@@ -70,6 +70,9 @@ std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, c
   cfg["keep_checkpoints"] = c.keep_checkpoints;
   cfg["sync_bn"] = c.sync_bn;
   cfg["rebalance"] = c.rebalance;
+  cfg["tensorboard"] = c.tensorboard;
+  cfg["watts_per_core"] = c.watts_per_core;
+  cfg["quality"] = c.quality;
   cfg["straggler"] = {{"factor", c.straggler.factor}, {"window", c.straggler.window}};
   cfg["comm_timeout_s"] = c.comm_timeout_seconds;
   cfg["precision"] = PrecisionName(c.mixed.precision);

@@ -11,7 +11,11 @@ namespace gantry {
 
 // Runs G in inference mode (BatchNorm on running statistics, as the TF tutorial's
 // generate_and_save_images does) on `noise` and writes both files.
+// `images`, when given, receives the images (on the CPU, [N,1,28,28]).
 absl::Status WriteGeneratorSamples(Backend& backend, const Sequential& generator, const Tensor& noise,
-                                   const std::string& png_path, const std::string& npy_path);
+                                   const std::string& png_path, const std::string& npy_path, Tensor* images = nullptr);
+
+// G's images for `noise` in inference mode, on the CPU.
+Tensor GenerateImages(Backend& backend, const Sequential& generator, const Tensor& noise);
 
 }  // namespace gantry

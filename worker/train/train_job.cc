@@ -13,6 +13,7 @@
 #include "spec/mixed_precision.h"
 #include "worker/data/mnist_dataset.h"
 #include "worker/models/model_registry.h"
+#include "worker/train/judge_store.h"
 #include "worker/train/resume.h"
 #include "worker/train/run_folder.h"
 #include "worker/train/run_manifest.h"
@@ -82,6 +83,31 @@ absl::StatusOr<const ImageDataset*> LoadData(const DatasetSource& source, const 
   return data;
 }
 
+// Rank 0: the judge --quality asks for, or null: off; auto without a usable cached judge
+// (said once) or with a model whose images the judge cannot classify. A judge that
+// --quality fast|full asks for and that is missing or damaged refuses the run.
+absl::StatusOr<std::unique_ptr<Judge>> QualityJudge(const TrainConfig& config, const std::string& data_dir) {
+  if (config.quality == "off") return nullptr;
+  const bool asked = config.quality != "auto";
+  ASSIGN_OR_RETURN(const ImageRequirement need, RequirementOf(config));
+  if (need.channels != 1 || need.height != kJudgeSide || need.width != kJudgeSide) {
+    if (!asked) return nullptr;
+    return absl::InvalidArgumentError(absl::StrCat("--quality ", config.quality, " scores 1x28x28 images, ",
+                                                   need.needed_by, " makes ", need.channels, "x", need.height, "x",
+                                                   need.width, "; use --quality off"));
+  }
+  auto found = FindJudge(config.dataset, data_dir);
+  if (!found.ok()) {
+    if (asked) return absl::Status(found.status().code(), absl::StrCat("--quality ", config.quality, ": ",
+                                                                       found.status().message()));
+    spdlog::info("quality: epochs not scored; {}", std::string(found.status().message()));
+    return nullptr;
+  }
+  spdlog::info("quality: scoring {} samples per epoch with the judge {} (test accuracy {:.4f})",
+               config.quality == "full" ? 1024 : 64, found->second, found->first->test_accuracy);
+  return std::move(found->first);
+}
+
 // Rank 0: timing.md of the rows.
 absl::Status WriteTiming(TrainJobResult& r, const RunFolder& folder, int world_size) {
   r.timing_markdown = TimingMarkdown(r.rows, world_size, DescribePrecision(r.config.mixed, world_size));
@@ -144,6 +170,16 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
                  (*data)->count, data_dir, (*data)->count);
   }
 
+  std::unique_ptr<Judge> judge;
+  absl::Status judge_status;
+  if (root) {
+    absl::StatusOr<std::unique_ptr<Judge>> opened = QualityJudge(config, data_dir);
+    judge_status = opened.status();
+    if (opened.ok()) judge = std::move(*opened);
+  }
+  status = AgreeAllOk(comm, judge_status, opts, "opening the quality judge", result);
+  if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
+
   Backend& backend = *device->backend;
   const std::string product_path = backend.ProductPath(config.mixed.precision);
   if (root) spdlog::info("{} products: {}", PrecisionName(config.mixed.precision), product_path);
@@ -176,6 +212,7 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   Trainer trainer(config, **data, folder ? &*folder : nullptr, comm, Clock::Real(), backend);
   trainer.set_observer(request.observer);
   trainer.set_gradient_communicator(device->gradient_comm.get());
+  trainer.set_judge(judge.get(), config.quality == "full");
   absl::StatusOr<std::vector<EpochRow>> rows = trainer.Run(state ? &*state : nullptr);
   if (!rows.ok()) return Ended(std::move(result), TrainJobEnd::kFailed, rows.status());
   result.rows = std::move(*rows);

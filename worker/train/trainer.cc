@@ -15,6 +15,7 @@
 #include "spdlog/spdlog.h"
 #include "worker/data/prefetch_loader.h"
 #include "worker/models/model_registry.h"
+#include "worker/tensor/backend_registry.h"
 #include "worker/tensor/random.h"
 #include "worker/train/checkpoint_codec.h"
 #include "worker/train/device_feed.h"
@@ -28,6 +29,8 @@ constexpr int64_t kSampleCount = 64;                 // an 8x8 grid
 constexpr uint64_t kSampleStream = 0x73616d706cull;  // "sampl"
 constexpr uint64_t kDropoutStream = 0x64726f70ull;   // "drop"
 constexpr int64_t kSkipsLogged = 10;                 // per batch size; the rest only counted
+constexpr uint64_t kQualityStream = 0x7175616cull;   // "qual": the noise of --quality full
+constexpr int64_t kFullQualitySamples = 1024;
 
 // What each rank reports to rank 0 after every step.
 struct RankStepReport {
@@ -36,6 +39,7 @@ struct RankStepReport {
   double allreduce_s;
   double d_loss;
   double g_loss;
+  double cpu_s;  // CPU seconds of the rank's process since its previous report (energy estimate)
 };
 
 DebugSlowdown SlowdownFor(const TrainConfig& c, int rank) {
@@ -52,6 +56,7 @@ Trainer::Trainer(const TrainConfig& config, const ImageDataset& data, const RunF
   CHECK(folder_ != nullptr || !is_root()) << "rank 0 needs the run folder";
   if (is_root()) {
     store_.emplace(folder_->CheckpointDir());
+    monitor_.emplace(config_, *folder_);
     expectations_ = ExpectationsFor(config_, data_.count);
   }
 }
@@ -105,6 +110,7 @@ absl::StatusOr<std::vector<EpochRow>> Trainer::Run(const TrainingState* resume) 
   for (int64_t i = first_batch; i < static_cast<int64_t>(config_.batch_sizes.size()); ++i) {
     RETURN_IF_ERROR(TrainOneBatchSize(i, i == first_batch ? resume : nullptr));
   }
+  if (is_root()) RETURN_IF_ERROR(monitor_->FinishRun(rows_));
   return is_root() ? rows_ : std::vector<EpochRow>{};
 }
 
@@ -137,6 +143,7 @@ absl::Status Trainer::TrainOneBatchSize(int64_t batch_index, const TrainingState
   if (run.Done(config_.epochs)) return absl::OkStatus();  // resumed after its last epoch
   const int64_t steps_per_epoch = StepsPerEpoch(data_.count, run.batch);
   if (is_root()) {
+    RETURN_IF_ERROR(monitor_->StartBatchSize(run.batch));
     spdlog::info("training dcgan at global batch {} on {} rank(s) in {}: {} steps/epoch x {} epochs ({} images, {} "
                  "left out per epoch)",
                  run.batch, comm_.size(), DescribePrecision(config_.mixed, comm_.size()), steps_per_epoch,
@@ -148,7 +155,7 @@ absl::Status Trainer::TrainOneBatchSize(int64_t batch_index, const TrainingState
   }
   while (!run.Done(config_.epochs)) {
     if (run.step_in_epoch == 0) RETURN_IF_ERROR(AgreeOnShares(run));
-    ASSIGN_OR_RETURN(const EpochRow row, TrainOneEpoch(run));
+    ASSIGN_OR_RETURN(EpochRow row, TrainOneEpoch(run));
     ++run.epoch;
     run.step_in_epoch = 0;
     if (is_root()) {
@@ -202,6 +209,13 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
   std::vector<RankStepReport> reports(static_cast<size_t>(comm_.size()));
   const int64_t flags_before = run.tracker.flag_count() - before.straggler_flags;
   const double epoch_start = clock_.NowSeconds() - before.seconds;
+  // Energy: rank 0 reads its meter; every rank reports the CPU time its process used.
+  // Ranks that are threads of one process (the local communicator) share that process's
+  // count, so rank 0's alone is the total.
+  if (is_root()) monitor_->StartEpoch();
+  const bool ranks_share_a_process = comm_.backend_name() == "local";
+  double cpu_mark = ProcessCpuSeconds();
+  double epoch_cpu_s = 0;  // rank 0: all ranks' CPU seconds in this epoch
   // A checkpoint between two steps of this epoch.
   auto save_mid_epoch = [&] {
     return SaveCheckpoint(
@@ -227,7 +241,9 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
         run.model->StepInputs(*real, run.noise_rng, run.batch, rows.begin, rows.end, backend_.device());
     const uint64_t dropout_seed = Mix64(config_.seed ^ kDropoutStream ^ Mix64(static_cast<uint64_t>(run.global_step)));
     ASSIGN_OR_RETURN(const DataParallelStepResult r, run.step->Run(inputs, run.batch, dropout_seed));
-    const RankStepReport mine{data_wait, r.compute_s, r.allreduce_s, r.d_loss, r.g_loss};
+    const double cpu_now = ProcessCpuSeconds();
+    const RankStepReport mine{data_wait, r.compute_s, r.allreduce_s, r.d_loss, r.g_loss, cpu_now - cpu_mark};
+    cpu_mark = cpu_now;
     RETURN_IF_ERROR(comm_.Gather(&mine, sizeof(mine), reports.data(), 0, comm_options_));
     ++run.global_step;
     ++run.step_in_epoch;
@@ -241,6 +257,7 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
         d_loss += weights[i] * reports[i].d_loss;
         g_loss += weights[i] * reports[i].g_loss;
         timings.push_back({reports[i].data_wait_s, reports[i].compute_s, reports[i].allreduce_s});
+        if (i == 0 || !ranks_share_a_process) epoch_cpu_s += reports[i].cpu_s;
       }
       if (!std::isfinite(d_loss) || !std::isfinite(g_loss)) {
         return absl::InternalError(absl::StrFormat(
@@ -258,6 +275,9 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
       }
       acc.AddStep(clock_.NowSeconds() - t0, data_wait, r.allreduce_s, d_loss, g_loss);
       progress.MaybePrint(run.batch, epoch, config_.epochs, step + 1, end, acc);
+      monitor_->OnStep({.global_step = run.global_step, .d_loss = d_loss, .g_loss = g_loss,
+                        .loss_scale_g = run.step->g_scaler().scale(), .loss_scale_d = run.step->d_scaler().scale(),
+                        .samples_per_s = acc.RecentSamplesPerSecond()});
       if (observer_) {
         observer_->OnStep({.batch_size = run.batch, .epoch = epoch, .step = step + 1, .steps_in_epoch = end,
                            .global_step = run.global_step, .step_seconds = clock_.NowSeconds() - t0,
@@ -276,6 +296,7 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
   row.loss_scale_g = run.step->g_scaler().scale();
   row.loss_scale_d = run.step->d_scaler().scale();
   row.peak_rss_mb = PeakRssMiB();
+  if (is_root()) monitor_->AddEnergy(epoch_cpu_s, row);
   return row;
 }
 
@@ -291,21 +312,46 @@ void Trainer::ReportSkips(BatchRun& run, const DataParallelStepResult& r, int64_
   report("D", r.d_stepped, run.step->d_scaler());
 }
 
-absl::Status Trainer::FinishEpoch(BatchRun& run, const EpochRow& row) {
-  RETURN_IF_ERROR(folder_->AppendEpochRow(row));
-  rows_.push_back(row);
+void Trainer::ScoreQuality(BatchRun& run, const Tensor& samples, EpochRow& row) const {
+  if (judge_ == nullptr) return;
+  Tensor scored = samples;
+  if (judge_full_) {
+    // Its own fixed noise, the same every epoch, so the epochs' scores compare.
+    Rng quality_rng(Mix64(config_.seed ^ kQualityStream));
+    scored = GenerateImages(backend_, run.model->generator(), run.model->SampleInputs(quality_rng, kFullQualitySamples));
+  }
+  // The judge's weights are host memory: a host backend scores, whatever trains.
+  const QualityScores q = ScoreImages(*FindBackend(DefaultBackendName()), *judge_, scored.data(), scored.dim(0));
+  row.quality_fd = q.frechet;
+  row.quality_class_entropy = q.classes.mean_entropy;
+  row.quality_marginal_entropy = q.classes.marginal_entropy;
+  row.quality_confidence = q.classes.mean_confidence;
+}
+
+absl::Status Trainer::FinishEpoch(BatchRun& run, EpochRow& row) {
   const bool sweep = config_.batch_sizes.size() > 1;
   ASSIGN_OR_RETURN(const std::string png, folder_->SamplePath(run.batch, sweep, row.epoch, "png"));
   ASSIGN_OR_RETURN(const std::string npy, folder_->SamplePath(run.batch, sweep, row.epoch, "npy"));
   Rng sample_rng(Mix64(config_.seed ^ kSampleStream));
   const Tensor sample_inputs = run.model->SampleInputs(sample_rng, kSampleCount);
-  RETURN_IF_ERROR(WriteGeneratorSamples(backend_, run.model->generator(), sample_inputs, png, npy));
+  Tensor samples;
+  RETURN_IF_ERROR(WriteGeneratorSamples(backend_, run.model->generator(), sample_inputs, png, npy, &samples));
+  ScoreQuality(run, samples, row);
+  RETURN_IF_ERROR(folder_->AppendEpochRow(row));
+  rows_.push_back(row);
+  RETURN_IF_ERROR(monitor_->OnEpochDone(row, run.global_step, png));
   spdlog::info("batch {} epoch {} done: {:.1f} s, {} steps, steady {:.1f} ms/step, {:.1f} samples/s, all-reduce "
                "{:.1f} ms/step ({:.0f}%), d_loss {:.4f} g_loss {:.4f}, shares {}, loss scale G/D {}/{}, skipped G/D "
-               "{}/{}, peak RSS {:.0f} MiB; samples: {}",
+               "{}/{}, peak RSS {:.0f} MiB, {:.0f} J{}{}; samples: {}",
                run.batch, row.epoch, row.seconds, row.steps, row.steady_step_ms, row.samples_per_s, row.allreduce_ms,
                100.0 * row.allreduce_share, row.d_loss, row.g_loss, absl::StrJoin(run.shares, "/"), row.loss_scale_g,
-               row.loss_scale_d, row.skipped_steps_g, row.skipped_steps_d, row.peak_rss_mb, png);
+               row.loss_scale_d, row.skipped_steps_g, row.skipped_steps_d, row.peak_rss_mb, row.energy_j,
+               row.energy_estimated ? " (estimated)" : "",
+               row.quality_fd >= 0 ? absl::StrFormat(", quality: FD %.3f, class entropy %.3f/%.3f, confidence %.3f",
+                                                     row.quality_fd, row.quality_class_entropy,
+                                                     row.quality_marginal_entropy, row.quality_confidence)
+                                   : std::string(),
+               png);
   return absl::OkStatus();
 }
 

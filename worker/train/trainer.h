@@ -2,8 +2,8 @@
 // from the same seed trained for the configured epochs by all ranks in lockstep
 // (synchronous data-parallel SGD; one rank is the plain single-process case).
 //
-// Rank 0 owns the outputs: epochs.csv rows, stragglers.csv, samples, progress lines and
-// checkpoints (every config.checkpoint_every_steps steps and at each epoch end; see
+// Rank 0 owns the outputs: epochs.csv rows, stragglers.csv, samples, progress lines,
+// energy, TensorBoard events, timing.png and losses.png (run_monitor.h) and checkpoints (every config.checkpoint_every_steps steps and at each epoch end; see
 // checkpoint_store.h). Every step it gathers each rank's timings (O(ranks) numbers) for
 // the straggler tracker, and at each epoch start it broadcasts the per-rank shares of
 // the global batch (even, or rebalanced by measured speed with --rebalance).
@@ -20,8 +20,10 @@
 #include "worker/tensor/backend.h"
 #include "worker/train/batch_run.h"
 #include "worker/train/checkpoint_store.h"
+#include "worker/train/judge.h"
 #include "report/epoch_metrics.h"
 #include "worker/train/run_folder.h"
+#include "worker/train/run_monitor.h"
 #include "spec/train_config.h"
 #include "worker/train/train_observer.h"
 #include "worker/train/training_state.h"
@@ -56,13 +58,22 @@ class Trainer {
   // DataParallelStep); same ranks as `comm`, set on every rank or on none, before Run().
   void set_gradient_communicator(Communicator* comm) { gradient_comm_ = comm; }
 
+  // Rank 0: scores each epoch's samples with `judge` (not owned; null: no scores), on
+  // the 64 fixed-noise samples, or with `full` on 1024 of them. Before Run().
+  void set_judge(const Judge* judge, bool full) {
+    judge_ = judge;
+    judge_full_ = full;
+  }
+
  private:
   absl::Status CheckRunFits() const;
   absl::Status TrainOneBatchSize(int64_t batch_index, const TrainingState* resume);
   absl::Status SetUp(BatchRun& run, const TrainingState* resume);
   absl::StatusOr<EpochRow> TrainOneEpoch(BatchRun& run);
   absl::Status AgreeOnShares(BatchRun& run);
-  absl::Status FinishEpoch(BatchRun& run, const EpochRow& row);
+  // Rank 0: the samples, the quality scores (into `row`), then the row in epochs.csv.
+  absl::Status FinishEpoch(BatchRun& run, EpochRow& row);
+  void ScoreQuality(BatchRun& run, const Tensor& samples, EpochRow& row) const;
   // Rank 0: the checkpoint of the state after the latest step.
   absl::Status SaveCheckpoint(BatchRun& run, const EpochInProgress& epoch);
   bool MidEpochCheckpointDue(bool epoch_goes_on) const;
@@ -79,6 +90,7 @@ class Trainer {
   Backend& backend_;
   CommOptions comm_options_;
   std::optional<CheckpointStore> store_;  // rank 0
+  std::optional<RunMonitor> monitor_;     // rank 0: energy, TensorBoard, plots
   std::optional<CheckpointExpectations> expectations_;  // rank 0: what a usable checkpoint of this run holds
   std::vector<EpochRow> rows_;            // rank 0: every row of the run so far
   std::string straggler_rows_;            // rank 0: every stragglers.csv line so far
@@ -88,6 +100,8 @@ class Trainer {
   int64_t interrupt_after_ = 0;
   TrainObserver* observer_ = nullptr;  // not owned; null: nobody follows the run
   Communicator* gradient_comm_ = nullptr;  // not owned; null: comm_
+  const Judge* judge_ = nullptr;           // rank 0, not owned; null: no quality scores
+  bool judge_full_ = false;
 };
 
 }  // namespace gantry

@@ -1,0 +1,85 @@
+#include "worker/app/judge_command.h"
+
+#include <cstdio>
+
+#include "absl/strings/str_format.h"
+#include "common/exit_codes.h"
+#include "spdlog/spdlog.h"
+#include "spec/datasets.h"
+#include "worker/app/logging.h"
+#include "worker/data/mnist_dataset.h"
+#include "worker/tensor/backend_registry.h"
+#include "worker/train/judge.h"
+#include "worker/train/judge_store.h"
+
+namespace gantry {
+namespace {
+
+// What a judge of this architecture reaches after two epochs is well above these (about
+// 0.98 on MNIST and 0.88 on Fashion-MNIST); below them something went wrong (wrong or
+// damaged data), and such a judge would score samples badly.
+double DefaultMinAccuracy(const std::string& dataset) { return dataset == "mnist" ? 0.95 : 0.85; }
+
+int Fail(const absl::Status& s, int code) {
+  std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
+  return code;
+}
+
+}  // namespace
+
+JudgeCommand::JudgeCommand(CLI::App& app) {
+  command_ = app.add_subcommand(
+      "train-judge", "train once, and cache, the classifier that scores each epoch's samples (--quality)");
+  command_->add_option("--dataset", dataset_, "mnist | fashion-mnist [default: fashion-mnist]")
+      ->check(CLI::IsMember({"mnist", "fashion-mnist"}));
+  command_->add_option("--data-dir", data_dir_,
+                       "folder with the train and t10k IDX files [default: the dataset's Debian location]");
+  command_->add_option("--epochs", epochs_, "training epochs [default: 2]")->check(CLI::Range(1, 100));
+  command_->add_option("--seed", seed_, "seed of the weights and the shuffling [default: 1]");
+  command_->add_option("--min-accuracy", min_accuracy_,
+                       "refuse to cache a judge below this test accuracy [default: 0.95 mnist, 0.85 fashion-mnist]")
+      ->check(CLI::Range(0.0, 1.0));
+  command_->add_flag("--retrain", retrain_, "train a new judge even when one is cached");
+}
+
+int JudgeCommand::Run() {
+  SetUpWorkerLogging(0);
+  const std::string dir = data_dir_.empty() ? DefaultDataDir(dataset_) : data_dir_;
+  if (!retrain_) {
+    auto found = FindJudge(dataset_, dir);
+    if (found.ok()) {
+      std::printf("judge of %s already cached: %s (test accuracy %.4f); --retrain to train a new one\n",
+                  dataset_.c_str(), found->second.c_str(), found->first->test_accuracy);
+      return kExitOk;
+    }
+    if (!absl::IsNotFound(found.status())) spdlog::warn("{}; training a new one", std::string(found.status().message()));
+  }
+  const ImageRequirement need{.channels = 1, .height = kJudgeSide, .width = kJudgeSide, .needed_by = "the judge"};
+  absl::StatusOr<ImageDataset> train = LoadMnistDir(dir, /*train=*/true, &need);
+  if (!train.ok()) return Fail(train.status(), kExitUsage);
+  absl::StatusOr<ImageDataset> test = LoadMnistDir(dir, /*train=*/false, &need);
+  if (!test.ok()) return Fail(test.status(), kExitUsage);
+  JudgeOptions options;
+  options.epochs = epochs_;
+  options.seed = seed_;
+  options.min_accuracy = min_accuracy_ >= 0 ? min_accuracy_ : DefaultMinAccuracy(dataset_);
+  Backend& backend = *FindBackend(DefaultBackendName());
+  spdlog::info("training the {} judge on {} images ({} test) with {} kernels, {} epochs, seed {}", dataset_,
+               train->count, test->count, backend.name(), options.epochs, options.seed);
+  absl::StatusOr<std::unique_ptr<Judge>> judge = TrainJudge(backend, *train, *test, dataset_, options);
+  if (!judge.ok()) return Fail(judge.status(), kExitUsage);
+  std::printf("judge of %s: test accuracy %.4f on %lld images\n", dataset_.c_str(), (*judge)->test_accuracy,
+              static_cast<long long>(test->count));
+  if ((*judge)->test_accuracy < options.min_accuracy) {
+    std::fprintf(stderr,
+                 "error: test accuracy %.4f is below %.2f: not cached (check the data; --min-accuracy to accept it)\n",
+                 (*judge)->test_accuracy, options.min_accuracy);
+    return kExitFailure;
+  }
+  absl::StatusOr<std::string> path = SaveJudge(**judge, dir);
+  if (!path.ok()) return Fail(path.status(), kExitFailure);
+  std::printf("cached: %s\n", path->c_str());
+  return kExitOk;
+}
+
+}  // namespace gantry

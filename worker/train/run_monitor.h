@@ -1,0 +1,57 @@
+// Rank 0's monitoring of a run beyond epochs.csv: the energy of each epoch
+// (energy_meter.h), TensorBoard event files with --tensorboard (tensorboard_log.h), and
+// the per-step losses kept for losses.png (run_plots.h), which it draws with timing.png
+// when the run ends. The trainer calls it at the points below, on rank 0 only.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "report/epoch_metrics.h"
+#include "spec/train_config.h"
+#include "worker/train/energy_meter.h"
+#include "worker/train/run_folder.h"
+#include "worker/train/run_plots.h"
+#include "worker/train/tensorboard_log.h"
+
+namespace gantry {
+
+// One step's numbers, as rank 0 sees them.
+struct StepSample {
+  int64_t global_step = 0;  // at this batch size, 1-based
+  double d_loss = 0;        // the step's losses (weighted over the ranks)
+  double g_loss = 0;
+  double loss_scale_g = 1;
+  double loss_scale_d = 1;
+  double samples_per_s = 0;  // over the recent steps
+};
+
+class RunMonitor {
+ public:
+  // `rapl_root`: the powercap folder (tests pass a fake one).
+  RunMonitor(const TrainConfig& config, const RunFolder& folder, const std::string& rapl_root = "/sys/class/powercap");
+
+  // A batch size's training starts (or resumes): opens its TensorBoard folder.
+  absl::Status StartBatchSize(int64_t batch_size);
+  void StartEpoch() { energy_.Start(); }
+  void OnStep(const StepSample& step);
+  // Fills the row's energy columns; `cpu_seconds`: all ranks' CPU time in the epoch.
+  void AddEnergy(double cpu_seconds, EpochRow& row);
+  // After the epoch's row and sample grid (`sample_png`) were written.
+  absl::Status OnEpochDone(const EpochRow& row, int64_t global_step, const std::string& sample_png);
+  // The run ended: timing.png from `rows` (the whole run's) and losses.png from the
+  // steps this process trained.
+  absl::Status FinishRun(const std::vector<EpochRow>& rows);
+
+ private:
+  const TrainConfig& config_;
+  const RunFolder& folder_;
+  EnergyMeter energy_;
+  std::optional<TensorBoardLog> tensorboard_;
+  LossHistory losses_;
+};
+
+}  // namespace gantry
