@@ -58,7 +58,7 @@ for cfg in $CONFIGS; do
       if [[ -z $gs || -z $ts ]]; then echo "| $size | $ngf/$ndf | $b | ${gs:-failed} | ${ts:-failed} | |"; continue 2; fi
       g+=("$gs"); t+=("$ts"); r+=("$(awk -v a="$gs" -v b="$ts" 'BEGIN {printf "%.3f", a / b}')")
     done
-    med() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+    med() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
     lo=$(printf '%s\n' "${r[@]}" | sort -g | head -1); hi=$(printf '%s\n' "${r[@]}" | sort -g | tail -1)
     printf '| %s | %s/%s | %s | %s | %s | %.2fx [%.2f-%.2f] |\n' "$size" "$ngf" "$ndf" "$b" "$(med "${g[@]}")" \
       "$(med "${t[@]}")" "$(med "${r[@]}")" "$lo" "$hi"
