@@ -1,10 +1,15 @@
-// Pix2Pix training-step time on one rank (1 thread): DataParallelStep::Run on synthetic
-// rows (G and D gradients, Adam on both), median and p90 wall time per step and the
-// process CPU time, for each batch size. On a shared machine the CPU time is the step's
-// own work; wall time includes the slices other processes took.
+// Pix2Pix training-step time, one rank or N ranks under mpirun (1 thread each):
+// DataParallelStep::Run on synthetic rows (G and D gradients of the rank's share, the
+// gradient all-reduce over MPI, Adam on both networks), median and p90 wall time per step
+// and the process CPU time, for each PER-RANK batch size (the global batch is
+// ranks x batch, as PyTorch DDP counts it). On a shared machine the CPU time is the
+// step's own work; wall time includes the slices other processes took. Step times are
+// rank 0's, with a barrier before every step so each step covers every rank's.
 //
 //   build/bin/gantry-bench-pix2pix --image-size 32 --ngf 8 --ndf 8 --batch-size 1,4
 //   build/bin/gantry-bench-pix2pix --image-size 128 --batch-size 1,8 [--kernels eigen] [--precision bf16]
+//   mpirun -np 2 build/bin/gantry-bench-pix2pix --image-size 128 --batch-size 1,4,8
+// PyTorch yardstick: bench/torch/pix2pix_torch.py; side by side: bench/pix2pix_vs_torch.sh.
 #include <time.h>
 
 #include <algorithm>
@@ -17,6 +22,8 @@
 #include "common/clock.h"
 #include "common/math_precision.h"
 #include "worker/comm/local_communicator.h"
+#include "worker/comm/mpi_communicator.h"
+#include "worker/comm/mpi_environment.h"
 #include "worker/models/pix2pix.h"
 #include "worker/optim/optimizer.h"
 #include "worker/tensor/backend_registry.h"
@@ -59,12 +66,22 @@ int main(int argc, char** argv) {
   }
   config.norm = norm == "instance" ? NormKind::kInstance : NormKind::kBatch;
 
-  std::unique_ptr<Communicator> comm = LocalGroup(1).Rank(0);
+  std::unique_ptr<MpiCommunicator> mpi;
+  std::unique_ptr<Communicator> solo;
+  if (MpiCommunicator::LaunchedUnderMpi()) {
+    PreferRingNonBlockingAllReduce();
+    mpi = std::move(*MpiCommunicator::Create(&argc, &argv));
+  } else {
+    solo = LocalGroup(1).Rank(0);
+  }
+  Communicator* comm = mpi ? static_cast<Communicator*>(mpi.get()) : solo.get();
+  const bool root = comm->rank() == 0;
+  const CommOptions comm_options{300.0};
   TrainConfig device_config;
   device_config.kernels = kernels;
-  absl::StatusOr<TrainingDevice> device = OpenTrainingDevice(device_config, *comm, CommOptions{120.0});
+  absl::StatusOr<TrainingDevice> device = OpenTrainingDevice(device_config, *comm, comm_options);
   if (!device.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(device.status().message()).c_str());
+    std::fprintf(stderr, "rank %d: %s\n", comm->rank(), std::string(device.status().message()).c_str());
     return 2;
   }
   Pix2pix model(config, device->backend->device());
@@ -75,24 +92,32 @@ int main(int argc, char** argv) {
   auto d_opt = MakeOptimizer(oc, model.d_params().num_params(), device->backend->device());
   MixedPrecision mixed;
   mixed.precision = *precision;
-  DataParallelStep step(model, **g_opt, **d_opt, *comm, *device->backend, CommOptions{120.0}, false, Clock::Real(), {},
+  DataParallelStep step(model, **g_opt, **d_opt, *comm, *device->backend, comm_options, false, Clock::Real(), {},
                         mixed);
-  std::printf("Pix2Pix step on %s, %s, %ld px, ngf %ld, ndf %ld, norm %s: G %ld, D %ld parameters, %d timed steps\n",
-              device->description.c_str(), precision_name.c_str(), static_cast<long>(config.image_size),
-              static_cast<long>(config.ngf), static_cast<long>(config.ndf), norm.c_str(),
-              static_cast<long>(model.g_params().num_params()), static_cast<long>(model.d_params().num_params()), steps);
-  std::printf("%6s %11s %9s %9s %11s\n", "batch", "median_ms", "p90_ms", "cpu_ms", "samples/s");
-  Rng rng(7);
+  const int ranks = comm->size();
+  if (root) {
+    std::printf("Pix2Pix step on %s, %s, %ld px, ngf %ld, ndf %ld, norm %s: G %ld, D %ld parameters, %d rank(s) x 1 "
+                "thread, %d timed steps after %d warm-up\n",
+                device->description.c_str(), precision_name.c_str(), static_cast<long>(config.image_size),
+                static_cast<long>(config.ngf), static_cast<long>(config.ndf), norm.c_str(),
+                static_cast<long>(model.g_params().num_params()), static_cast<long>(model.d_params().num_params()),
+                ranks, steps, warmup);
+    std::printf("%6s %6s %11s %9s %9s %11s\n", "batch", "ranks", "median_ms", "p90_ms", "cpu_ms", "samples/s");
+  }
+  Rng rng(7 + static_cast<uint64_t>(comm->rank()));
   for (int64_t b : batches) {
+    const int64_t global = b * ranks, begin = b * comm->rank();
     Tensor rows = Tensor::Zeros(Shape{b, 7, config.image_size, config.image_size});
     for (int64_t i = 0; i < rows.numel(); ++i) rows.data()[i] = static_cast<float>(2.0 * rng.Uniform() - 1.0);
-    const GanInputs in = model.StepInputs(rows.On(device->backend->device()), rng, b, 0, b, device->backend->device());
+    const GanInputs in =
+        model.StepInputs(rows.On(device->backend->device()), rng, global, begin, begin + b, device->backend->device());
     std::vector<double> ms;
     double cpu = 0;
     for (int s = 0; s < warmup + steps; ++s) {
+      if (!comm->Barrier(comm_options).ok()) return 1;
       const double c0 = CpuSeconds();
       const auto t0 = std::chrono::steady_clock::now();
-      if (!step.Run(in, b, static_cast<uint64_t>(s)).ok()) return 1;
+      if (!step.Run(in, global, static_cast<uint64_t>(s)).ok()) return 1;
       device->backend->Synchronize();
       const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (s >= warmup) {
@@ -102,9 +127,11 @@ int main(int argc, char** argv) {
     }
     std::sort(ms.begin(), ms.end());
     const double median = ms[ms.size() / 2], p90 = ms[std::min(ms.size() - 1, ms.size() * 9 / 10)];
-    std::printf("%6ld %11.1f %9.1f %9.1f %11.1f\n", static_cast<long>(b), median, p90, cpu / steps,
-                1e3 * static_cast<double>(b) / median);
-    std::fflush(stdout);
+    if (root) {
+      std::printf("%6ld %6d %11.1f %9.1f %9.1f %11.2f\n", static_cast<long>(b), ranks, median, p90, cpu / steps,
+                  1e3 * static_cast<double>(global) / median);
+      std::fflush(stdout);
+    }
   }
   return 0;
 }
