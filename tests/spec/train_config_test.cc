@@ -34,6 +34,15 @@ TEST(TrainConfig, ParsesEverySetting) {
   EXPECT_EQ(EffectiveDataDir(*c), "/d");
 }
 
+TEST(TrainConfig, HorizonDefaultsToOneFrame) {
+  EXPECT_EQ(ResolveTrainConfig({})->horizon, 1);
+  absl::StatusOr<TrainConfig> c = ResolveTrainConfig({{"dataset", "flow"}, {"horizon", "3"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->dataset, "flow");
+  EXPECT_EQ(c->horizon, 3);
+  EXPECT_THAT(ResolveTrainConfig({{"horizon", "0"}}).status().message(), HasSubstr("--horizon: bad value '0'"));
+}
+
 TEST(TrainConfig, BadValuesNameTheSetting) {
   EXPECT_THAT(ResolveTrainConfig({{"batch-size", "0"}}).status().message(), HasSubstr("--batch-size: bad value '0'"));
   EXPECT_THAT(ResolveTrainConfig({{"batch-size", "64,x"}}).status().message(), HasSubstr("--batch-size"));
