@@ -1,6 +1,7 @@
 // The datasets a run can name (--dataset) and where each lives when no --data-dir is given.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,12 @@ const std::vector<std::string>& DatasetNames();
 // package dataset-fashion-mnist's folder; "mnist" and any other name have no default
 // and give "".
 std::string DefaultDataDir(const std::string& dataset);
+
+struct TrainConfig;
+
+// The frames between a flow pair's input and target (--horizon): 1 until the pix2pix
+// settings, which carry --horizon, are merged (then their value).
+int64_t FlowHorizon(const TrainConfig& config);
 
 // Whether the run's dataset and model go together, once all its settings are known (so
 // not one setting at a time): the flow cases train a conditional model on frame pairs

@@ -93,8 +93,6 @@ const std::vector<Setting>& CoreSettings() {
        }},
       {{"max-steps", "stop each batch size after this many steps (0: no limit)", "0"},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.max_steps, ParseInt(n, v, 0)); return absl::OkStatus(); }},
-      {{"horizon", "flow: the target is the frame this many frames after the input", "1"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.horizon, ParseInt(n, v, 1)); return absl::OkStatus(); }},
       {{"limit-images", "train on the first N images only (0: all)", "0"},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.limit_images, ParseInt(n, v, 0)); return absl::OkStatus(); }},
       {{"progress-seconds", "seconds between progress lines", "5"},

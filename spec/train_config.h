@@ -37,7 +37,6 @@ struct TrainConfig {
   std::string device = "cpu";  // cpu | cuda (training_device.h)
   int64_t max_steps = 0;        // per batch size, over all epochs; 0 = no limit
   int64_t limit_images = 0;     // train on the first N images only; 0 = all
-  int64_t horizon = 1;          // flow: frames between a pair's input and target
   double progress_seconds = 5;  // interval of progress lines
   std::string out;              // the run folder
   int64_t checkpoint_every_steps = 500;  // and at every epoch end; 0: only at epoch ends

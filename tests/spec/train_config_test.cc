@@ -34,13 +34,10 @@ TEST(TrainConfig, ParsesEverySetting) {
   EXPECT_EQ(EffectiveDataDir(*c), "/d");
 }
 
-TEST(TrainConfig, HorizonDefaultsToOneFrame) {
-  EXPECT_EQ(ResolveTrainConfig({})->horizon, 1);
-  absl::StatusOr<TrainConfig> c = ResolveTrainConfig({{"dataset", "flow"}, {"horizon", "3"}});
+TEST(TrainConfig, FlowIsADataset) {
+  absl::StatusOr<TrainConfig> c = ResolveTrainConfig({{"dataset", "flow"}, {"data-dir", "/d"}});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->dataset, "flow");
-  EXPECT_EQ(c->horizon, 3);
-  EXPECT_THAT(ResolveTrainConfig({{"horizon", "0"}}).status().message(), HasSubstr("--horizon: bad value '0'"));
 }
 
 TEST(TrainConfig, BadValuesNameTheSetting) {
