@@ -1,10 +1,11 @@
-// gantry-worker: trains GANs (train), serves a worker pool (serve) and checks
-// checkpoints (inspect-checkpoint). Each subcommand is one file in worker/app/; this is
+// gantry-worker: trains GANs (train), serves a worker pool (serve), checks checkpoints
+// (inspect-checkpoint) and rolls flow models out (rollout). Each subcommand is one file in worker/app/; this is
 // the only main().
 #include <string>
 
 #include "CLI/CLI.hpp"
 #include "worker/app/inspect_command.h"
+#include "worker/app/rollout_command.h"
 #include "worker/app/serve_command.h"
 #include "worker/app/train_command.h"
 
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
   TrainCommand train(app);
   InspectCommand inspect(app);
   ServeCommand serve(app);  // the worker pool mode (worker/serve)
+  RolloutCommand rollout(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -23,5 +25,6 @@ int main(int argc, char** argv) {
   }
   if (inspect.selected()) return inspect.Run();
   if (serve.selected()) return serve.Run(&argc, &argv);
+  if (rollout.selected()) return rollout.Run(&argc, &argv);
   return train.Run(&argc, &argv);
 }

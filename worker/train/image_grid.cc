@@ -53,9 +53,10 @@ void WriteToSink(png_structp png, png_bytep data, png_size_t n) {
 
 void FlushSink(png_structp) {}
 
-// Encodes a grayscale canvas into sink->bytes; false (with sink->error set) on failure.
+// Encodes a grayscale (channels 1) or RGB (channels 3) canvas into sink->bytes; false
+// (with sink->error set) on failure.
 // Kept free of C++ objects with destructors, because png_error longjmps back into it.
-bool EncodeGrayPng(const uint8_t* canvas, png_uint_32 width, png_uint_32 height, PngSink* sink) {
+bool EncodePng(const uint8_t* canvas, png_uint_32 width, png_uint_32 height, int channels, PngSink* sink) {
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, sink, OnPngError, OnPngWarning);
   if (png == nullptr) {
     std::snprintf(sink->error, sizeof(sink->error), "png_create_write_struct failed");
@@ -73,10 +74,10 @@ bool EncodeGrayPng(const uint8_t* canvas, png_uint_32 width, png_uint_32 height,
     return false;
   }
   png_set_write_fn(png, sink, WriteToSink, FlushSink);
-  png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
+  png_set_IHDR(png, info, width, height, 8, channels == 3 ? PNG_COLOR_TYPE_RGB : PNG_COLOR_TYPE_GRAY, PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_write_info(png, info);
-  for (png_uint_32 y = 0; y < height; ++y) png_write_row(png, canvas + static_cast<size_t>(y) * width);
+  for (png_uint_32 y = 0; y < height; ++y) png_write_row(png, canvas + static_cast<size_t>(y) * width * channels);
   png_write_end(png, nullptr);
   png_destroy_write_struct(&png, &info);
   return true;
@@ -114,8 +115,21 @@ absl::Status WritePngGrid(const std::string& path, const float* images, int64_t 
   }
 
   PngSink sink;
-  if (!EncodeGrayPng(canvas.data(), static_cast<png_uint_32>(canvas_w), static_cast<png_uint_32>(canvas_h),
-                     &sink)) {
+  if (!EncodePng(canvas.data(), static_cast<png_uint_32>(canvas_w), static_cast<png_uint_32>(canvas_h), 1,
+                 &sink)) {
+    return absl::InternalError(absl::StrCat(path, ": PNG encoding failed: ", sink.error));
+  }
+  return WriteFileAtomically(path, sink.bytes);
+}
+
+absl::Status WriteRgbPng(const std::string& path, const uint8_t* rgb, int64_t height, int64_t width) {
+  if (height <= 0 || width <= 0 || height > kMaxSide || width > kMaxSide) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot draw a ", height, "x", width, " image (sides in [1, ",
+                                                   kMaxSide, "])"));
+  }
+  CHECK(rgb != nullptr);
+  PngSink sink;
+  if (!EncodePng(rgb, static_cast<png_uint_32>(width), static_cast<png_uint_32>(height), 3, &sink)) {
     return absl::InternalError(absl::StrCat(path, ": PNG encoding failed: ", sink.error));
   }
   return WriteFileAtomically(path, sink.bytes);
