@@ -30,6 +30,8 @@ const std::vector<EpochColumn>& EpochColumns() {
       {"skipped_steps_g", "%d", &EpochRow::skipped_steps_g},
       {"skipped_steps_d", "%d", &EpochRow::skipped_steps_d},
       {"peak_rss_mb", "%.1f", &EpochRow::peak_rss_mb},
+      {"val_l1", "%.5f", &EpochRow::val_l1},
+      {"val_rel_l2", "%.5f", &EpochRow::val_rel_l2},
   };
   return *columns;
 }

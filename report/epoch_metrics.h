@@ -31,6 +31,10 @@ struct EpochRow {
   int64_t skipped_steps_g = 0; // G's optimizer steps skipped in the epoch (inf/NaN gradient)
   int64_t skipped_steps_d = 0;
   double peak_rss_mb = 0;      // peak resident set of rank 0's process so far, MiB (ru_maxrss)
+  // Flow (--dataset flow): G's next-frame error on the held-out pairs at the epoch's end,
+  // normalised units (worker/train/flow_validation.h); 0 for datasets without them.
+  double val_l1 = 0;
+  double val_rel_l2 = 0;
   bool operator==(const EpochRow&) const = default;
 };
 

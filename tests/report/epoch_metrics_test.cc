@@ -38,14 +38,17 @@ TEST(EpochCsv, NewColumnsComeLastInTheirOrder) {
                                  "step_p50_ms,step_p99_ms,data_wait_ms,world_size,allreduce_ms,allreduce_share,"
                                  "straggler_flags,"))
       << header;
-  EXPECT_TRUE(header.ends_with(",loss_scale_g,loss_scale_d,skipped_steps_g,skipped_steps_d,peak_rss_mb")) << header;
+  EXPECT_TRUE(header.ends_with(",loss_scale_g,loss_scale_d,skipped_steps_g,skipped_steps_d,peak_rss_mb,val_l1,val_rel_l2"))
+      << header;
   EpochRow row;
   row.loss_scale_g = 1048576;
   row.loss_scale_d = 0.5;
   row.skipped_steps_g = 2;
   row.skipped_steps_d = 7;
   row.peak_rss_mb = 123.44;
-  EXPECT_TRUE(EpochCsvLine(row).ends_with(",1048576,0.5,2,7,123.4")) << EpochCsvLine(row);
+  row.val_l1 = 0.012345;
+  row.val_rel_l2 = 0.5;
+  EXPECT_TRUE(EpochCsvLine(row).ends_with(",1048576,0.5,2,7,123.4,0.01234,0.50000")) << EpochCsvLine(row);
 }
 
 TEST(EpochCsv, LineHasAColumnPerHeaderField) {

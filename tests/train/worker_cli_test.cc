@@ -213,7 +213,7 @@ TEST(WorkerCli, Bf16RunSkipsAForcedOverflowAndReportsIt) {
   EXPECT_EQ(manifest["config"]["allreduce_dtype"], "bf16");
   EXPECT_EQ(manifest["config"]["debug_inject_inf"]["network"], "g");
   const std::string csv = ReadAll(out + "/epochs.csv");
-  EXPECT_THAT(csv, HasSubstr(",loss_scale_g,loss_scale_d,skipped_steps_g,skipped_steps_d,peak_rss_mb\n"));
+  EXPECT_THAT(csv, HasSubstr(",loss_scale_g,loss_scale_d,skipped_steps_g,skipped_steps_d,peak_rss_mb,val_l1,val_rel_l2\n"));
   EXPECT_THAT(csv, testing::ContainsRegex(",0,512,1024,1,0,[0-9]+\\.[0-9]\n"));  // ... straggler_flags, then ours
   EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("(1 rank, bf16, dynamic loss scaling)"));
 }

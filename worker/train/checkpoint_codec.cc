@@ -1,6 +1,8 @@
 #include "worker/train/checkpoint_codec.h"
 
 #include <map>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/byte_codec.h"
@@ -202,6 +204,27 @@ std::vector<EpochRow> GetRows(ByteReader& r) {
   return rows;
 }
 
+// The rows' validation columns, kept out of the version-1 row record so that
+// checkpoints from before them still read (their rows get zeros).
+void PutValidation(ByteWriter& w, const std::vector<EpochRow>& rows) {
+  w.U64(rows.size());
+  for (const EpochRow& r : rows) {
+    w.F64(r.val_l1);
+    w.F64(r.val_rel_l2);
+  }
+}
+
+// (val_l1, val_rel_l2) per row, in row order.
+std::vector<std::pair<double, double>> GetValidation(ByteReader& r) {
+  std::vector<std::pair<double, double>> values;
+  const uint64_t n = r.U64("validation row count");
+  for (uint64_t i = 0; i < n && r.status().ok(); ++i) {
+    const double l1 = r.F64("val_l1");
+    values.emplace_back(l1, r.F64("val_rel_l2"));
+  }
+  return values;
+}
+
 template <typename Fn>
 SectionBytes Section(SectionTag tag, Fn put) {
   ByteWriter w;
@@ -224,6 +247,7 @@ std::vector<uint8_t> EncodeCheckpoint(const TrainingState& s) {
       Section(SectionTag::kEpochRows, [&](ByteWriter& w) { PutRows(w, s.rows); }),
       Section(SectionTag::kStragglerRows, [&](ByteWriter& w) { w.String(s.straggler_rows); }),
       Section(SectionTag::kModel, [&](ByteWriter& w) { w.String(s.model); }),
+      Section(SectionTag::kEpochValidation, [&](ByteWriter& w) { PutValidation(w, s.rows); }),
   });
 }
 
@@ -256,6 +280,15 @@ absl::StatusOr<TrainingState> DecodeCheckpoint(std::span<const uint8_t> file, co
   RETURN_IF_ERROR(read(SectionTag::kEpochInProgress, [&](ByteReader& r) { s.epoch = GetEpoch(r); }));
   RETURN_IF_ERROR(read(SectionTag::kEpochRows, [&](ByteReader& r) { s.rows = GetRows(r); }));
   RETURN_IF_ERROR(read(SectionTag::kStragglerRows, [&](ByteReader& r) { s.straggler_rows = r.String("rows"); }));
+  if (by_tag.contains(SectionTag::kEpochValidation)) {
+    std::vector<std::pair<double, double>> values;
+    RETURN_IF_ERROR(read(SectionTag::kEpochValidation, [&](ByteReader& r) { values = GetValidation(r); }));
+    if (values.size() != s.rows.size()) {
+      return absl::DataLossError(absl::StrCat(name, ": the epoch validation section holds ", values.size(),
+                                              " rows, the epoch rows section ", s.rows.size()));
+    }
+    for (size_t i = 0; i < values.size(); ++i) std::tie(s.rows[i].val_l1, s.rows[i].val_rel_l2) = values[i];
+  }
   // Checkpoints written before models were named hold the DCGAN, the only model then.
   if (by_tag.contains(SectionTag::kModel)) {
     RETURN_IF_ERROR(read(SectionTag::kModel, [&](ByteReader& r) { s.model = r.String("model name"); }));

@@ -16,7 +16,7 @@ namespace {
 constexpr char kMagic[8] = {'G', 'A', 'N', 'T', 'R', 'Y', 'C', 'K'};
 constexpr size_t kHeaderCrcOffset = 28;
 constexpr size_t kSectionFrameBytes = 16;
-constexpr uint32_t kLastKnownTag = static_cast<uint32_t>(SectionTag::kModel);
+constexpr uint32_t kLastKnownTag = static_cast<uint32_t>(SectionTag::kEpochValidation);
 
 absl::Status Corrupt(const std::string& name, const std::string& what) {
   return absl::DataLossError(absl::StrCat(name, ": ", what));
@@ -66,6 +66,7 @@ std::string SectionName(SectionTag tag) {
     case SectionTag::kEpochRows: return "epoch rows";
     case SectionTag::kStragglerRows: return "straggler rows";
     case SectionTag::kModel: return "model";
+    case SectionTag::kEpochValidation: return "epoch validation";
   }
   return absl::StrCat("section ", static_cast<uint32_t>(tag));
 }

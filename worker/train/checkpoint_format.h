@@ -41,6 +41,7 @@ enum class SectionTag : uint32_t {
   kEpochRows = 9,
   kStragglerRows = 10,
   kModel = 11,  // the --model name; absent in checkpoints from before the model seam (DCGAN)
+  kEpochValidation = 12,  // per epoch row: val_l1, val_rel_l2; absent before flow validation (zeros)
 };
 
 // "position", "generator", ...: how errors name a section.

@@ -70,8 +70,8 @@ absl::StatusOr<ImageRequirement> RequirementOf(const TrainConfig& config) {
 // The training rows of flow cases (--dataset flow): crops of the model's --image-size,
 // the target --horizon frames ahead. Not cached between pool jobs: the rows depend on
 // the run's seed, horizon and image size, not only on the folder.
-absl::StatusOr<ImageDataset> LoadFlowRows(const TrainConfig& config, const std::string& dir,
-                                          const ImageRequirement& need) {
+absl::StatusOr<FlowDataset> LoadFlowRows(const TrainConfig& config, const std::string& dir,
+                                         const ImageRequirement& need) {
   if (need.channels != kFlowRowChannels || need.height != need.width) {
     return absl::InvalidArgumentError(absl::StrCat(need.needed_by, " trains on rows of ", need.channels, "x",
                                                    need.height, "x", need.width, ", not the ", kFlowRowChannels,
@@ -83,16 +83,19 @@ absl::StatusOr<ImageDataset> LoadFlowRows(const TrainConfig& config, const std::
                                                            .max_rows = config.limit_images}));
   spdlog::info("flow: {} case(s), {} training rows, {} held-out rows; {}", flow.cases.size(), flow.train.count,
                flow.validation.count, flow.split.rule);
-  return std::move(flow.train);
+  return flow;
 }
 
 // The request's source, or the IDX files read into `owned`; refused unless its images
 // have the shape the model needs.
 absl::StatusOr<const ImageDataset*> LoadData(const DatasetSource& source, const TrainConfig& config,
-                                             const std::string& dir, std::optional<ImageDataset>& owned) {
+                                             const std::string& dir, std::optional<ImageDataset>& owned,
+                                             std::optional<ImageDataset>& validation) {
   ASSIGN_OR_RETURN(const ImageRequirement need, RequirementOf(config));
   if (config.dataset == "flow") {
-    ASSIGN_OR_RETURN(owned, LoadFlowRows(config, dir, need));
+    ASSIGN_OR_RETURN(FlowDataset flow, LoadFlowRows(config, dir, need));
+    owned = std::move(flow.train);
+    validation = std::move(flow.validation);
     return &*owned;
   }
   const ImageDataset* data = nullptr;
@@ -164,8 +167,8 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   if (root) spdlog::info("training on {}", device->description);
   const std::string data_dir = EffectiveDataDir(config);
   if (root) spdlog::info("loading {} from {} on {} rank(s)", config.dataset, data_dir, comm.size());
-  std::optional<ImageDataset> owned;
-  absl::StatusOr<const ImageDataset*> data = LoadData(request.data, config, data_dir, owned);
+  std::optional<ImageDataset> owned, validation;
+  absl::StatusOr<const ImageDataset*> data = LoadData(request.data, config, data_dir, owned, validation);
   status = AgreeAllOk(comm, data.status(), opts, "loading the data", result);
   if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
   if (root && config.limit_images > (*data)->count) {
@@ -206,6 +209,7 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   Trainer trainer(config, **data, folder ? &*folder : nullptr, comm, Clock::Real(), backend);
   trainer.set_observer(request.observer);
   trainer.set_gradient_communicator(device->gradient_comm.get());
+  if (validation) trainer.set_validation(&*validation);
   absl::StatusOr<std::vector<EpochRow>> rows = trainer.Run(state ? &*state : nullptr);
   if (!rows.ok()) return Ended(std::move(result), TrainJobEnd::kFailed, rows.status());
   result.rows = std::move(*rows);

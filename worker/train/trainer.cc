@@ -19,12 +19,14 @@
 #include "worker/train/checkpoint_codec.h"
 #include "worker/train/device_feed.h"
 #include "worker/train/peak_rss.h"
+#include "worker/train/flow_validation.h"
 #include "worker/train/sample_writer.h"
 
 namespace gantry {
 namespace {
 
 constexpr int64_t kSampleCount = 64;                 // an 8x8 grid
+constexpr int64_t kFlowSampleRows = 8;               // held-out pairs drawn per epoch (flow)
 constexpr uint64_t kSampleStream = 0x73616d706cull;  // "sampl"
 constexpr uint64_t kDropoutStream = 0x64726f70ull;   // "drop"
 constexpr int64_t kSkipsLogged = 10;                 // per batch size; the rest only counted
@@ -148,7 +150,7 @@ absl::Status Trainer::TrainOneBatchSize(int64_t batch_index, const TrainingState
   }
   while (!run.Done(config_.epochs)) {
     if (run.step_in_epoch == 0) RETURN_IF_ERROR(AgreeOnShares(run));
-    ASSIGN_OR_RETURN(const EpochRow row, TrainOneEpoch(run));
+    ASSIGN_OR_RETURN(EpochRow row, TrainOneEpoch(run));
     ++run.epoch;
     run.step_in_epoch = 0;
     if (is_root()) {
@@ -291,15 +293,29 @@ void Trainer::ReportSkips(BatchRun& run, const DataParallelStepResult& r, int64_
   report("D", r.d_stepped, run.step->d_scaler());
 }
 
-absl::Status Trainer::FinishEpoch(BatchRun& run, const EpochRow& row) {
+absl::Status Trainer::FinishEpoch(BatchRun& run, EpochRow& row) {
+  const bool held_out = validation_ != nullptr && validation_->count > 0;
+  if (held_out) {
+    ASSIGN_OR_RETURN(const NextFrameScore score, ScoreNextFrame(backend_, run.model->generator(), *validation_));
+    row.val_l1 = score.l1;
+    row.val_rel_l2 = score.relative_l2;
+    spdlog::info("batch {} epoch {}: held-out next frame ({} pairs): L1 {:.5f}, relative L2 {:.5f}", run.batch,
+                 row.epoch, score.rows, score.l1, score.relative_l2);
+  }
   RETURN_IF_ERROR(folder_->AppendEpochRow(row));
   rows_.push_back(row);
   const bool sweep = config_.batch_sizes.size() > 1;
   ASSIGN_OR_RETURN(const std::string png, folder_->SamplePath(run.batch, sweep, row.epoch, "png"));
   ASSIGN_OR_RETURN(const std::string npy, folder_->SamplePath(run.batch, sweep, row.epoch, "npy"));
-  Rng sample_rng(Mix64(config_.seed ^ kSampleStream));
-  const Tensor sample_inputs = run.model->SampleInputs(sample_rng, kSampleCount);
-  RETURN_IF_ERROR(WriteGeneratorSamples(backend_, run.model->generator(), sample_inputs, png, npy));
+  if (held_out) {
+    // The same first held-out pairs every epoch: input | prediction | truth.
+    RETURN_IF_ERROR(
+        WriteNextFrameSamples(backend_, run.model->generator(), *validation_, kFlowSampleRows, png, npy));
+  } else {
+    Rng sample_rng(Mix64(config_.seed ^ kSampleStream));
+    const Tensor sample_inputs = run.model->SampleInputs(sample_rng, kSampleCount);
+    RETURN_IF_ERROR(WriteGeneratorSamples(backend_, run.model->generator(), sample_inputs, png, npy));
+  }
   spdlog::info("batch {} epoch {} done: {:.1f} s, {} steps, steady {:.1f} ms/step, {:.1f} samples/s, all-reduce "
                "{:.1f} ms/step ({:.0f}%), d_loss {:.4f} g_loss {:.4f}, shares {}, loss scale G/D {}/{}, skipped G/D "
                "{}/{}, peak RSS {:.0f} MiB; samples: {}",

@@ -56,13 +56,19 @@ class Trainer {
   // DataParallelStep); same ranks as `comm`, set on every rank or on none, before Run().
   void set_gradient_communicator(Communicator* comm) { gradient_comm_ = comm; }
 
+  // Held-out rows {7, S, S} of --dataset flow (not owned; rank 0 uses them): each
+  // epoch's G is scored on them (epochs.csv val_l1, val_rel_l2) and the samples show
+  // the first few as input | prediction | truth instead of the model's sample grid.
+  void set_validation(const ImageDataset* rows) { validation_ = rows; }
+
  private:
   absl::Status CheckRunFits() const;
   absl::Status TrainOneBatchSize(int64_t batch_index, const TrainingState* resume);
   absl::Status SetUp(BatchRun& run, const TrainingState* resume);
   absl::StatusOr<EpochRow> TrainOneEpoch(BatchRun& run);
   absl::Status AgreeOnShares(BatchRun& run);
-  absl::Status FinishEpoch(BatchRun& run, const EpochRow& row);
+  // Rank 0: scores the held-out pairs into `row` (flow), then writes the row and samples.
+  absl::Status FinishEpoch(BatchRun& run, EpochRow& row);
   // Rank 0: the checkpoint of the state after the latest step.
   absl::Status SaveCheckpoint(BatchRun& run, const EpochInProgress& epoch);
   bool MidEpochCheckpointDue(bool epoch_goes_on) const;
@@ -88,6 +94,7 @@ class Trainer {
   int64_t interrupt_after_ = 0;
   TrainObserver* observer_ = nullptr;  // not owned; null: nobody follows the run
   Communicator* gradient_comm_ = nullptr;  // not owned; null: comm_
+  const ImageDataset* validation_ = nullptr;  // not owned; null: none
 };
 
 }  // namespace gantry
