@@ -33,7 +33,10 @@ Files
     buffers_after.npy  the same after one training forward (momentum 0.01 in PyTorch's
                        convention = Keras 0.99; running_var takes the unbiased variance)
     y_eval.npy         eval-mode output on the same x with the updated running stats
+    InstanceNorm (instance_norm2d): x, dy, y, dx only (no parameters, no buffers).
   dcgan_step: see write_dcgan_step() and tests/golden/dcgan_step/README.md.
+  pix2pix_step, pix2pix_step_bf16: see write_pix2pix_steps() and
+  tests/golden/pix2pix_step/README.md.
 """
 
 import importlib.util
@@ -153,6 +156,23 @@ def write_layer_cases():
     shift2, scale2 = torch.randn(3, 1, 1), 0.5 + torch.rand(3, 1, 1)
     layer_case("batch_norm2d", nn.BatchNorm2d(3, eps=1e-3, momentum=0.01),
                (torch.randn(4, 3, 5, 5) * scale2 + shift2).float(), bn=True)
+    instance_norm_case()
+
+
+def instance_norm_case():
+    """nn.InstanceNorm2d with its defaults (eps 1e-5, no affine, no running stats) on
+    planes with their own offsets and scales; non-square, so H and W cannot be mixed."""
+    name = "instance_norm2d"
+    os.makedirs(os.path.join(GOLDEN, name), exist_ok=True)
+    x = (torch.randn(3, 4, 5, 6) * (0.5 + torch.rand(3, 4, 1, 1)) + torch.randn(3, 4, 1, 1)).float()
+    xd = x.double().requires_grad_(True)
+    y = nn.InstanceNorm2d(4)(xd)
+    dy = torch.randn(y.shape).float()
+    (dx,) = torch.autograd.grad(y, [xd], grad_outputs=dy.double())
+    save(name, "x.npy", x.numpy())
+    save(name, "dy.npy", dy.numpy())
+    save(name, "y.npy", f32(y))
+    save(name, "dx.npy", f32(dx))
 
 
 # --------------------------------------------------------------------------- DCGAN step
@@ -331,6 +351,233 @@ def write_dcgan_step(ref):
     report("g_buffers_after", g_buffers(G32), g_buffers(G))
 
 
+# --------------------------------------------------------------------------- Pix2Pix step
+#
+# A PyTorch Pix2Pix written from the description in worker/models/pix2pix.h (the TF
+# tutorial's network with our decisions: no norm in the first and innermost down blocks,
+# LeakyReLU 0.2, ReLU then Dropout in the up blocks, halved D loss), at 32 px with
+# ngf = ndf = 8: a U-Net of depth 5 and a 2x2 PatchGAN.
+
+P2P_SIZE = 32
+P2P_NGF = 8
+P2P_NDF = 8
+P2P_BATCH = 4
+P2P_SLOPE = 0.2
+P2P_L1 = 100.0
+P2P_G_SEED = 3
+P2P_D_SEED = 4
+
+
+def bf16_round(t):
+    """Rounds to bfloat16 (round to nearest even) and back to t's dtype: the project's
+    bf16 math rounds both operands of every convolution-family product this way and
+    accumulates in fp32 (worker/tensor/cpu/operand_rounding.h)."""
+    return t.to(torch.bfloat16).to(t.dtype)
+
+
+class Bf16Conv2d(torch.autograd.Function):
+    """conv2d whose three products (forward, input and weight gradients) take bf16-rounded
+    operands, as the C++ ConvForward / ConvBackwardData / ConvBackwardWeights do."""
+
+    @staticmethod
+    def forward(ctx, x, w, stride, padding):
+        ctx.save_for_backward(x, w)
+        ctx.conf = (stride, padding)
+        return F.conv2d(bf16_round(x), bf16_round(w), None, stride, padding)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        stride, padding = ctx.conf
+        dx = torch.nn.grad.conv2d_input(x.shape, bf16_round(w), bf16_round(dy), stride, padding)
+        dw = torch.nn.grad.conv2d_weight(bf16_round(x), w.shape, bf16_round(dy), stride, padding)
+        return dx, dw, None, None
+
+
+class Bf16ConvTranspose2d(torch.autograd.Function):
+    """conv_transpose2d (weight [in, out, k, k]) with bf16-rounded operands: the adjoint
+    of conv2d, so its forward is conv2d's input gradient and its gradients are conv2d
+    and conv2d's weight gradient with the roles of x and dy swapped."""
+
+    @staticmethod
+    def forward(ctx, x, w, stride, padding):
+        ctx.save_for_backward(x, w)
+        ctx.conf = (stride, padding)
+        return F.conv_transpose2d(bf16_round(x), bf16_round(w), None, stride, padding)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w = ctx.saved_tensors
+        stride, padding = ctx.conf
+        dx = F.conv2d(bf16_round(dy), bf16_round(w), None, stride, padding)
+        dw = torch.nn.grad.conv2d_weight(bf16_round(dy), w.shape, bf16_round(x), stride, padding)
+        return dx, dw, None, None
+
+
+class Conv(nn.Conv2d):
+    """4x4 convolution that switches to the bf16-operand product when .bf16 is set."""
+    bf16 = False
+
+    def forward(self, x):
+        if not self.bf16:
+            return super().forward(x)
+        y = Bf16Conv2d.apply(x, self.weight, self.stride, self.padding)
+        return y if self.bias is None else y + self.bias.view(1, -1, 1, 1)
+
+
+class ConvT(nn.ConvTranspose2d):
+    bf16 = False
+
+    def forward(self, x):
+        if not self.bf16:
+            return super().forward(x)
+        y = Bf16ConvTranspose2d.apply(x, self.weight, self.stride, self.padding)
+        return y if self.bias is None else y + self.bias.view(1, -1, 1, 1)
+
+
+def p2p_norm(c):
+    return nn.BatchNorm2d(c, eps=1e-3, momentum=0.01)
+
+
+class UNet(nn.Module):
+    def __init__(self, size, ngf, in_ch=4, out_ch=3):
+        super().__init__()
+        n = min(int(np.log2(size)), 8)
+        ch = [ngf * min(2 ** i, 8) for i in range(n)]
+        self.n = n
+        self.downs = nn.ModuleList()
+        for i in range(n):
+            layers = [Conv(in_ch if i == 0 else ch[i - 1], ch[i], 4, 2, 1, bias=False)]
+            if 0 < i < n - 1:
+                layers.append(p2p_norm(ch[i]))
+            layers.append(nn.LeakyReLU(P2P_SLOPE))
+            self.downs.append(nn.Sequential(*layers))
+        self.ups = nn.ModuleList()
+        for j in range(n - 1):
+            cin = ch[n - 1] if j == 0 else 2 * ch[n - 1 - j]
+            layers = [ConvT(cin, ch[n - 2 - j], 4, 2, 1, bias=False), p2p_norm(ch[n - 2 - j]),
+                      nn.Dropout(0.0), nn.ReLU()]  # dropout off: the C++ masks differ
+            self.ups.append(nn.Sequential(*layers))
+        self.out = ConvT(2 * ch[0], out_ch, 4, 2, 1, bias=True)
+
+    def forward(self, x):
+        skips = []
+        for down in self.downs:
+            x = down(x)
+            skips.append(x)
+        for j, up in enumerate(self.ups):
+            x = torch.cat([up(x), skips[self.n - 2 - j]], dim=1)
+        return torch.tanh(self.out(x))
+
+
+class PatchGan(nn.Module):
+    def __init__(self, ndf, in_ch=7):
+        super().__init__()
+        f = [ndf, 2 * ndf, 4 * ndf, 8 * ndf]
+        lrelu = lambda: nn.LeakyReLU(P2P_SLOPE)
+        self.net = nn.Sequential(
+            Conv(in_ch, f[0], 4, 2, 1, bias=False), lrelu(),
+            Conv(f[0], f[1], 4, 2, 1, bias=False), p2p_norm(f[1]), lrelu(),
+            Conv(f[1], f[2], 4, 2, 1, bias=False), p2p_norm(f[2]), lrelu(),
+            Conv(f[2], f[3], 4, 1, 1, bias=False), p2p_norm(f[3]), lrelu(),
+            Conv(f[3], 1, 4, 1, 1, bias=True))
+
+    def forward(self, condition, image):
+        return self.net(torch.cat([condition, image], dim=1))
+
+
+def set_bf16(module, on):
+    for m in module.modules():
+        if isinstance(m, (Conv, ConvT)):
+            m.bf16 = on
+
+
+def bn_buffers(module):
+    return flat([t for m in module.modules() if isinstance(m, nn.BatchNorm2d)
+                 for t in (m.running_mean, m.running_var)])
+
+
+def build_pix2pix(dtype, bf16):
+    G, D = UNet(P2P_SIZE, P2P_NGF), PatchGan(P2P_NDF)
+    g_layout, d_layout = param_layout(G), param_layout(D)
+    set_flat(list(G.parameters()), torch.from_numpy(recipe_params(P2P_G_SEED, g_layout)).double())
+    set_flat(list(D.parameters()), torch.from_numpy(recipe_params(P2P_D_SEED, d_layout)).double())
+    G.to(dtype).train()
+    D.to(dtype).train()
+    set_bf16(G, bf16)
+    set_bf16(D, bf16)
+    return G, D, g_layout, d_layout
+
+
+def pix2pix_step(G, D, x, y):
+    """One shared forward; D's gradient of the halved BCE sum, G's of BCE + L1 term."""
+    dtype = next(G.parameters()).dtype
+    x, y = x.to(dtype), y.to(dtype)
+    fake = G(x)
+    real_logits = D(x, y)
+    fake_logits = D(x, fake)
+    d_loss = 0.5 * (F.binary_cross_entropy_with_logits(real_logits, torch.ones_like(real_logits))
+                    + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits)))
+    g_gan = F.binary_cross_entropy_with_logits(fake_logits, torch.ones_like(fake_logits))
+    g_l1 = (fake - y).abs().mean()
+    g_loss = g_gan + P2P_L1 * g_l1
+    g_grads = torch.autograd.grad(g_loss, list(G.parameters()), retain_graph=True)
+    d_grads = torch.autograd.grad(d_loss, list(D.parameters()))
+    return dict(fake=fake, real_logits=real_logits, fake_logits=fake_logits, d_loss=d_loss, g_loss=g_loss,
+                g_l1=g_l1, g_grads=flat(g_grads), d_grads=flat(d_grads))
+
+
+def write_pix2pix_steps():
+    torch.manual_seed(2468)
+    rows = (torch.rand(P2P_BATCH, 7, P2P_SIZE, P2P_SIZE) * 2 - 1).float()
+    x, y = rows[:, :4], rows[:, 4:]
+    for case, bf16 in (("pix2pix_step", False), ("pix2pix_step_bf16", True)):
+        os.makedirs(os.path.join(GOLDEN, case), exist_ok=True)
+        G, D, g_layout, d_layout = build_pix2pix(torch.float64, bf16)
+        g_before, d_before = f32(bn_buffers(G)), f32(bn_buffers(D))
+        out = pix2pix_step(G, D, x, y)
+        g_idx, d_idx = subsample_indices(G, g_layout), subsample_indices(D, d_layout)
+        save(case, "rows.npy", rows.numpy())
+        save(case, "fake.npy", f32(out["fake"]))
+        save(case, "real_logits.npy", f32(out["real_logits"]))
+        save(case, "fake_logits.npy", f32(out["fake_logits"]))
+        save(case, "losses.npy", np.array([out["d_loss"].item(), out["g_loss"].item(), out["g_l1"].item()],
+                                          np.float32))
+        save(case, "g_layout.npy", np.array(g_layout, dtype=np.float64))
+        save(case, "d_layout.npy", np.array(d_layout, dtype=np.float64))
+        save(case, "g_indices.npy", g_idx.astype(np.float64))
+        save(case, "d_indices.npy", d_idx.astype(np.float64))
+        save(case, "g_grads.npy", f32(out["g_grads"][g_idx]))
+        save(case, "d_grads.npy", f32(out["d_grads"][d_idx]))
+        save(case, "g_buffers.npy", g_before)
+        save(case, "d_buffers.npy", d_before)
+        save(case, "g_buffers_after.npy", f32(bn_buffers(G)))
+        save(case, "d_buffers_after.npy", f32(bn_buffers(D)))
+        print(f"{case}: G {sum(n for _, n, _ in g_layout)} params, D {sum(n for _, n, _ in d_layout)}, "
+              f"logits {tuple(out['real_logits'].shape)}, d_loss {out['d_loss'].item():.6f} "
+              f"g_loss {out['g_loss'].item():.6f}")
+
+        # Yardsticks: float32 torch (same arithmetic) against these goldens.
+        G32, D32, _, _ = build_pix2pix(torch.float32, bf16)
+        o32 = pix2pix_step(G32, D32, x, y)
+        for what in ("fake", "real_logits", "fake_logits"):
+            err = (o32[what].double() - out[what]).abs().max().item()
+            print(f"  float32 torch {what:<12} max|diff| {err:.3e} (max|ref| {out[what].abs().max().item():.3e})")
+        for net, idx in (("g", g_idx), ("d", d_idx)):
+            layout = g_layout if net == "g" else d_layout
+            worst = 0.0
+            for offset, numel, _ in layout:
+                ref = out[net + "_grads"][offset:offset + numel]
+                err = (o32[net + "_grads"][offset:offset + numel].double() - ref).abs().max().item()
+                worst = max(worst, err / max(ref.abs().max().item(), 1e-30))
+            print(f"  float32 torch {net}_grads worst tensor max|diff| / max|ref| {worst:.3e}")
+        if bf16:  # how far bf16 arithmetic is from fp32: what the bf16 test must tell apart
+            Gf, Df, _, _ = build_pix2pix(torch.float64, False)
+            of = pix2pix_step(Gf, Df, x, y)
+            print(f"  fp64 without bf16 rounding vs bf16: fake max|diff| "
+                  f"{(of['fake'] - out['fake']).abs().max().item():.3e}")
+
+
 def main():
     torch.set_num_threads(1)  # reductions in a fixed order
     ref = load_reference()
@@ -342,6 +589,7 @@ def main():
     os.makedirs(GOLDEN, exist_ok=True)
     write_layer_cases()
     write_dcgan_step(ref)
+    write_pix2pix_steps()
     total = sum(os.path.getsize(os.path.join(d, f))
                 for d, _, files in os.walk(GOLDEN) for f in files)
     print(f"wrote {GOLDEN} ({total / 1e6:.2f} MB)")

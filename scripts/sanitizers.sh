@@ -85,7 +85,7 @@ run_tsan() {
   local reports=${root}/${dir}/sanitizer-reports
   rm -rf "${reports}" && mkdir -p "${reports}"
   local status=0
-  TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=${reports}/tsan:log_exe_name=1:suppressions=${root}/tests/sanitizers/tsan.supp" \
+  GANTRY_TEST_SLOWDOWN=5 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:log_path=${reports}/tsan:log_exe_name=1:suppressions=${root}/tests/sanitizers/tsan.supp" \
     ctest --test-dir "${dir}" --output-on-failure -j2 --timeout 900 -L "$(labels "${tsan_tests[@]}")" || status=1
   check_reports "${dir}" || status=1
   return ${status}

@@ -14,8 +14,6 @@ std::string DefaultDataDir(const std::string& dataset) {
   return "";
 }
 
-int64_t FlowHorizon(const TrainConfig&) { return 1; }
-
 absl::Status CheckDatasetFitsModel(const std::string& dataset, const std::string& model, const std::string& data_dir) {
   const bool flow = dataset == "flow";
   // The conditional model is the one that trains on frame pairs; the others draw from noise.

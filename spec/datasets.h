@@ -18,12 +18,6 @@ const std::vector<std::string>& DatasetNames();
 // and give "".
 std::string DefaultDataDir(const std::string& dataset);
 
-struct TrainConfig;
-
-// The frames between a flow pair's input and target (--horizon): 1 until the pix2pix
-// settings, which carry --horizon, are merged (then their value).
-int64_t FlowHorizon(const TrainConfig& config);
-
 // Whether the run's dataset and model go together, once all its settings are known (so
 // not one setting at a time): the flow cases train a conditional model on frame pairs
 // and have no default folder. INVALID_ARGUMENT naming the settings and the fix.

@@ -30,4 +30,34 @@ struct DcganConfig {
   bool operator==(const DcganConfig&) const = default;
 };
 
+// Normalisation of the Pix2Pix networks (--norm).
+enum class NormKind { kBatch, kInstance };
+
+// The Pix2Pix cGAN (worker/models/pix2pix.h, whose top comment gives the architecture and
+// the decisions where the sources disagree). The defaults are the TF tutorial's 256 px
+// network with the paper's LeakyReLU slope; BatchNorm keeps the project's (Keras)
+// conventions, InstanceNorm PyTorch's (no affine parameters, no running statistics).
+struct Pix2pixConfig {
+  int64_t image_size = 256;     // a power of two >= kMinImageSize: the U-Net depth follows
+  int64_t ngf = 64;             // generator filters in the first down block
+  int64_t ndf = 64;             // discriminator filters in its first block
+  NormKind norm = NormKind::kBatch;
+  float l1_weight = 100.0f;     // G loss = BCE-GAN + l1_weight * L1(G(x), y)
+  int64_t horizon = 1;          // frames between condition and target (the data's concern)
+  float leaky_slope = 0.2f;     // the paper's and junyanz's (Keras' default 0.3 in the TF tutorial)
+  float dropout = 0.5f;         // in the first three up blocks; 0 turns it off (tests, goldens)
+  float bn_eps = 1e-3f;         // Keras BatchNormalization defaults, as the DCGAN
+  float bn_momentum = 0.99f;
+  float in_eps = 1e-5f;         // torch.nn.InstanceNorm2d's default
+  bool operator==(const Pix2pixConfig&) const = default;
+
+  static constexpr int64_t kMinImageSize = 32;  // PatchGAN: S/8 - 2 >= 2 logits a side
+  static constexpr int64_t kMaxDepth = 8;       // U-Net-256: 8 down blocks
+  static constexpr int64_t kInputChannels = 4;  // condition: frame (3) + obstacle mask (1)
+  static constexpr int64_t kOutputChannels = 3; // target frame
+};
+
+// Why `size` cannot be a Pix2Pix --image-size ("" when it can): a power of two >= 32.
+std::string Pix2pixImageSizeProblem(int64_t size);
+
 }  // namespace gantry

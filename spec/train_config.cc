@@ -43,7 +43,7 @@ absl::StatusOr<std::vector<int64_t>> ParseBatchSizes(const std::string& name, co
 // precision_settings.cc. Settings() joins them in display order.
 const std::vector<Setting>& CoreSettings() {
   static const auto* settings = new std::vector<Setting>{
-      {{"model", "network to train: dcgan", "dcgan"},
+      {{"model", "network to train: dcgan | pix2pix", "dcgan"},
        [](auto& n, auto& v, TrainConfig& c) { c.model = v; return OneOf(n, v, ModelNames()); }},
       {{"dataset", "mnist | fashion-mnist (IDX files) | flow (make-flow cases, with --model pix2pix)", "fashion-mnist"},
        [](auto& n, auto& v, TrainConfig& c) { c.dataset = v; return OneOf(n, v, DatasetNames()); }},
@@ -55,7 +55,7 @@ const std::vector<Setting>& CoreSettings() {
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.batch_sizes, ParseBatchSizes(n, v)); return absl::OkStatus(); }},
       {{"optimizer", "adam | sgd (with momentum)", "adam"},
        [](auto& n, auto& v, TrainConfig& c) { c.optimizer.kind = v; return OneOf(n, v, {"adam", "sgd"}); }},
-      {{"lr", "learning rate of both networks", "0.0001"},
+      {{"lr", "learning rate of both networks (pix2pix: 0.0002 unless given)", "0.0001"},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.lr, ParseFloat(n, v, 1e-12f, 10.0f)); return absl::OkStatus(); }},
       {{"beta1", "Adam beta1 (0.5 is DCGAN practice; the TF tutorial uses 0.9)", "0.5"},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.beta1, ParseFloat(n, v, 0.0f, 0.9999f)); return absl::OkStatus(); }},
@@ -67,7 +67,27 @@ const std::vector<Setting>& CoreSettings() {
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.momentum, ParseFloat(n, v, 0.0f, 0.9999f)); return absl::OkStatus(); }},
       {{"dropout", "discriminator dropout rate", "0.3"},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.dcgan.dropout, ParseFloat(n, v, 0.0f, 0.95f)); return absl::OkStatus(); }},
-      {{"init", "weight initialisation: glorot (Keras) | normal (N(0, 0.02))", "glorot"},
+      {{"image-size", "pix2pix: side of the square training crops, a power of two >= 32 (U-Net depth log2 of it, at most 8)",
+        "256"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(c.pix2pix.image_size, ParseInt(n, v, 1));
+         const std::string problem = Pix2pixImageSizeProblem(c.pix2pix.image_size);
+         return problem.empty() ? absl::OkStatus() : Bad(n, v, problem);
+       }},
+      {{"ngf", "pix2pix: generator filters in the first U-Net block (later blocks double up to 8x)", "64"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.ngf, ParseInt(n, v, 1)); return absl::OkStatus(); }},
+      {{"ndf", "pix2pix: discriminator filters in the first PatchGAN block (later blocks double up to 8x)", "64"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.ndf, ParseInt(n, v, 1)); return absl::OkStatus(); }},
+      {{"norm", "pix2pix: normalisation of both networks: batch | instance", "batch"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         c.pix2pix.norm = v == "instance" ? NormKind::kInstance : NormKind::kBatch;
+         return OneOf(n, v, {"batch", "instance"});
+       }},
+      {{"l1-weight", "pix2pix: weight of the L1 term in the generator loss", "100"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.l1_weight, ParseFloat(n, v, 0.0f, 1e6f)); return absl::OkStatus(); }},
+      {{"horizon", "pix2pix on flow data: the target is this many frames after the condition", "1"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.horizon, ParseInt(n, v, 1)); return absl::OkStatus(); }},
+      {{"init", "weight initialisation: glorot (Keras) | normal (N(0, 0.02); the pix2pix default)", "glorot"},
        [](auto& n, auto& v, TrainConfig& c) {
          c.init = v == "normal" ? InitScheme::kNormal002 : InitScheme::kGlorotUniform;
          return OneOf(n, v, {"glorot", "normal"});
@@ -202,6 +222,12 @@ absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings) {
     const Setting* s = FindSetting(name);
     if (s == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown setting '", name, "'"));
     RETURN_IF_ERROR(s->apply(name, value, config));
+  }
+  // Pix2Pix's own defaults where the run leaves them open (the paper, the TF tutorial
+  // and junyanz agree): Adam 2e-4 and N(0, 0.02) weights.
+  if (config.model == "pix2pix") {
+    if (!settings.contains("lr")) config.optimizer.lr = 2e-4f;
+    if (!settings.contains("init")) config.init = InitScheme::kNormal002;
   }
   RETURN_IF_ERROR(FinishPrecisionSettings(settings, config.mixed));
   return config;

@@ -29,6 +29,7 @@ struct TrainConfig {
   std::vector<int64_t> batch_sizes = {64};   // global batch; several make a sweep
   OptimizerConfig optimizer;
   DcganConfig dcgan;
+  Pix2pixConfig pix2pix;
   InitScheme init = InitScheme::kGlorotUniform;
   uint64_t seed = 1;
   // A kernel backend's name (onednn | eigen); empty: the worker's fastest. Whether the

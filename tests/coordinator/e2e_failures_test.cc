@@ -39,8 +39,11 @@ nlohmann::json Status(int port, const std::string& id) {
 TEST(CoordinatorFailures, ASilentGroupLosesItsJobToAnother) {
   const testing::Folders s = testing::MakeFolders("e2e_lease");
   // 2 s: short enough to wait out, long enough that the healthy group (three processes
-  // on a loaded 2-core machine) never misses its own lease between polls.
-  testing::CoordinatorProcess coordinator(s.dir, s.dir + "/gantry.db", s.root, {"--lease-seconds", "2"});
+  // on a loaded 2-core machine) never misses its own lease between polls; longer where
+  // the programs run slower (TSan), so the healthy group still holds the job when the
+  // status below is read.
+  const std::string lease = std::to_string(static_cast<int>(2 * testing::Slowdown()));
+  testing::CoordinatorProcess coordinator(s.dir, s.dir + "/gantry.db", s.root, {"--lease-seconds", lease});
   ASSERT_TRUE(coordinator.started());
   const std::string id = Submit(coordinator.port(), s);
   testing::FakeWorkerGroup silent(coordinator.address(), 2), healthy(coordinator.address(), 2);

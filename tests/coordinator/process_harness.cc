@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <grpcpp/grpcpp.h>
@@ -194,6 +195,14 @@ grpc::Status FakeWorkerGroup::Finish(v1::JobState state, const std::string& erro
   request.set_final_state(state);
   request.set_error(error);
   return Report(request, nullptr);
+}
+
+double Slowdown() {
+  const char* text = std::getenv("GANTRY_TEST_SLOWDOWN");
+  if (text == nullptr) return 1.0;
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  return end != text && *end == '\0' && value >= 1.0 ? value : 1.0;
 }
 
 }  // namespace gantry::testing

@@ -32,6 +32,12 @@ CommandResult RunCommand(const std::string& command, double timeout_seconds = 60
 // A `gantry` command line with the binary and coordinator address filled in.
 std::string Gantry(int port, const std::string& args);
 
+// How much slower than a plain build the programs under test run: GANTRY_TEST_SLOWDOWN
+// (scripts/sanitizers.sh sets it for TSan, whose programs run several times slower), 1
+// when unset or not a number >= 1. Tests whose outcome depends on a lease or a deadline
+// not running out multiply those durations by it.
+double Slowdown();
+
 // A child process with its output in a file.
 class ChildProcess {
  public:

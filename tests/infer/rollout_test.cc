@@ -37,7 +37,12 @@ class RolloutTest : public ::testing::Test {
 };
 
 TEST_F(RolloutTest, PersistenceScoresItsOwnBaselineAndTheSplitDoesNotMatter) {
-  RolloutOptions o{.start_frame = 2, .steps = 28, .horizon = 2, .tile = 8, .overlap = 2};
+  RolloutOptions o;
+  o.start_frame = 2;
+  o.steps = 28;
+  o.horizon = 2;
+  o.tile = 8;
+  o.overlap = 2;
   std::vector<RolloutResult> results(2);
   for (int ranks : {1, 2}) {
     const absl::Status status = RunRanks(ranks, [&](Communicator& comm) -> absl::Status {

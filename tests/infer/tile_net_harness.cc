@@ -70,8 +70,7 @@ absl::StatusOr<std::vector<float>> RunTiledSteps(Communicator& comm, int64_t hei
   TileNet net(11);
   std::vector<float> field = TestField(height, width, 5);
   const int64_t plane = height * width;
-  TiledStepOptions options{.in_channels = 4, .out_channels = 3, .batch = batch};
-  options.comm.timeout_seconds = 60;
+  TiledStepOptions options{.in_channels = 4, .out_channels = 3, .batch = batch, .comm = {.timeout_seconds = 60}};
   for (int step = 0; step < steps; ++step) {
     ASSIGN_OR_RETURN(std::vector<float> next, TiledMapReduce(comm, blender, assignment, field.data(), options,
                                                              net.Function()));

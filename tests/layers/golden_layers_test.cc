@@ -19,6 +19,7 @@
 #include "worker/layers/batch_norm.h"
 #include "worker/layers/conv2d.h"
 #include "worker/layers/conv_transpose2d.h"
+#include "worker/layers/instance_norm.h"
 #include "worker/layers/linear.h"
 #include "worker/optim/flat_parameters.h"
 
@@ -127,6 +128,19 @@ void RunBatchNormCase(const std::string& name, int64_t channels) {
 TEST(GoldenLayersTest, BatchNorm1d) { RunBatchNormCase("batch_norm1d", 5); }
 
 TEST(GoldenLayersTest, BatchNorm2d) { RunBatchNormCase("batch_norm2d", 3); }
+
+// torch.nn.InstanceNorm2d's defaults (eps 1e-5, no affine parameters, no running
+// statistics): output and input gradient; it sums 30 pixels per plane.
+TEST(GoldenLayersTest, InstanceNorm2d) {
+  const std::string name = "instance_norm2d";
+  InstanceNorm layer(4, 1e-5f);
+  const Tensor x = LoadGolden(name, "x.npy");
+  ActivationCache cache;
+  const Tensor y = layer.Forward(Context{}, x, &cache);
+  ExpectClose(y, LoadGolden(name, "y.npy"), name + " y");
+  ExpectClose(layer.Backward(Context{}, LoadGolden(name, "dy.npy"), cache, true), LoadGolden(name, "dx.npy"),
+              name + " dx");
+}
 
 }  // namespace
 }  // namespace gantry

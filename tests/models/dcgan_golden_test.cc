@@ -28,6 +28,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/backend_compare.h"
 #include "tests/testing/golden.h"
+#include "tests/testing/golden_step.h"
 #include "worker/models/dcgan.h"
 #include "worker/models/gan_step.h"
 #include "worker/optim/adam.h"
@@ -37,8 +38,16 @@ namespace gantry {
 namespace {
 
 using testing::ExpectAllClose;
+using testing::ExpectLayoutMatches;
+using testing::FillRecipe;
+using testing::Gather;
+using testing::GoldenLayout;
 using testing::LoadGolden;
+using testing::LoadGoldenIndices;
+using testing::LoadGoldenLayout;
 using testing::MaxAbs;
+using testing::RecipeValue;
+using testing::TensorOf;
 
 constexpr char kCase[] = "dcgan_step";
 constexpr uint64_t kGeneratorSeed = 1;      // G_SEED in make_goldens.py
@@ -60,101 +69,12 @@ constexpr AdamConfig kAdam{.lr = 1e-4f, .beta1 = 0.5f, .beta2 = 0.999f, .eps = 1
 constexpr double kParamRtol = 2.5e-7;
 constexpr double kParamAtol = 1e-9;
 
-// One row per parameter tensor, in torch's parameters() order: where it starts in the
-// flat buffer, its size, and whether it is a BatchNorm gamma (recipe base 1, else 0).
-struct Layout {
-  std::vector<int64_t> offset, numel;
-  std::vector<bool> gamma;
-  int64_t total() const { return offset.empty() ? 0 : offset.back() + numel.back(); }
-};
+GoldenLayout LoadLayout(const std::string& file) { return LoadGoldenLayout(kCase, file); }
+std::vector<int64_t> LoadIndices(const std::string& file) { return LoadGoldenIndices(kCase, file); }
 
-Layout LoadLayout(const std::string& file) {
-  const Tensor t = LoadGolden(kCase, file);
-  CHECK(t.rank() == 2 && t.dim(1) == 3) << file << " must be [tensors, 3]";
-  Layout l;
-  for (int64_t k = 0; k < t.dim(0); ++k) {
-    l.offset.push_back(static_cast<int64_t>(t.at(3 * k)));
-    l.numel.push_back(static_cast<int64_t>(t.at(3 * k + 1)));
-    l.gamma.push_back(t.at(3 * k + 2) != 0.0f);
-  }
-  return l;
-}
-
-// Sorted flat indices, stored as exact integers in floating point.
-std::vector<int64_t> LoadIndices(const std::string& file) {
-  const Tensor t = LoadGolden(kCase, file);
-  std::vector<int64_t> idx;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    const float v = t.at(i);
-    CHECK(v >= 0 && v == std::floor(v) && v < 16777216.0f) << file << "[" << i << "] = " << v;
-    idx.push_back(static_cast<int64_t>(v));
-    CHECK(i == 0 || idx[i] > idx[i - 1]) << file << " is not sorted";
-  }
-  return idx;
-}
-
-// The script's recipe_params(): p[i] = base + v/16 with v = ((h >> 40) - 2^23) / 2^23,
-// h = SplitMix64(seed * 2^32 + i), computed in double and rounded once to float.
-float RecipeValue(uint64_t seed, int64_t i, bool gamma) {
-  const uint64_t h = Mix64((seed << 32) + static_cast<uint64_t>(i));
-  const double v = static_cast<double>(static_cast<int64_t>(h >> 40) - (int64_t{1} << 23)) / 8388608.0;
-  return static_cast<float>((gamma ? 1.0 : 0.0) + v / 16.0);
-}
-
-void FillRecipe(const Tensor& flat, const Layout& layout, uint64_t seed) {
-  CHECK_EQ(flat.numel(), layout.total());
-  for (size_t k = 0; k < layout.offset.size(); ++k) {
-    for (int64_t i = layout.offset[k]; i < layout.offset[k] + layout.numel[k]; ++i) {
-      flat.data()[i] = RecipeValue(seed, i, layout.gamma[k]);
-    }
-  }
-}
-
-// The parameter tensor (row of `layout`) that flat index i belongs to.
-size_t TensorOf(const Layout& layout, int64_t i) {
-  size_t k = 0;
-  while (k + 1 < layout.offset.size() && layout.offset[k + 1] <= i) ++k;
-  return k;
-}
-
-Tensor Gather(const Tensor& flat, const std::vector<int64_t>& idx) {
-  Tensor out = Tensor::Zeros(Shape{static_cast<int64_t>(idx.size())});
-  for (size_t j = 0; j < idx.size(); ++j) out.data()[j] = flat.at(idx[j]);
-  return out;
-}
-
-// Adds a failure unless the C++ flat layout is torch's: same tensors, offsets, sizes.
-void ExpectLayoutMatches(const FlatParameters& params, const Layout& layout, const std::string& net) {
-  ASSERT_EQ(params.param_entries().size(), layout.offset.size()) << net << ": number of parameter tensors";
-  for (size_t k = 0; k < layout.offset.size(); ++k) {
-    const FlatParameters::Entry& e = params.param_entries()[k];
-    EXPECT_EQ(e.offset, layout.offset[k]) << net << " tensor " << k << " (" << e.name << ") offset";
-    EXPECT_EQ(e.spec.shape.numel(), layout.numel[k]) << net << " tensor " << k << " (" << e.name << ") size";
-  }
-  EXPECT_EQ(params.num_params(), layout.total()) << net;
-}
-
-// Compares the gathered gradients tensor by tensor (the tolerance scales with each
-// tensor's own magnitude; small BatchNorm gradients sit next to large conv ones) and
-// returns the per-element allowance used, for ExpectAdamStepClose.
 std::vector<double> ExpectGradsClose(const Tensor& actual, const Tensor& expected, const std::vector<int64_t>& idx,
-                                     const Layout& layout, const FlatParameters& params, const std::string& net) {
-  std::vector<double> allowance(idx.size(), 0.0);
-  size_t j0 = 0;
-  while (j0 < idx.size()) {
-    const size_t k = TensorOf(layout, idx[j0]);
-    size_t j1 = j0;
-    while (j1 < idx.size() && TensorOf(layout, idx[j1]) == k) ++j1;
-    const Shape s{static_cast<int64_t>(j1 - j0)};
-    const Tensor want = expected.ViewAt(static_cast<int64_t>(j0), s);
-    const double atol = kGradRel * MaxAbs(want);
-    const std::string name = k < params.param_entries().size() ? params.param_entries()[k].name : "?";
-    ExpectAllClose(actual.ViewAt(static_cast<int64_t>(j0), s), want, atol, kGradRel,
-                   net + " gradient of tensor " + std::to_string(k) + " (" + name + ")");
-    for (size_t j = j0; j < j1; ++j) allowance[j] = atol + kGradRel * std::fabs(expected.at(static_cast<int64_t>(j)));
-    j0 = j1;
-  }
-  return allowance;
+                                     const GoldenLayout& layout, const FlatParameters& params, const std::string& net) {
+  return testing::ExpectGradsClose(actual, expected, idx, layout, params, kGradRel, net);
 }
 
 // Parameters after one Adam step. The first update is u(g) = lr * g / (|g| + eps), so a
@@ -206,7 +126,7 @@ TEST(DcganGoldenTest, ParameterLayoutMatchesTorch) {
 // subsample is a valid input): only rounding separates it from torch.
 TEST(DcganGoldenTest, AdamStepOnGoldenGradientsMatchesTorch) {
   for (const char* net : {"g", "d"}) {
-    const Layout layout = LoadLayout(std::string(net) + "_layout.npy");
+    const GoldenLayout layout = LoadLayout(std::string(net) + "_layout.npy");
     const std::vector<int64_t> idx = LoadIndices(std::string(net) + "_indices.npy");
     const uint64_t seed = net[0] == 'g' ? kGeneratorSeed : kDiscriminatorSeed;
     Tensor params = Tensor::Zeros(Shape{static_cast<int64_t>(idx.size())});
@@ -227,8 +147,8 @@ void ExpectTrainingStepMatchesTorch(Backend& backend) {
   DcganConfig config;
   config.dropout = 0.0f;  // the goldens were made with Dropout(p=0)
   Dcgan model(config);
-  const Layout g_layout = LoadLayout("g_layout.npy");
-  const Layout d_layout = LoadLayout("d_layout.npy");
+  const GoldenLayout g_layout = LoadLayout("g_layout.npy");
+  const GoldenLayout d_layout = LoadLayout("d_layout.npy");
   ExpectLayoutMatches(model.g_params(), g_layout, "G");
   ExpectLayoutMatches(model.d_params(), d_layout, "D");
   ASSERT_FALSE(::testing::Test::HasFailure()) << "parameter layouts differ; nothing below would be meaningful";

@@ -50,13 +50,18 @@ Fn Real(const char* suffix, bool is_const = false) {
 
 void* Addr(const absl::Mutex* mu) { return const_cast<absl::Mutex*>(mu); }
 
-// A condition that first acquires `mu`, since whoever evaluates it holds the lock.
+// A condition that first acquires `mu`, since whoever evaluates it holds the lock, and
+// releases it after: the evaluator may be another thread (an unlocking one, after our
+// Unlock already released), and what it read (often the waiter's stack, through the
+// condition's captures) must happen before the waiter's own acquire when it wakes.
 struct AcquiringCondition {
   const absl::Condition* cond;
   const absl::Mutex* mu;
   static bool Eval(AcquiringCondition* self) {
     __tsan_acquire(Addr(self->mu));
-    return self->cond->Eval();
+    const bool met = self->cond->Eval();
+    __tsan_release(Addr(self->mu));
+    return met;
   }
 };
 

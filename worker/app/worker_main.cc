@@ -1,10 +1,11 @@
-// gantry-worker: trains GANs (train), serves a worker pool (serve), checks checkpoints
-// (inspect-checkpoint) and rolls flow models out (rollout). Each subcommand is one file in worker/app/; this is
-// the only main().
+// gantry-worker: trains GANs (train), serves a worker pool (serve), checks
+// checkpoints (inspect-checkpoint), generates flow data (make-flow) and rolls flow
+// models out (rollout). Each subcommand is one file in worker/app/; this is the only main().
 #include <string>
 
 #include "CLI/CLI.hpp"
 #include "worker/app/inspect_command.h"
+#include "worker/app/make_flow_command.h"
 #include "worker/app/rollout_command.h"
 #include "worker/app/serve_command.h"
 #include "worker/app/train_command.h"
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   TrainCommand train(app);
   InspectCommand inspect(app);
   ServeCommand serve(app);  // the worker pool mode (worker/serve)
+  MakeFlowCommand make_flow(app);  // flow data from the lattice Boltzmann solver (worker/flow)
   RolloutCommand rollout(app);
   try {
     app.parse(argc, argv);
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
   }
   if (inspect.selected()) return inspect.Run();
   if (serve.selected()) return serve.Run(&argc, &argv);
+  if (make_flow.selected()) return make_flow.Run(&argc, &argv);
   if (rollout.selected()) return rollout.Run(&argc, &argv);
   return train.Run(&argc, &argv);
 }

@@ -47,9 +47,12 @@ struct Context {
   Tensor Zeros(Shape shape) const { return Tensor::Zeros(std::move(shape), DType::kF32, device()); }
 };
 
-// Tensors a layer saved in Forward for its Backward (inputs, outputs, masks, stats).
+// Tensors a layer saved in Forward for its Backward (inputs, outputs, masks, stats). A
+// composite layer (one built of other layers, like the Pix2Pix U-Net) keeps one child
+// cache per inner layer in `children`.
 struct ActivationCache {
   std::vector<Tensor> saved;
+  std::vector<ActivationCache> children;
 };
 
 enum class Init { kGlorotUniform, kNormal002, kZeros, kOnes };

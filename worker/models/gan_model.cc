@@ -8,4 +8,9 @@ void GanModel::Initialize(InitScheme scheme, uint64_t seed) {
   d_params().Initialize(scheme, rng);
 }
 
+Tensor GanModel::SampleInputsFromRows(const Tensor& rows) const {
+  CHECK(false) << "--model " << name() << " draws its sample inputs (SampleInputs), not from data rows";
+  return Tensor();
+}
+
 }  // namespace gantry

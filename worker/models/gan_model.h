@@ -76,8 +76,17 @@ class GanModel {
                                          const GanLossWeights& weights) = 0;
 
   // The generator inputs of the sample grid written after each epoch (host memory):
-  // the same for every epoch of a run, drawn from `rng`.
+  // the same for every epoch of a run, drawn from `rng`. Only for models whose
+  // SamplesFromData() is false.
   virtual Tensor SampleInputs(Rng& rng, int64_t count) const = 0;
+
+  // Whether the sample grid's generator inputs come from data rows rather than from an
+  // Rng: a conditional GAN (Pix2Pix) is shown on fixed validation rows, which the caller
+  // picks and passes to SampleInputsFromRows instead of calling SampleInputs.
+  virtual bool SamplesFromData() const { return false; }
+  // The generator inputs (host memory) for data rows [count, SampleShape()...] (host
+  // memory). Only for models whose SamplesFromData() is true (CHECK-fails otherwise).
+  virtual Tensor SampleInputsFromRows(const Tensor& rows) const;
 };
 
 }  // namespace gantry

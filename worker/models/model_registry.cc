@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "worker/models/dcgan.h"
+#include "worker/models/pix2pix.h"
 
 namespace gantry {
 namespace {
@@ -17,6 +18,7 @@ struct ModelEntry {
 const std::vector<ModelEntry>& Entries() {
   static const auto* entries = new std::vector<ModelEntry>{
       {"dcgan", [](const TrainConfig& c, Device d) { return std::make_unique<Dcgan>(c.dcgan, d); }},
+      {"pix2pix", [](const TrainConfig& c, Device d) { return std::make_unique<Pix2pix>(c.pix2pix, d); }},
   };
   return *entries;
 }

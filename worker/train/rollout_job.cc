@@ -9,7 +9,6 @@
 #include "common/file_io.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
-#include "spec/datasets.h"
 #include "worker/data/flow_case.h"
 #include "worker/data/flow_pairs.h"
 #include "worker/infer/rollout.h"
@@ -119,13 +118,14 @@ absl::Status RunRolloutJob(Communicator& comm, const RolloutRequest& request) {
   ASSIGN_OR_RETURN(const BlendMode blend, ParseBlendMode(request.blend));
   RolloutOptions o{.start_frame = request.start_frame,
                    .steps = request.steps,
-                   .horizon = FlowHorizon(config),
+                   .horizon = config.pix2pix.horizon,
                    .tile = s,
                    .overlap = request.overlap >= 0 ? request.overlap : s / 4,
                    .blend = blend,
                    .group_size = request.group_size,
-                   .batch = request.batch};
-  o.comm.timeout_seconds = config.comm_timeout_seconds;
+                   .batch = request.batch,
+                   .threshold = 0.95,
+                   .comm = CommOptions{.timeout_seconds = config.comm_timeout_seconds}};
   ASSIGN_OR_RETURN(RolloutResult r, RunRollout(comm, *flow, o, GeneratorTiles(*model, s)));
   if (!root) return absl::OkStatus();
   r.summary.run = request.run_dir;

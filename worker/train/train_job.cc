@@ -78,7 +78,7 @@ absl::StatusOr<FlowDataset> LoadFlowRows(const TrainConfig& config, const std::s
                                                    "xSxS rows of --dataset flow"));
   }
   ASSIGN_OR_RETURN(FlowDataset flow, LoadFlowDataset(dir, {.image_size = need.height,
-                                                           .horizon = FlowHorizon(config),
+                                                           .horizon = config.pix2pix.horizon,
                                                            .seed = config.seed,
                                                            .max_rows = config.limit_images}));
   spdlog::info("flow: {} case(s), {} training rows, {} held-out rows; {}", flow.cases.size(), flow.train.count,

@@ -311,6 +311,10 @@ absl::Status Trainer::FinishEpoch(BatchRun& run, EpochRow& row) {
     // The same first held-out pairs every epoch: input | prediction | truth.
     RETURN_IF_ERROR(
         WriteNextFrameSamples(backend_, run.model->generator(), *validation_, kFlowSampleRows, png, npy));
+  } else if (run.model->SamplesFromData()) {
+    return absl::InvalidArgumentError(absl::StrCat("--model ", run.model->name(),
+                                                   " draws its samples from held-out rows, which --dataset ",
+                                                   config_.dataset, " has not; use --dataset flow"));
   } else {
     Rng sample_rng(Mix64(config_.seed ^ kSampleStream));
     const Tensor sample_inputs = run.model->SampleInputs(sample_rng, kSampleCount);

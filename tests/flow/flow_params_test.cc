@@ -1,0 +1,85 @@
+// The settings make-flow refuses, each with its reason and fix, and the defaults.
+#include "gtest/gtest.h"
+#include "gmock/gmock.h"
+#include "worker/flow/flow_params.h"
+
+namespace gantry::flow {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Refusal(FlowRequest r) {
+  absl::StatusOr<FlowSetup> s = ResolveFlow(r);
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(s.ok() || absl::IsInvalidArgument(s.status()));
+  return s.ok() ? "" : std::string(s.status().message());
+}
+
+TEST(FlowParams, DefaultsResolveToAStableSmallCase) {
+  absl::StatusOr<FlowSetup> s = ResolveFlow(FlowRequest{});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->request.diameter, 8);
+  EXPECT_NEAR(s->nu, 0.1 * 8 / 100, 1e-12);  // Re on the diameter
+  EXPECT_NEAR(s->tau, 0.5 + 3 * s->nu, 1e-12);
+  EXPECT_EQ(s->every, 20);  // D / (0.2 U) / 20
+  EXPECT_EQ(s->warmup_steps, 4000);
+  EXPECT_GT(s->probe_x, s->obstacle.cx);
+  EXPECT_EQ(s->probe_y, static_cast<int>(s->obstacle.cy));
+}
+
+TEST(FlowParams, RefusesTauTooCloseToOneHalf) {
+  FlowRequest r;
+  r.u_lattice = 0.01;
+  r.re = 200;
+  r.diameter = 8;
+  const std::string m = Refusal(r);
+  EXPECT_THAT(m, HasSubstr("too close to 0.5"));
+  EXPECT_THAT(m, HasSubstr("raise --diameter"));
+}
+
+TEST(FlowParams, RefusesAVelocityNearTheSoundSpeed) {
+  FlowRequest r;
+  r.u_lattice = 0.4;
+  EXPECT_THAT(Refusal(r), HasSubstr("sound speed"));
+}
+
+TEST(FlowParams, RefusesTooFewCellsAcrossTheObstacle) {
+  FlowRequest r;
+  r.diameter = 4;
+  EXPECT_THAT(Refusal(r), HasSubstr("too few cells across"));
+}
+
+TEST(FlowParams, RefusesAnUnderResolvedHighReynoldsNumber) {
+  FlowRequest r;
+  r.re = 400;  // Re/D = 50
+  const std::string m = Refusal(r);
+  EXPECT_THAT(m, HasSubstr("cell Reynolds number"));
+  EXPECT_THAT(m, HasSubstr("--diameter 20"));
+}
+
+TEST(FlowParams, RefusesABlockedChannelAndAShortDomain) {
+  FlowRequest r;
+  r.diameter = 20;  // 31 % of ny = 64
+  EXPECT_THAT(Refusal(r), HasSubstr("--ny 80"));
+  r = FlowRequest{};
+  r.nx = 40;  // the obstacle 2 D in, the probe 3 D behind it: no room
+  EXPECT_THAT(Refusal(r), HasSubstr("too short"));
+}
+
+TEST(FlowParams, RefusesBadCountsAndNames) {
+  FlowRequest r;
+  r.frames = 1;
+  EXPECT_THAT(Refusal(r), HasSubstr("--frames"));
+  r = FlowRequest{};
+  r.obstacle = "triangle";
+  EXPECT_THAT(Refusal(r), HasSubstr("cylinder or square"));
+  r = FlowRequest{};
+  r.re = -1;
+  EXPECT_THAT(Refusal(r), HasSubstr("--re"));
+  r = FlowRequest{};
+  r.nx = 8;
+  EXPECT_THAT(Refusal(r), HasSubstr("16 .. 16384"));
+}
+
+}  // namespace
+}  // namespace gantry::flow

@@ -1,0 +1,106 @@
+#include "worker/flow/flow_params.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+
+namespace gantry::flow {
+namespace {
+
+absl::Status Refuse(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+}  // namespace
+
+double FlowSetup::mach() const { return request.u_lattice * std::sqrt(3.0); }
+double FlowSetup::cell_reynolds() const { return request.u_lattice / nu; }
+
+absl::StatusOr<FlowSetup> ResolveFlow(const FlowRequest& given) {
+  FlowSetup s;
+  FlowRequest& r = s.request;
+  r = given;
+  if (r.nx < 16 || r.nx > 16384 || r.ny < 16 || r.ny > 16384) {
+    return Refuse(absl::StrFormat("grid %dx%d: nx and ny must each be 16 .. 16384 cells", r.nx, r.ny));
+  }
+  if (!(r.re > 0) || !std::isfinite(r.re)) {
+    return Refuse(absl::StrFormat("--re %g: the Reynolds number must be positive (e.g. 100)", r.re));
+  }
+  if (r.frames < 2) return Refuse(absl::StrFormat("--frames %d: record at least 2 frames", r.frames));
+  if (r.every < 0) return Refuse(absl::StrFormat("--every %d: give a positive step count, or 0 for the default", r.every));
+  if (!(r.warmup_periods >= 0) || !std::isfinite(r.warmup_periods)) {
+    return Refuse(absl::StrFormat("--warmup-periods %g: give 0 or more shedding periods", r.warmup_periods));
+  }
+  absl::StatusOr<ObstacleKind> kind = ParseObstacleKind(r.obstacle);
+  if (!kind.ok()) return kind.status();
+  if (r.diameter == 0) r.diameter = std::max(8, static_cast<int>(std::lround(r.ny / 8.0)));
+  const double d = r.diameter, u = r.u_lattice;
+  if (!(d >= kMinDiameter) || !std::isfinite(d)) {
+    return Refuse(absl::StrFormat(
+        "--diameter %g: too few cells across the obstacle (at least %g): a staircase that coarse does not give the "
+        "right wake; use --diameter 8 or more and a grid to match (ny >= 4 D)",
+        d, kMinDiameter));
+  }
+  if (!(u > 0) || !std::isfinite(u)) {
+    return Refuse(absl::StrFormat("--u-lattice %g: the inlet velocity must be positive (e.g. 0.1)", u));
+  }
+  if (u > kMaxULattice) {
+    return Refuse(absl::StrFormat(
+        "--u-lattice %g: Mach %.2f is too close to the lattice sound speed (1/sqrt(3) = 0.577): compressibility "
+        "errors grow as Mach^2 and BGK goes unstable; use --u-lattice %g or less (keep Re by raising --diameter)",
+        u, u * std::sqrt(3.0), kMaxULattice));
+  }
+  s.nu = u * d / r.re;
+  s.tau = 0.5 + 3.0 * s.nu;
+  s.omega = 1.0 / s.tau;
+  const double min_d_for_tau = (kMinTau - 0.5) / 3.0 * r.re / u;
+  if (s.tau < kMinTau) {
+    return Refuse(absl::StrFormat(
+        "tau = %.4f is too close to 0.5 (nu = U D / Re = %.2e): BGK is unstable there; raise --diameter to %.0f "
+        "or more, or --u-lattice, or lower --re",
+        s.tau, s.nu, std::ceil(min_d_for_tau)));
+  }
+  if (s.cell_reynolds() > kMaxCellReynolds) {
+    return Refuse(absl::StrFormat(
+        "the cell Reynolds number U/nu = Re/D = %.1f is above %g: the grid does not resolve the boundary layer "
+        "and BGK goes unstable; use --diameter %.0f or more (and a grid to match), or a lower --re",
+        s.cell_reynolds(), kMaxCellReynolds, std::ceil(r.re / kMaxCellReynolds)));
+  }
+  if (s.tau > kMaxTau) {
+    return Refuse(absl::StrFormat(
+        "tau = %.3f is above %g (nu = %.3f): BGK's errors grow with tau; lower --u-lattice or --diameter, or raise --re",
+        s.tau, kMaxTau, s.nu));
+  }
+  if (d / r.ny > kMaxBlockage) {
+    return Refuse(absl::StrFormat(
+        "--diameter %g fills %.0f%% of ny = %d (at most %.0f%%): the sides would dominate the wake; use --ny %.0f or "
+        "more, or a smaller --diameter",
+        d, 100 * d / r.ny, r.ny, 100 * kMaxBlockage, std::ceil(d / kMaxBlockage)));
+  }
+  // Geometry: the obstacle a fifth of the way in (at least 2 D from the inlet), on the
+  // middle row; the probe 3 D behind it on the same row.
+  s.obstacle.kind = *kind;
+  s.obstacle.diameter = d;
+  s.obstacle.cx = std::max(std::round(r.nx / 5.0), std::ceil(2 * d));
+  s.obstacle.cy = r.ny / 2;
+  s.probe_x = static_cast<int>(std::lround(s.obstacle.cx + 3 * d));
+  s.probe_y = static_cast<int>(s.obstacle.cy);
+  if (s.probe_x + d > r.nx - 2) {
+    return Refuse(absl::StrFormat(
+        "--nx %d is too short for an obstacle of %g cells: it sits at x = %g and the wake probe 3 D behind it; use "
+        "--nx %.0f or more",
+        r.nx, d, s.obstacle.cx, std::ceil((s.probe_x + d + 2) * 1.25)));
+  }
+  s.estimated_period = d / (kStrouhalGuess * u);
+  s.every = r.every > 0 ? r.every : std::max(1, static_cast<int>(std::lround(s.estimated_period / 20)));
+  r.every = s.every;
+  s.warmup_steps = static_cast<int64_t>(std::llround(r.warmup_periods * s.estimated_period));
+  const int64_t frame_bytes = int64_t{r.frames} * 3 * r.nx * r.ny * 4;
+  if (frame_bytes > kMaxFrameBytes) {
+    return Refuse(absl::StrFormat(
+        "%d frames of %dx%d are %.1f GiB (at most %.0f): record fewer --frames, or split them over cases",
+        r.frames, r.nx, r.ny, frame_bytes / double(int64_t{1} << 30), kMaxFrameBytes / double(int64_t{1} << 30)));
+  }
+  return s;
+}
+
+}  // namespace gantry::flow

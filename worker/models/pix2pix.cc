@@ -1,0 +1,137 @@
+#include "worker/models/pix2pix.h"
+
+#include "worker/layers/concat.h"
+#include "worker/layers/conv2d.h"
+#include "worker/layers/losses.h"
+#include "worker/models/pix2pix_blocks.h"
+#include "worker/tensor/random.h"
+
+namespace gantry {
+namespace {
+
+constexpr int64_t kKernel = 4;
+
+void AddAll(Sequential& s, std::vector<std::unique_ptr<Layer>> layers) {
+  for (auto& l : layers) s.Add(std::move(l));
+}
+
+// The mean BCE against `target` and its gradient times `weight`.
+LossResult WeightedBce(const Context& ctx, const Tensor& logits, float target, float weight) {
+  LossResult r = BceWithLogitsLoss(ctx, logits, target);
+  if (weight != 1.0f) ctx.backend->Scale(r.grad.numel(), weight, r.grad.data());
+  return r;
+}
+
+}  // namespace
+
+Sequential MakePix2pixGenerator(const Pix2pixConfig& config) {
+  Sequential g;
+  g.Add(std::make_unique<UNet>(config, Pix2pixConfig::kInputChannels, Pix2pixConfig::kOutputChannels));
+  return g;
+}
+
+Sequential MakePix2pixDiscriminator(const Pix2pixConfig& c) {
+  const int64_t f1 = c.ndf, f2 = 2 * c.ndf, f3 = 4 * c.ndf, f4 = 8 * c.ndf;
+  Sequential d;
+  d.Add(std::make_unique<Conv2d>(kPix2pixRowChannels, f1, kKernel, 2, 1, /*bias=*/false, LeakyRelu(c)));
+  d.Add(std::make_unique<Conv2d>(f1, f2, kKernel, 2, 1, /*bias=*/false));
+  AddAll(d, NormThenActivation(c, f2, LeakyRelu(c)));
+  d.Add(std::make_unique<Conv2d>(f2, f3, kKernel, 2, 1, /*bias=*/false));
+  AddAll(d, NormThenActivation(c, f3, LeakyRelu(c)));
+  // The tutorial's ZeroPadding2D + 'valid' 4x4 convolutions: padding 1, stride 1.
+  d.Add(std::make_unique<Conv2d>(f3, f4, kKernel, 1, 1, /*bias=*/false));
+  AddAll(d, NormThenActivation(c, f4, LeakyRelu(c)));
+  d.Add(std::make_unique<Conv2d>(f4, 1, kKernel, 1, 1, /*bias=*/true));
+  return d;
+}
+
+int64_t PatchGanLogitSide(int64_t image_size) { return image_size / 8 - 2; }
+
+Pix2pix::Pix2pix(const Pix2pixConfig& config, Device device)
+    : config_(config),
+      generator_(MakePix2pixGenerator(config)),
+      discriminator_(MakePix2pixDiscriminator(config)) {
+  unet_ = static_cast<UNet*>(generator_.layers()[0]);
+  const std::vector<Layer*> g_layers = generator_.layers();
+  const std::vector<Layer*> d_layers = discriminator_.layers();
+  g_params_ = std::make_unique<FlatParameters>(g_layers, device);
+  d_params_ = std::make_unique<FlatParameters>(d_layers, device);
+}
+
+Shape Pix2pix::SampleShape() const { return Shape{kPix2pixRowChannels, config_.image_size, config_.image_size}; }
+
+Tensor Pix2pix::Channels(const Tensor& rows, int64_t first, int64_t count, Device device) const {
+  const Shape row = SampleShape();
+  CHECK(rows.rank() == 4 && rows.dim(1) == row[0] && rows.dim(2) == row[1] && rows.dim(3) == row[2])
+      << "pix2pix rows " << rows.shape().ToString() << ", expected [N, " << row.ToString() << "]";
+  const int64_t plane = row[1] * row[2], n = rows.dim(0);
+  Tensor out = Tensor::Uninitialized(Shape{n, count, row[1], row[2]}, DType::kF32, device);
+  for (int64_t i = 0; i < n; ++i) {
+    out.ViewAt(i * count * plane, Shape{count * plane})
+        .CopyFrom(rows.ViewAt((i * row[0] + first) * plane, Shape{count * plane}));
+  }
+  return out;
+}
+
+GanInputs Pix2pix::StepInputs(const Tensor& rows, Rng& /*rng*/, int64_t global_rows, int64_t begin, int64_t end,
+                              Device device) const {
+  CHECK_EQ(rows.dim(0), end - begin) << "the data rows and the row range differ";
+  CHECK(0 <= begin && begin <= end && end <= global_rows) << "rows [" << begin << ", " << end << ") of " << global_rows;
+  GanInputs in;
+  in.generator_input = Channels(rows, 0, Pix2pixConfig::kInputChannels, device);
+  in.real = Channels(rows, Pix2pixConfig::kInputChannels, Pix2pixConfig::kOutputChannels, device);
+  return in;
+}
+
+GanStepResult Pix2pix::ComputeGradients(const Context& ctx, const GanInputs& inputs, const GanLossWeights& weights) {
+  const Tensor& x = inputs.generator_input;
+  const Tensor& y = inputs.real;
+  CHECK_EQ(x.dim(0), y.dim(0)) << "condition and target batches differ";
+  Sequential& g = generator_;
+  Sequential& d = discriminator_;
+  g_params_->ZeroGrads();
+  d_params_->ZeroGrads();
+  const ConcatChannels concat;
+
+  Context real_ctx = ctx, fake_ctx = ctx;  // D has no dropout; distinct streams regardless
+  real_ctx.dropout_seed = Mix64(ctx.dropout_seed ^ 0x7265616cull);  // "real"
+  fake_ctx.dropout_seed = Mix64(ctx.dropout_seed ^ 0x66616b65ull);  // "fake"
+
+  GanStepResult r;
+  SequentialCache g_cache, d_real_cache, d_fake_cache;
+  r.fake = g.Forward(ctx, x, &g_cache);
+  r.real_logits = d.Forward(real_ctx, concat.Forward(ctx, x, y), &d_real_cache);
+  r.fake_logits = d.Forward(fake_ctx, concat.Forward(ctx, x, r.fake), &d_fake_cache);
+
+  // Discriminator tape: the halved sum of both BCE terms.
+  const LossResult d_real = WeightedBce(ctx, r.real_logits, 1.0f, 0.5f * weights.d);
+  const LossResult d_fake = WeightedBce(ctx, r.fake_logits, 0.0f, 0.5f * weights.d);
+  d.Backward(real_ctx, d_real.grad, d_real_cache, /*want_input_grad=*/false);
+  d.Backward(fake_ctx, d_fake.grad, d_fake_cache, /*want_input_grad=*/false);
+
+  // Generator tape: the GAN term through D (input gradient only; the condition's part is
+  // dropped), plus l1_weight times the L1 term, into G.
+  const LossResult g_fool = WeightedBce(ctx, r.fake_logits, 1.0f, weights.g);
+  Context no_param_grads = fake_ctx;
+  no_param_grads.param_grads = false;
+  const Tensor d_pair = d.Backward(no_param_grads, g_fool.grad, d_fake_cache, /*want_input_grad=*/true);
+  const Tensor d_fake_image = concat.Backward(ctx, d_pair, Pix2pixConfig::kInputChannels).second;
+  const LossResult l1 = L1Loss(ctx, r.fake, y);
+  ctx.backend->Axpy(l1.grad.numel(), config_.l1_weight * weights.g, l1.grad.data(), d_fake_image.data());
+  g.Backward(ctx, d_fake_image, g_cache, /*want_input_grad=*/false);
+
+  r.d_loss = 0.5 * (d_real.loss + d_fake.loss);
+  r.g_loss = g_fool.loss + config_.l1_weight * l1.loss;
+  return r;
+}
+
+Tensor Pix2pix::SampleInputs(Rng& /*rng*/, int64_t /*count*/) const {
+  CHECK(false) << "pix2pix samples come from fixed data rows: call SampleInputsFromRows (SamplesFromData)";
+  return Tensor();
+}
+
+Tensor Pix2pix::SampleInputsFromRows(const Tensor& rows) const {
+  return Channels(rows.On(Device::kCpu), 0, Pix2pixConfig::kInputChannels, Device::kCpu);
+}
+
+}  // namespace gantry
