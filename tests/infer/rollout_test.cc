@@ -28,7 +28,7 @@ class RolloutTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = testing::MakeTempDir("gantry_rollout");
-    testing::WriteFixtureCase(dir_ + "/c", {.frames = 60, .ny = 12, .nx = 20});
+    testing::WriteFixtureCase(dir_ + "/c", {.frames = 60, .ny = 12, .nx = 20, .json = ""});
     flow_ = *LoadFlowCase(dir_ + "/c");
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -79,13 +79,14 @@ TEST_F(RolloutTest, PersistenceScoresItsOwnBaselineAndTheSplitDoesNotMatter) {
 
 TEST_F(RolloutTest, TooManyStepsOrAnUnfitTileAreRefusedWithTheFix) {
   const absl::Status status = RunRanks(1, [&](Communicator& comm) -> absl::Status {
-    absl::StatusOr<RolloutResult> r = RunRollout(comm, flow_, {.start_frame = 5, .steps = 28, .horizon = 2, .tile = 8},
-                                                 Persistence());
+    absl::StatusOr<RolloutResult> r =
+        RunRollout(comm, flow_, {.start_frame = 5, .steps = 28, .horizon = 2, .tile = 8, .comm = {}},
+                   Persistence());
     EXPECT_TRUE(absl::IsInvalidArgument(r.status()));
     EXPECT_THAT(r.status().message(), AllOf(HasSubstr("needs frame 61"), HasSubstr("--steps <= 27")));
-    r = RunRollout(comm, flow_, {.steps = 1, .tile = 16}, Persistence());
+    r = RunRollout(comm, flow_, {.steps = 1, .tile = 16, .comm = {}}, Persistence());
     EXPECT_THAT(r.status().message(), HasSubstr("--tile 16 is larger than the 12x20 field"));
-    r = RunRollout(comm, flow_, {.steps = 1}, Persistence());
+    r = RunRollout(comm, flow_, {.steps = 1, .comm = {}}, Persistence());
     EXPECT_THAT(r.status().message(), HasSubstr("not square: give --tile"));
     return absl::OkStatus();
   });
