@@ -6,6 +6,7 @@
 #include "common/printable_text.h"
 #include "common/status_macros.h"
 #include "spec/batch_fit.h"
+#include "spec/datasets.h"
 #include "spec/run_spec_settings.h"
 #include "spec/train_config.h"
 
@@ -53,6 +54,9 @@ absl::StatusOr<ResolvedSpec> SpecValidator::Resolve(const v1::RunSpec& spec) con
   RETURN_IF_ERROR(CheckEachSetting(settings));
   absl::StatusOr<TrainConfig> config = ResolveTrainConfig(RawSettings(settings.begin(), settings.end()));
   if (!config.ok()) return absl::InvalidArgumentError(absl::StrCat("spec: ", config.status().message()));
+  if (absl::Status fits = CheckDatasetFitsModel(config->dataset, config->model, config->data_dir); !fits.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("spec: ", fits.message()));
+  }
 
   const std::string field = spec.data_dir().empty()
                                 ? absl::StrCat("spec.data_dir (unset: the ", config->dataset, " default location)")

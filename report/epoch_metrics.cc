@@ -37,6 +37,8 @@ const std::vector<EpochColumn>& EpochColumns() {
       {"quality_class_entropy", "%.4f", &EpochRow::quality_class_entropy},
       {"quality_marginal_entropy", "%.4f", &EpochRow::quality_marginal_entropy},
       {"quality_confidence", "%.4f", &EpochRow::quality_confidence},
+      {"val_l1", "%.5f", &EpochRow::val_l1},
+      {"val_rel_l2", "%.5f", &EpochRow::val_rel_l2},
   };
   return *columns;
 }

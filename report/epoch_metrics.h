@@ -42,6 +42,10 @@ struct EpochRow {
   double quality_class_entropy = -1;     // mean per-sample class entropy, nats
   double quality_marginal_entropy = -1;  // entropy of the mean class distribution, nats
   double quality_confidence = -1;        // mean top class probability
+  // Flow (--dataset flow): G's next-frame error on the held-out pairs at the epoch's end,
+  // normalised units (worker/train/flow_validation.h); 0 for datasets without them.
+  double val_l1 = 0;
+  double val_rel_l2 = 0;
   bool operator==(const EpochRow&) const = default;
 };
 

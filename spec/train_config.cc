@@ -45,9 +45,9 @@ const std::vector<Setting>& CoreSettings() {
   static const auto* settings = new std::vector<Setting>{
       {{"model", "network to train: dcgan | pix2pix", "dcgan"},
        [](auto& n, auto& v, TrainConfig& c) { c.model = v; return OneOf(n, v, ModelNames()); }},
-      {{"dataset", "mnist | fashion-mnist (IDX files)", "fashion-mnist"},
+      {{"dataset", "mnist | fashion-mnist (IDX files) | flow (make-flow cases, with --model pix2pix)", "fashion-mnist"},
        [](auto& n, auto& v, TrainConfig& c) { c.dataset = v; return OneOf(n, v, DatasetNames()); }},
-      {{"data-dir", "folder holding the four IDX files, gzipped or not (default: the dataset's Debian location)", ""},
+      {{"data-dir", "folder holding the four IDX files, gzipped or not (default: the dataset's Debian location); flow: a case folder or a folder of cases", ""},
        [](auto&, auto& v, TrainConfig& c) { c.data_dir = v; return absl::OkStatus(); }},
       {{"epochs", "epochs per batch size", "1"},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.epochs, ParseInt(n, v, 1)); return absl::OkStatus(); }},

@@ -23,7 +23,7 @@ namespace gantry {
 
 struct TrainConfig {
   std::string model = "dcgan";
-  std::string dataset = "fashion-mnist";     // mnist | fashion-mnist
+  std::string dataset = "fashion-mnist";     // mnist | fashion-mnist | flow
   std::string data_dir;                      // empty: the dataset's Debian location
   int64_t epochs = 1;
   std::vector<int64_t> batch_sizes = {64};   // global batch; several make a sweep

@@ -46,6 +46,14 @@ TEST_F(SpecValidatorTest, AValidSpecResolvesWithTheWorkersDefaults) {
   EXPECT_EQ(validator_->CheckSubmit(request)->batch_sizes, (std::vector<int64_t>{64}));
 }
 
+// Each setting alone is valid; together they are not: checked once all are known.
+TEST_F(SpecValidatorTest, TheFlowDatasetNeedsTheConditionalModelAndAFolder) {
+  v1::SubmitJobRequest request = testing::SweepRequest(data_, {64}, 1, 1);
+  request.mutable_spec()->set_dataset("flow");
+  EXPECT_THAT(Error(request), HasSubstr("spec: --dataset flow trains on frame pairs, which --model dcgan cannot take; "
+                                        "use --model pix2pix"));
+}
+
 TEST_F(SpecValidatorTest, BadFieldsAreNamed) {
   v1::SubmitJobRequest request = testing::SweepRequest(data_, {64}, 1, 1);
   request.mutable_spec()->mutable_lr()->set_value(-1);

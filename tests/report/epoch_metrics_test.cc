@@ -42,7 +42,7 @@ TEST(EpochCsv, NewColumnsComeLastInTheirOrder) {
       << header;
   EXPECT_NE(header.find(",peak_rss_mb,energy_j,energy_j_per_sample,energy_estimated,"), std::string::npos) << header;
   EXPECT_TRUE(header.ends_with(",energy_estimated,quality_fd,quality_class_entropy,quality_marginal_entropy,"
-                               "quality_confidence"))
+                               "quality_confidence,val_l1,val_rel_l2"))
       << header;
   EpochRow row;
   row.loss_scale_g = 1048576;
@@ -55,7 +55,10 @@ TEST(EpochCsv, NewColumnsComeLastInTheirOrder) {
   row.energy_estimated = 1;
   row.quality_fd = 12.34567;
   row.quality_confidence = 0.875;
-  EXPECT_TRUE(EpochCsvLine(row).ends_with(",1048576,0.5,2,7,123.4,1234.6,0.0123457,1,12.3457,-1.0000,-1.0000,0.8750"))
+  row.val_l1 = 0.012345;
+  row.val_rel_l2 = 0.5;
+  EXPECT_TRUE(EpochCsvLine(row).ends_with(
+      ",1048576,0.5,2,7,123.4,1234.6,0.0123457,1,12.3457,-1.0000,-1.0000,0.8750,0.01234,0.50000"))
       << EpochCsvLine(row);
 }
 

@@ -73,6 +73,12 @@ TEST(TrainConfig, ImageSizesTheUNetCannotTakeNameTheFix) {
   EXPECT_THAT(ResolveTrainConfig({{"ngf", "0"}}).status().message(), HasSubstr("--ngf"));
 }
 
+TEST(TrainConfig, FlowIsADataset) {
+  absl::StatusOr<TrainConfig> c = ResolveTrainConfig({{"dataset", "flow"}, {"data-dir", "/d"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->dataset, "flow");
+}
+
 TEST(TrainConfig, BadValuesNameTheSetting) {
   EXPECT_THAT(ResolveTrainConfig({{"batch-size", "0"}}).status().message(), HasSubstr("--batch-size: bad value '0'"));
   EXPECT_THAT(ResolveTrainConfig({{"batch-size", "64,x"}}).status().message(), HasSubstr("--batch-size"));

@@ -40,6 +40,8 @@ TrainingState SmallState() {
   row.d_loss = 1.25;
   row.loss_scale_g = 65536;
   row.peak_rss_mb = 321.5;
+  row.val_l1 = 0.0625;
+  row.val_rel_l2 = 0.25;
   s.rows = {row};
   s.straggler_rows = "8,1,4,1,3.000,1.000,3.000\n";
   return s;

@@ -371,9 +371,11 @@ TEST(WorkerCli, Bf16RunSkipsAForcedOverflowAndReportsIt) {
   EXPECT_EQ(manifest["config"]["allreduce_dtype"], "bf16");
   EXPECT_EQ(manifest["config"]["debug_inject_inf"]["network"], "g");
   const std::string csv = ReadAll(out + "/epochs.csv");
-  // Later columns (energy, quality) follow peak_rss_mb.
+  // Later columns (energy, quality, flow validation) follow peak_rss_mb.
   EXPECT_THAT(csv, HasSubstr(",loss_scale_g,loss_scale_d,skipped_steps_g,skipped_steps_d,peak_rss_mb,"));
+  EXPECT_THAT(csv, HasSubstr(",quality_confidence,val_l1,val_rel_l2\n"));
   EXPECT_THAT(csv, testing::ContainsRegex(",0,512,1024,1,0,[0-9]+\\.[0-9],"));  // ... straggler_flags, then ours
+  EXPECT_THAT(csv, testing::ContainsRegex(",0\\.00000,0\\.00000\n"));  // no held-out set: zeros
   EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("(1 rank, bf16, dynamic loss scaling)"));
 }
 

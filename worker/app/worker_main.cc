@@ -1,13 +1,14 @@
 // gantry-worker: trains GANs (train), serves a worker pool (serve), checks
-// checkpoints (inspect-checkpoint), trains quality judges (train-judge) and generates
-// flow data (make-flow). Each subcommand is one file in worker/app/; this is the only
-// main().
+// checkpoints (inspect-checkpoint), trains quality judges (train-judge), generates flow
+// data (make-flow) and rolls flow models out (rollout). Each subcommand is one file in
+// worker/app/; this is the only main().
 #include <string>
 
 #include "CLI/CLI.hpp"
 #include "worker/app/inspect_command.h"
 #include "worker/app/judge_command.h"
 #include "worker/app/make_flow_command.h"
+#include "worker/app/rollout_command.h"
 #include "worker/app/serve_command.h"
 #include "worker/app/train_command.h"
 
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   JudgeCommand judge(app);  // the quality judge of a dataset (--quality)
   ServeCommand serve(app);  // the worker pool mode (worker/serve)
   MakeFlowCommand make_flow(app);  // flow data from the lattice Boltzmann solver (worker/flow)
+  RolloutCommand rollout(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -30,5 +32,6 @@ int main(int argc, char** argv) {
   if (judge.selected()) return judge.Run();
   if (serve.selected()) return serve.Run(&argc, &argv);
   if (make_flow.selected()) return make_flow.Run(&argc, &argv);
+  if (rollout.selected()) return rollout.Run(&argc, &argv);
   return train.Run(&argc, &argv);
 }

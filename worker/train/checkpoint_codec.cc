@@ -1,6 +1,8 @@
 #include "worker/train/checkpoint_codec.h"
 
 #include <map>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/byte_codec.h"

@@ -58,4 +58,16 @@ absl::Status WritePngGrid(const std::string& path, const float* images, int64_t 
   return WriteFileAtomically(path, *png);
 }
 
+absl::Status WriteRgbPng(const std::string& path, const uint8_t* rgb, int64_t height, int64_t width) {
+  if (height <= 0 || width <= 0 || height > kMaxSide || width > kMaxSide) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot draw a ", height, "x", width, " image (sides in [1, ",
+                                                   kMaxSide, "])"));
+  }
+  CHECK(rgb != nullptr);
+  const std::span<const uint8_t> pixels(rgb, static_cast<size_t>(height * width * 3));
+  absl::StatusOr<std::string> png = EncodePng(pixels, width, height, 3);
+  if (!png.ok()) return absl::Status(png.status().code(), absl::StrCat(path, ": ", png.status().message()));
+  return WriteFileAtomically(path, *png);
+}
+
 }  // namespace gantry

@@ -19,6 +19,10 @@ namespace gantry {
 absl::Status WritePngGrid(const std::string& path, const float* images, int64_t count, int64_t height,
                           int64_t width, int64_t columns);
 
+// Writes an 8-bit RGB image (height x width pixels of 3 bytes, row-major) as a PNG,
+// atomically as WritePngGrid does.
+absl::Status WriteRgbPng(const std::string& path, const uint8_t* rgb, int64_t height, int64_t width);
+
 inline constexpr int kGridGap = 2;
 inline constexpr uint8_t kGridGapValue = 128;
 

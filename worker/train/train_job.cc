@@ -11,6 +11,8 @@
 #include "spdlog/spdlog.h"
 #include "spec/batch_fit.h"
 #include "spec/mixed_precision.h"
+#include "spec/datasets.h"
+#include "worker/data/flow_dataset.h"
 #include "worker/data/mnist_dataset.h"
 #include "worker/models/model_registry.h"
 #include "worker/train/judge_store.h"
@@ -66,11 +68,37 @@ absl::StatusOr<ImageRequirement> RequirementOf(const TrainConfig& config) {
                           .needed_by = absl::StrCat("--model ", model->name())};
 }
 
+// The training rows of flow cases (--dataset flow): crops of the model's --image-size,
+// the target --horizon frames ahead. Not cached between pool jobs: the rows depend on
+// the run's seed, horizon and image size, not only on the folder.
+absl::StatusOr<FlowDataset> LoadFlowRows(const TrainConfig& config, const std::string& dir,
+                                         const ImageRequirement& need) {
+  if (need.channels != kFlowRowChannels || need.height != need.width) {
+    return absl::InvalidArgumentError(absl::StrCat(need.needed_by, " trains on rows of ", need.channels, "x",
+                                                   need.height, "x", need.width, ", not the ", kFlowRowChannels,
+                                                   "xSxS rows of --dataset flow"));
+  }
+  ASSIGN_OR_RETURN(FlowDataset flow, LoadFlowDataset(dir, {.image_size = need.height,
+                                                           .horizon = config.pix2pix.horizon,
+                                                           .seed = config.seed,
+                                                           .max_rows = config.limit_images}));
+  spdlog::info("flow: {} case(s), {} training rows, {} held-out rows; {}", flow.cases.size(), flow.train.count,
+               flow.validation.count, flow.split.rule);
+  return flow;
+}
+
 // The request's source, or the IDX files read into `owned`; refused unless its images
 // have the shape the model needs.
 absl::StatusOr<const ImageDataset*> LoadData(const DatasetSource& source, const TrainConfig& config,
-                                             const std::string& dir, std::optional<ImageDataset>& owned) {
+                                             const std::string& dir, std::optional<ImageDataset>& owned,
+                                             std::optional<ImageDataset>& validation) {
   ASSIGN_OR_RETURN(const ImageRequirement need, RequirementOf(config));
+  if (config.dataset == "flow") {
+    ASSIGN_OR_RETURN(FlowDataset flow, LoadFlowRows(config, dir, need));
+    owned = std::move(flow.train);
+    validation = std::move(flow.validation);
+    return &*owned;
+  }
   const ImageDataset* data = nullptr;
   if (source) {
     ASSIGN_OR_RETURN(data, source(dir, config.limit_images, need));
@@ -131,6 +159,11 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   }
   TrainConfig& config = result.config = shared->config;
   if (config.out.empty()) config.out = shared->raw["out"] = DefaultRunFolder();
+  // A dataset the model cannot take (flow with the DCGAN) is refused before anything is written.
+  if (absl::Status fits = CheckDatasetFitsModel(config.dataset, config.model, EffectiveDataDir(config)); !fits.ok()) {
+    set_up_logging(comm.rank(), "");
+    return Ended(std::move(result), TrainJobEnd::kRefused, fits);
+  }
   // The shares are known once the world is: a batch that leaves some rank too few rows
   // (BatchNorm needs two) is refused alike on every rank before anything is written.
   for (int64_t batch : config.batch_sizes) {
@@ -160,8 +193,8 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   if (root) spdlog::info("training on {}", device->description);
   const std::string data_dir = EffectiveDataDir(config);
   if (root) spdlog::info("loading {} from {} on {} rank(s)", config.dataset, data_dir, comm.size());
-  std::optional<ImageDataset> owned;
-  absl::StatusOr<const ImageDataset*> data = LoadData(request.data, config, data_dir, owned);
+  std::optional<ImageDataset> owned, validation;
+  absl::StatusOr<const ImageDataset*> data = LoadData(request.data, config, data_dir, owned, validation);
   status = AgreeAllOk(comm, data.status(), opts, "loading the data", result);
   if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
   if (root && config.limit_images > (*data)->count) {
@@ -213,6 +246,7 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   trainer.set_observer(request.observer);
   trainer.set_gradient_communicator(device->gradient_comm.get());
   trainer.set_judge(judge.get(), config.quality == "full");
+  if (validation) trainer.set_validation(&*validation);
   absl::StatusOr<std::vector<EpochRow>> rows = trainer.Run(state ? &*state : nullptr);
   if (!rows.ok()) return Ended(std::move(result), TrainJobEnd::kFailed, rows.status());
   result.rows = std::move(*rows);

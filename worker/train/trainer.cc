@@ -20,12 +20,14 @@
 #include "worker/train/checkpoint_codec.h"
 #include "worker/train/device_feed.h"
 #include "worker/train/peak_rss.h"
+#include "worker/train/flow_validation.h"
 #include "worker/train/sample_writer.h"
 
 namespace gantry {
 namespace {
 
 constexpr int64_t kSampleCount = 64;                 // an 8x8 grid
+constexpr int64_t kFlowSampleRows = 8;               // held-out pairs drawn per epoch (flow)
 constexpr uint64_t kSampleStream = 0x73616d706cull;  // "sampl"
 constexpr uint64_t kDropoutStream = 0x64726f70ull;   // "drop"
 constexpr int64_t kSkipsLogged = 10;                 // per batch size; the rest only counted
@@ -329,14 +331,32 @@ void Trainer::ScoreQuality(BatchRun& run, const Tensor& samples, EpochRow& row) 
 }
 
 absl::Status Trainer::FinishEpoch(BatchRun& run, EpochRow& row) {
+  const bool held_out = validation_ != nullptr && validation_->count > 0;
+  if (held_out) {
+    ASSIGN_OR_RETURN(const NextFrameScore score, ScoreNextFrame(backend_, run.model->generator(), *validation_));
+    row.val_l1 = score.l1;
+    row.val_rel_l2 = score.relative_l2;
+    spdlog::info("batch {} epoch {}: held-out next frame ({} pairs): L1 {:.5f}, relative L2 {:.5f}", run.batch,
+                 row.epoch, score.rows, score.l1, score.relative_l2);
+  }
   const bool sweep = config_.batch_sizes.size() > 1;
   ASSIGN_OR_RETURN(const std::string png, folder_->SamplePath(run.batch, sweep, row.epoch, "png"));
   ASSIGN_OR_RETURN(const std::string npy, folder_->SamplePath(run.batch, sweep, row.epoch, "npy"));
-  Rng sample_rng(Mix64(config_.seed ^ kSampleStream));
-  const Tensor sample_inputs = run.model->SampleInputs(sample_rng, kSampleCount);
-  Tensor samples;
-  RETURN_IF_ERROR(WriteGeneratorSamples(backend_, run.model->generator(), sample_inputs, png, npy, &samples));
-  ScoreQuality(run, samples, row);
+  if (held_out) {
+    // The same first held-out pairs every epoch: input | prediction | truth.
+    RETURN_IF_ERROR(
+        WriteNextFrameSamples(backend_, run.model->generator(), *validation_, kFlowSampleRows, png, npy));
+  } else if (run.model->SamplesFromData()) {
+    return absl::InvalidArgumentError(absl::StrCat("--model ", run.model->name(),
+                                                   " draws its samples from held-out rows, which --dataset ",
+                                                   config_.dataset, " has not; use --dataset flow"));
+  } else {
+    Rng sample_rng(Mix64(config_.seed ^ kSampleStream));
+    const Tensor sample_inputs = run.model->SampleInputs(sample_rng, kSampleCount);
+    Tensor samples;
+    RETURN_IF_ERROR(WriteGeneratorSamples(backend_, run.model->generator(), sample_inputs, png, npy, &samples));
+    ScoreQuality(run, samples, row);
+  }
   RETURN_IF_ERROR(folder_->AppendEpochRow(row));
   rows_.push_back(row);
   RETURN_IF_ERROR(monitor_->OnEpochDone(row, run.global_step, png));

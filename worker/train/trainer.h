@@ -64,6 +64,10 @@ class Trainer {
     judge_ = judge;
     judge_full_ = full;
   }
+  // Held-out rows {7, S, S} of --dataset flow (not owned; rank 0 uses them): each
+  // epoch's G is scored on them (epochs.csv val_l1, val_rel_l2) and the samples show
+  // the first few as input | prediction | truth instead of the model's sample grid.
+  void set_validation(const ImageDataset* rows) { validation_ = rows; }
 
  private:
   absl::Status CheckRunFits() const;
@@ -71,7 +75,8 @@ class Trainer {
   absl::Status SetUp(BatchRun& run, const TrainingState* resume);
   absl::StatusOr<EpochRow> TrainOneEpoch(BatchRun& run);
   absl::Status AgreeOnShares(BatchRun& run);
-  // Rank 0: the samples, the quality scores (into `row`), then the row in epochs.csv.
+  // Rank 0: scores the held-out pairs into `row` (flow), writes the samples, scores
+  // their quality (into `row`), then writes the row in epochs.csv.
   absl::Status FinishEpoch(BatchRun& run, EpochRow& row);
   void ScoreQuality(BatchRun& run, const Tensor& samples, EpochRow& row) const;
   // Rank 0: the checkpoint of the state after the latest step.
@@ -102,6 +107,7 @@ class Trainer {
   Communicator* gradient_comm_ = nullptr;  // not owned; null: comm_
   const Judge* judge_ = nullptr;           // rank 0, not owned; null: no quality scores
   bool judge_full_ = false;
+  const ImageDataset* validation_ = nullptr;  // not owned; null: none
 };
 
 }  // namespace gantry

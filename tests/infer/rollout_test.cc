@@ -1,0 +1,97 @@
+#include "worker/infer/rollout.h"
+
+#include <filesystem>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/flow_fixture.h"
+#include "worker/comm/local_communicator.h"
+
+namespace gantry {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+// "Copy the input": the rollout of persistence, whose error the report also gives.
+TileFunction Persistence() {
+  return [](const std::vector<float>& in, int64_t batch, std::vector<float>& out) {
+    const int64_t plane = static_cast<int64_t>(in.size()) / (batch * 4);
+    for (int64_t b = 0; b < batch; ++b) {
+      std::copy_n(in.data() + b * 4 * plane, 3 * plane, out.data() + b * 3 * plane);
+    }
+    return absl::OkStatus();
+  };
+}
+
+class RolloutTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("gantry_rollout");
+    testing::WriteFixtureCase(dir_ + "/c", {.frames = 60, .ny = 12, .nx = 20, .json = ""});
+    flow_ = *LoadFlowCase(dir_ + "/c");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+  FlowCase flow_;
+};
+
+TEST_F(RolloutTest, PersistenceScoresItsOwnBaselineAndTheSplitDoesNotMatter) {
+  RolloutOptions o;
+  o.start_frame = 2;
+  o.steps = 28;
+  o.horizon = 2;
+  o.tile = 8;
+  o.overlap = 2;
+  std::vector<RolloutResult> results(2);
+  for (int ranks : {1, 2}) {
+    const absl::Status status = RunRanks(ranks, [&](Communicator& comm) -> absl::Status {
+      absl::StatusOr<RolloutResult> r = RunRollout(comm, flow_, o, Persistence());
+      if (!r.ok()) return r.status();
+      if (comm.rank() == 0) results[ranks - 1] = *std::move(r);
+      return absl::OkStatus();
+    });
+    ASSERT_TRUE(status.ok()) << status;
+  }
+  const RolloutResult& r = results[0];
+  ASSERT_EQ(r.rows.size(), 28u);
+  EXPECT_EQ(r.tiles, 2 * 3);
+  for (const RolloutStepRow& row : r.rows) {
+    EXPECT_NEAR(row.relative_l2, row.persistence_relative_l2, 1e-5);
+    ASSERT_TRUE(row.seam_relative_l2.has_value());
+    EXPECT_GT(row.relative_l2, 0.1);  // the wave moves: persistence is not the truth
+  }
+  EXPECT_TRUE(r.summary.first_below.has_value());
+  EXPECT_EQ(r.predicted_vorticity.size(), 29u);
+  // The wave's probe signal oscillates with 0.5 rad per frame: 2 frames per step.
+  ASSERT_TRUE(r.summary.strouhal_true.has_value()) << r.summary.strouhal_note;
+  EXPECT_NEAR(*r.summary.strouhal_true, 2 * 0.5 / (2 * 3.14159265) / (2 * 10) * 4 / 0.05, 0.03);
+  // Persistence's probe never moves.
+  EXPECT_FALSE(r.summary.strouhal_predicted.has_value());
+  EXPECT_THAT(r.summary.strouhal_note, HasSubstr("predicted: the probe signal is constant"));
+  // 2 ranks: the same rows, bit for bit.
+  ASSERT_EQ(results[1].rows.size(), r.rows.size());
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    EXPECT_EQ(results[1].rows[i].relative_l2, r.rows[i].relative_l2);
+    EXPECT_EQ(results[1].rows[i].vorticity_correlation, r.rows[i].vorticity_correlation);
+  }
+}
+
+TEST_F(RolloutTest, TooManyStepsOrAnUnfitTileAreRefusedWithTheFix) {
+  const absl::Status status = RunRanks(1, [&](Communicator& comm) -> absl::Status {
+    absl::StatusOr<RolloutResult> r =
+        RunRollout(comm, flow_, {.start_frame = 5, .steps = 28, .horizon = 2, .tile = 8, .comm = {}},
+                   Persistence());
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status()));
+    EXPECT_THAT(r.status().message(), AllOf(HasSubstr("needs frame 61"), HasSubstr("--steps <= 27")));
+    r = RunRollout(comm, flow_, {.steps = 1, .tile = 16, .comm = {}}, Persistence());
+    EXPECT_THAT(r.status().message(), HasSubstr("--tile 16 is larger than the 12x20 field"));
+    r = RunRollout(comm, flow_, {.steps = 1, .comm = {}}, Persistence());
+    EXPECT_THAT(r.status().message(), HasSubstr("not square: give --tile"));
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+}  // namespace
+}  // namespace gantry

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The flow workload end to end on the real binary: make-flow writes two small cases,
+# train --model pix2pix --dataset flow trains a few steps on their crops (held-out
+# columns and input | prediction | truth samples), and rollout under mpirun -np 2
+# feeds the predictions back over tiles spread across both ranks. Refusals exit 2.
+# Usage: flow_e2e.sh MPIEXEC GANTRY_WORKER
+set -euo pipefail
+mpiexec=$1
+worker=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+for seed in 1 2; do
+  "$worker" make-flow --out "$dir/data/case-$seed" --nx 96 --ny 48 --re 100 --frames 30 --seed "$seed" \
+    > "$dir/make-$seed.log" 2>&1 || { cat "$dir/make-$seed.log"; fail "make-flow case $seed"; }
+done
+
+"$worker" train --model pix2pix --dataset flow --data-dir "$dir/data" --image-size 32 --ngf 8 --ndf 8 \
+  --batch-size 8 --epochs 1 --max-steps 3 --out "$dir/run" > "$dir/train.log" 2>&1 \
+  || { cat "$dir/train.log"; fail "train"; }
+head -1 "$dir/run/epochs.csv" | grep -q ',val_l1,val_rel_l2$' || fail "epochs.csv has no validation columns"
+val=$(tail -1 "$dir/run/epochs.csv" | awk -F, '{print $NF}')
+awk -v v="$val" 'BEGIN { exit !(v > 0) }' || fail "val_rel_l2 is $val"
+ls "$dir/run/samples/"*.png > /dev/null || fail "no samples"
+grep -q "held-out next frame" "$dir/run/log.txt" || fail "no validation line in the log"
+
+"$mpiexec" --allow-run-as-root --oversubscribe -np 2 "$worker" rollout --run "$dir/run" --case "$dir/data/case-2" \
+  --steps 6 --overlap 8 --blend gaussian --out "$dir/roll" > "$dir/roll.log" 2>&1 \
+  || { cat "$dir/roll.log"; fail "rollout under mpirun"; }
+[ "$(wc -l < "$dir/roll/rollout.csv")" -eq 7 ] || fail "rollout.csv has not 6 steps"
+grep -q "tiles/s over 2 rank(s)" "$dir/roll/rollout.md" || fail "rollout.md lacks the tiling line"
+[ -s "$dir/roll/strip.png" ] || fail "no strip.png"
+
+# One rank gives the same numbers as two.
+"$worker" rollout --run "$dir/run" --case "$dir/data/case-2" --steps 6 --overlap 8 --out "$dir/roll1" \
+  > "$dir/roll1.log" 2>&1 || { cat "$dir/roll1.log"; fail "rollout on one rank"; }
+cmp -s "$dir/roll/rollout.csv" "$dir/roll1/rollout.csv" || fail "1 rank and 2 ranks differ: $(diff "$dir/roll/rollout.csv" "$dir/roll1/rollout.csv")"
+
+set +e
+"$worker" rollout --run "$dir/run" --case "$dir/data/case-2" --steps 2 --tile 64 > "$dir/bad.log" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "a tile other than the image size exited $rc, not 2"
+grep -q -- "--tile 32" "$dir/bad.log" || fail "the refusal does not name the fix: $(cat "$dir/bad.log")"
+echo "PASS"

@@ -1,0 +1,37 @@
+// Training rows of the flow workload: seeded random square crops of frame pairs,
+// materialised as an ImageDataset of rows {7, S, S} (the flow contract): channels 0-2
+// the normalised frame t (ux, uy, vorticity), 3 the obstacle mask (0/1), 4-6 the
+// normalised frame t + horizon at the same crop. Rows are plain samples to the trainer,
+// so they shard across ranks exactly like MNIST images.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "worker/data/flow_case.h"
+#include "worker/data/flow_split.h"
+#include "worker/data/mnist_dataset.h"
+
+namespace gantry {
+
+inline constexpr int64_t kFlowConditionChannels = kFlowChannels + 1;               // frame + mask
+inline constexpr int64_t kFlowRowChannels = kFlowConditionChannels + kFlowChannels;  // + target
+
+struct FlowPairOptions {
+  int64_t image_size = 0;      // S, the crop side (the model's --image-size)
+  int64_t horizon = 1;
+  uint64_t seed = 1;
+  // Crops per frame pair; 0: ceil(NY * NX / S^2), each frame's area once on average.
+  int64_t crops_per_pair = 0;
+  int64_t max_rows = 0;        // keep only this many rows (--limit-images); 0: all
+};
+
+// The rows of the pairs in `ranges`. Crop origins are drawn from Rng(seed), the rows are
+// put in a seeded random order (so max_rows keeps a random subset across all cases, not
+// the first case) and then materialised. INVALID_ARGUMENT when S is not positive or is
+// larger than a case's field (naming the case, its size and the fix).
+absl::StatusOr<ImageDataset> MakeFlowPairs(const std::vector<FlowCase>& cases,
+                                           const std::vector<FlowPairRange>& ranges, const FlowPairOptions& options);
+
+}  // namespace gantry
