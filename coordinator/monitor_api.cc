@@ -51,8 +51,50 @@ struct Samples {
 
 struct JobFamilies {
   Samples info, progress, eta, samples, d_loss, g_loss, epoch_seconds, epoch_samples, p50, p99, allreduce, flags,
-      loss_scale, skipped, stragglers;
+      loss_scale, skipped, stragglers, quality_fd, quality_class_entropy, quality_marginal_entropy, quality_confidence,
+      energy, energy_per_sample, energy_total;
 };
+
+// Whether the judge scored this epoch (quality_fd is -1 when it did not; a row from a
+// worker that predates the quality columns has every field 0, and a softmax's top class
+// probability is never 0).
+bool Scored(const v1::EpochMetrics& row) { return row.quality_fd() >= 0 && row.quality_confidence() > 0; }
+
+// The newest scored epoch's figures (rows are in sweep order), labelled with its batch size.
+void AddQuality(const v1::JobReport& report, JobFamilies& f) {
+  for (int i = report.epochs_size() - 1; i >= 0; --i) {
+    const v1::EpochMetrics& row = report.epochs(i);
+    if (!Scored(row)) continue;
+    const MetricLabels at = {{"job_id", report.job().id()}, {"batch_size", absl::StrCat(row.batch_size())}};
+    f.quality_fd.Sample(at, row.quality_fd());
+    f.quality_class_entropy.Sample(at, row.quality_class_entropy());
+    f.quality_marginal_entropy.Sample(at, row.quality_marginal_entropy());
+    f.quality_confidence.Sample(at, row.quality_confidence());
+    return;
+  }
+}
+
+// Energy of the newest finished epoch and of all finished epochs, when measured or
+// estimated (energy_j 0: the worker had neither), labelled by where the figure comes from.
+void AddEnergy(const v1::JobReport& report, JobFamilies& f) {
+  double total = 0;
+  bool estimated = false;
+  for (const v1::EpochMetrics& row : report.epochs()) {
+    total += row.energy_j();
+    estimated = estimated || (row.energy_j() > 0 && row.energy_estimated() != 0);
+  }
+  if (total <= 0) return;
+  const v1::EpochMetrics& row = report.epochs(report.epochs_size() - 1);
+  const std::string& id = report.job().id();
+  if (row.energy_j() > 0) {
+    const MetricLabels at = {{"job_id", id},
+                             {"batch_size", absl::StrCat(row.batch_size())},
+                             {"source", row.energy_estimated() != 0 ? "estimate" : "measured"}};
+    f.energy.Sample(at, row.energy_j());
+    f.energy_per_sample.Sample(at, row.energy_j_per_sample());
+  }
+  f.energy_total.Sample({{"job_id", id}, {"source", estimated ? "estimate" : "measured"}}, total);
+}
 
 void AddJob(const v1::JobReport& report, JobFamilies& f) {
   const v1::Job& job = report.job();
@@ -89,6 +131,8 @@ void AddJob(const v1::JobReport& report, JobFamilies& f) {
     f.skipped.Sample({{"job_id", job.id()}, {"network", "g"}}, static_cast<double>(skipped_g));
     f.skipped.Sample({{"job_id", job.id()}, {"network", "d"}}, static_cast<double>(skipped_d));
   }
+  AddQuality(report, f);
+  AddEnergy(report, f);
   std::map<int, int64_t> by_rank;
   for (const v1::StragglerEvent& e : report.stragglers()) ++by_rank[e.rank()];
   for (const auto& [rank, count] : by_rank) {
@@ -214,6 +258,26 @@ absl::StatusOr<std::string> MonitorApi::MetricsText() {
         "Updates skipped on inf/NaN gradients over an active job's finished epochs.", f.skipped);
   write("gantry_job_straggler_events", Type::kGauge, "Straggler events stored for an active job, by rank.",
         f.stragglers);
+  write("gantry_job_quality_frechet_distance", Type::kGauge,
+        "Frechet distance of the judge's features of an active job's newest scored samples to the test set's "
+        "(--quality; lower is better).",
+        f.quality_fd);
+  write("gantry_job_quality_class_entropy_nats", Type::kGauge,
+        "Mean per-sample class entropy of an active job's newest scored samples (lower: more recognisable).",
+        f.quality_class_entropy);
+  write("gantry_job_quality_marginal_entropy_nats", Type::kGauge,
+        "Entropy of the mean class distribution of an active job's newest scored samples (ln 10 = 2.30: all classes "
+        "alike).",
+        f.quality_marginal_entropy);
+  write("gantry_job_quality_confidence", Type::kGauge,
+        "Mean top class probability the judge gives an active job's newest scored samples.", f.quality_confidence);
+  write("gantry_job_epoch_energy_joules", Type::kGauge,
+        "Energy of an active job's newest finished epoch (source: measured by RAPL/NVML, or an estimate).", f.energy);
+  write("gantry_job_epoch_energy_joules_per_sample", Type::kGauge,
+        "Energy per training sample of an active job's newest finished epoch.", f.energy_per_sample);
+  write("gantry_job_energy_joules", Type::kGauge,
+        "Energy of an active job's finished epochs, summed (source: estimate when any epoch's figure is one).",
+        f.energy_total);
   if (rpc_metrics_ != nullptr) rpc_metrics_->Write(out);
   return out.text();
 }

@@ -155,6 +155,27 @@ function lineChart(container, series, xLabel) {
   container.replaceChildren(s);
 }
 
+// Whether the judge scored an epoch (quality_fd is -1 when not; a row from an older
+// worker has no quality fields at all).
+function scored(e) { return e.quality_fd !== undefined && e.quality_fd >= 0 && e.quality_confidence > 0; }
+
+function energyCell(e) {
+  if (!(e.energy_j > 0)) return "-";
+  return fmt(e.energy_j, 0) + (e.energy_estimated ? " (est.)" : "");
+}
+
+// The Fréchet distance of each scored epoch, one line per batch size (epoch on the x axis).
+function renderQuality(epochs) {
+  const byBatch = new Map();
+  for (const e of epochs.filter(scored)) {
+    if (!byBatch.has(e.batch_size)) byBatch.set(e.batch_size, []);
+    byBatch.get(e.batch_size).push([e.epoch, e.quality_fd]);
+  }
+  $("quality-card").hidden = byBatch.size === 0;
+  if (byBatch.size === 0) return;
+  lineChart($("chart-quality"), [...byBatch].map(([b, points]) => ({ name: "batch " + b, points })), "epoch");
+}
+
 function renderJob(d) {
   const j = d.job;
   $("job").hidden = false;
@@ -175,7 +196,11 @@ function renderJob(d) {
   fillTable($("epochs"), d.epochs.map(e => [e.batch_size, e.epoch, fmt(e.seconds), fmt(e.samples_per_s, 1),
     fmt(e.step_p50_ms), fmt(e.step_p99_ms), fmt(100 * e.allreduce_share, 1) + "%", fmt(e.d_loss, 4), fmt(e.g_loss, 4),
     fmt(e.loss_scale_g, 0) + " / " + fmt(e.loss_scale_d, 0), e.skipped_steps_g + " / " + e.skipped_steps_d,
-    e.straggler_flags, e.world_size]));
+    e.straggler_flags, e.world_size,
+    scored(e) ? fmt(e.quality_fd, 3) : "-", scored(e) ? fmt(e.quality_class_entropy, 3) : "-",
+    scored(e) ? fmt(e.quality_marginal_entropy, 3) : "-", scored(e) ? fmt(e.quality_confidence, 3) : "-",
+    energyCell(e)]));
+  renderQuality(d.epochs);
   fillTable($("stragglers"), d.stragglers_by_rank.map(r => [r.rank, r.events, fmt(r.max_ratio) + "x"]));
   $("stragglers-none").hidden = d.stragglers_by_rank.length > 0;
 

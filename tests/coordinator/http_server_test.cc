@@ -97,6 +97,22 @@ class HttpServerTest : public ::testing::Test {
   // A sweep job, acquired by a 2-rank fake group, with two epoch rows of batch 32 and
   // progress in the first epoch of batch 64, two straggler events of rank 1 and one of
   // rank 0, and a run folder holding run.json and the grid of batch 32's epoch 2.
+  // RunAJob's second epoch row: loss scaling, skipped steps, a quality score and energy.
+  static v1::EpochMetrics SecondEpoch() {
+    v1::EpochMetrics second = testing::EpochRow(32, 2, 2);
+    second.set_loss_scale_g(32768);
+    second.set_loss_scale_d(65536);
+    second.set_skipped_steps_g(2);
+    second.set_quality_fd(12.5);
+    second.set_quality_class_entropy(0.375);
+    second.set_quality_marginal_entropy(2.25);
+    second.set_quality_confidence(0.875);
+    second.set_energy_j(250);
+    second.set_energy_j_per_sample(0.25);
+    second.set_energy_estimated(1);
+    return second;
+  }
+
   std::string RunAJob(const std::string& name) {
     auto stub = v1::Coordinator::NewStub(grpc::CreateChannel(grpc_address_, grpc::InsecureChannelCredentials()));
     grpc::ClientContext context;
@@ -116,12 +132,12 @@ class HttpServerTest : public ::testing::Test {
     std::ofstream(run_ + "/samples/b0032/epoch_002.png") << kPng << "the grid";
     v1::ReportProgressRequest first;
     first.mutable_checkpoint()->set_run_folder(run_);
-    *first.add_epochs() = testing::EpochRow(32, 1, 2);
-    v1::EpochMetrics second = testing::EpochRow(32, 2, 2);
-    second.set_loss_scale_g(32768);
-    second.set_loss_scale_d(65536);
-    second.set_skipped_steps_g(2);
-    *first.add_epochs() = second;
+    v1::EpochMetrics one = testing::EpochRow(32, 1, 2);
+    one.set_quality_fd(-1);  // not scored
+    one.set_energy_j(100);
+    one.set_energy_estimated(1);
+    *first.add_epochs() = one;
+    *first.add_epochs() = SecondEpoch();
     for (int rank : {1, 1, 0}) {
       v1::StragglerEvent* e = first.add_stragglers();
       e->set_batch_size(32);
@@ -222,6 +238,12 @@ TEST_F(HttpServerTest, JsonEndpointsMirrorTheGrpcApi) {
   EXPECT_EQ(job["epochs"][1]["epoch"], 2);
   EXPECT_EQ(job["epochs"][1]["seconds"], testing::EpochRow(32, 2, 2).seconds());
   EXPECT_EQ(job["epochs"][1]["loss_scale_g"], 32768);
+  // The quality and energy columns travel from the worker's report to the page.
+  EXPECT_EQ(job["epochs"][0]["quality_fd"], -1);
+  EXPECT_EQ(job["epochs"][1]["quality_fd"], 12.5);
+  EXPECT_EQ(job["epochs"][1]["quality_confidence"], 0.875);
+  EXPECT_EQ(job["epochs"][1]["energy_j"], 250);
+  EXPECT_EQ(job["epochs"][1]["energy_estimated"], 1);
   ASSERT_EQ(job["summary"].size(), 1u);
   EXPECT_EQ(job["summary"][0]["batch_size"], 32);
   EXPECT_DOUBLE_EQ(job["summary"][0]["total_seconds"].get<double>(),
@@ -289,6 +311,31 @@ TEST_F(HttpServerTest, MetricsAreValidPrometheusTextWithTheJobsFigures) {
   EXPECT_EQ(e->Value("gantry_rpc_requests_total", {{"method", "SubmitJob"}, {"code", "OK"}}), 1);
   EXPECT_EQ(e->Value("gantry_rpc_requests_total", {{"method", "ReportProgress"}, {"code", "OK"}}), 1);
   EXPECT_EQ(e->Value("gantry_rpc_duration_seconds_count", {{"method", "RegisterGroup"}}), 1);
+
+  // The newest scored epoch's quality, and energy (an estimate here), labelled as such.
+  const std::map<std::string, std::string> b32 = {{"job_id", id}, {"batch_size", "32"}};
+  EXPECT_EQ(e->Value("gantry_job_quality_frechet_distance", b32), 12.5);
+  EXPECT_EQ(e->Value("gantry_job_quality_class_entropy_nats", b32), 0.375);
+  EXPECT_EQ(e->Value("gantry_job_quality_marginal_entropy_nats", b32), 2.25);
+  EXPECT_EQ(e->Value("gantry_job_quality_confidence", b32), 0.875);
+  EXPECT_EQ(e->Value("gantry_job_epoch_energy_joules", {{"job_id", id}, {"batch_size", "32"}, {"source", "estimate"}}),
+            250);
+  EXPECT_EQ(e->Value("gantry_job_epoch_energy_joules_per_sample", {{"job_id", id}, {"source", "estimate"}}), 0.25);
+  EXPECT_EQ(e->Value("gantry_job_energy_joules", {{"job_id", id}, {"source", "estimate"}}), 350);
+  EXPECT_EQ(e->Find("gantry_job_quality_frechet_distance").size(), 1u);
+
+  // A newer epoch that was not scored (and not measured) leaves the newest scored figures
+  // in place and ends the epoch energy series, while the job's total stays.
+  v1::ReportProgressRequest next;
+  v1::EpochMetrics unscored = testing::EpochRow(64, 1, 2);
+  unscored.set_quality_fd(-1);
+  *next.add_epochs() = unscored;
+  ASSERT_TRUE(group_->Report(next, nullptr).ok());
+  e = testing::ParsePrometheusText(http_->Get("/metrics", Bearer())->body, &error);
+  ASSERT_TRUE(e.has_value()) << error;
+  EXPECT_EQ(e->Value("gantry_job_quality_frechet_distance", b32), 12.5);
+  EXPECT_TRUE(e->Find("gantry_job_epoch_energy_joules").empty());
+  EXPECT_EQ(e->Value("gantry_job_energy_joules", {{"job_id", id}}), 350);
 
   // Once the job ends its per-job series end too; the state counts move.
   ASSERT_TRUE(group_->Finish(v1::JOB_STATE_SUCCEEDED).ok());

@@ -110,7 +110,8 @@ if "$helm" template demo "$work/chart-notes" --namespace team "${MPI[@]}" -f "$c
   sed -n '/^  notes: |$/,$p' "$work/notes.yaml" | tail -n +2 | sed 's/^    //' >"$work/notes.txt"
   expect_rendered "NOTES.txt: the groups, how to reach the coordinator, submit and watch" "$work/notes.txt" \
     'demo-gantry-gpu \(serve, 2 workers x 4 ranks, 4 GPUs per worker\)' 'port-forward svc/demo-gantry-coordinator' \
-    "secret demo-gantry-token -o jsonpath='\{.data.token\}'" 'gantry submit .* --watch' 'helm test demo -n team'
+    "secret demo-gantry-token -o jsonpath='\{.data.token\}'" 'gantry submit .* --watch' 'helm test demo -n team' \
+    'port-forward svc/demo-gantry-coordinator 8081:8081' 'browse http://127.0.0.1:8081/'
 else
   fail "NOTES.txt renders"
 fi
@@ -140,6 +141,15 @@ expect_rendered "gpu pool: 4 GPUs per worker, on GPU nodes" "$work/gpu-pool-valu
   'name: gantry-ci-gpu$' 'nvidia.com/gpu: 4' 'slotsPerWorker: 4' 'effect: NoSchedule' 'gantry-worker:0.1.0-cuda'
 expect_rendered "one-shot job: gantry-worker train from a run file, resumed when retried" "$work/train-job-values.yaml" \
   'gantry-worker train "\$@"' 'run.yaml: \|' 'model: "dcgan"' '--resume "\$run"' 'ttlSecondsAfterFinished: 86400'
+expect_rendered "gpu pool values: the coordinator's dashboard and /metrics on a Service port, annotated for Prometheus" \
+  "$work/gpu-pool-values.yaml" '"--http-listen"' '"0.0.0.0:8081"' 'containerPort: 8081' '^ +- name: http$' \
+  'port: 8081' 'targetPort: http' 'prometheus.io/scrape: "true"' 'prometheus.io/port: "8081"' 'prometheus.io/path: "/metrics"'
+if grep -qE 'http-listen|prometheus.io|name: http$' "$work/default.yaml"; then
+  grep -nE 'http-listen|prometheus.io|name: http$' "$work/default.yaml" >"$work/out"
+  fail "default values: no HTTP listener, port or scrape annotation"
+else
+  pass "default values: no HTTP listener, port or scrape annotation"
+fi
 if grep -q 'name: gantry-ci-pool$' "$work/train-job-values.yaml"; then
   echo "the disabled pool was rendered" >"$work/out"
   fail "one-shot job: the disabled pool is not rendered"
@@ -165,6 +175,12 @@ expect_refusal "a group key that is not a DNS label" 'Property name of "GPU" doe
 expect_refusal "<name>-worker-N longer than a DNS label" 'is too long: .* more than the 63 of a DNS label' \
   render "${MPI[@]}" --set fullnameOverride=gantry-with-a-very-long-name-for-testing \
   --set workerGroups.pool.enabled=false --set workerGroups.twenty-characters-ok.replicas=1
+expect_refusal "the HTTP port equal to the gRPC port" 'coordinator.http.port 50051 is the gRPC port' \
+  render "${MPI[@]}" --set coordinator.http.enabled=true --set coordinator.http.port=50051
+expect_refusal "a misspelled coordinator.http key" 'Additional property enable is not allowed' \
+  render "${MPI[@]}" --set coordinator.http.enable=true
+expect_refusal "the HTTP port out of range" 'port: Must be less than or equal to 65535' \
+  render "${MPI[@]}" --set coordinator.http.port=70000
 expect_refusal "a train group without a run file" 'train\\?" group without settings' \
   render "${MPI[@]}" --set workerGroups.pool.mode=train
 
