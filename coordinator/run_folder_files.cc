@@ -4,9 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -112,9 +114,38 @@ absl::StatusOr<SampleGrid> ReadNewestSampleGrid(const v1::JobReport& report) {
   return absl::NotFoundError(absl::StrCat("no sample grid: ", last.message()));
 }
 
+namespace {
+
+// The folders `gantry-worker rollout` writes by default (RUN/rollout-<case>), newest name
+// last. Only names are taken from the listing; each is then opened under the rules of
+// ReadRunFolderFile, so a link named rollout-x is refused there.
+std::vector<std::string> RolloutFolders(const std::string& root) {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
+    const std::string name = entry.path().filename().string();
+    if (absl::StartsWith(name, "rollout-") && names.size() < 1000) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// rollout.csv at the run folder's top, else in the last RUN/rollout-<case>/.
+absl::StatusOr<std::string> ReadRolloutCsv(const std::string& root) {
+  absl::StatusOr<std::string> text = ReadRunFolderFile(root, {"rollout.csv"}, kMaxRolloutCsvBytes);
+  if (text.ok() || text.status().code() != absl::StatusCode::kNotFound) return text;
+  const std::vector<std::string> folders = RolloutFolders(root);
+  for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
+    absl::StatusOr<std::string> found = ReadRunFolderFile(root, {*it, "rollout.csv"}, kMaxRolloutCsvBytes);
+    if (found.ok() || found.status().code() != absl::StatusCode::kNotFound) return found;
+  }
+  return text;
+}
+
+}  // namespace
+
 absl::StatusOr<nlohmann::json> ReadRolloutCurve(const v1::Job& job) {
-  absl::StatusOr<std::string> text = ReadRunFolderFile(job.checkpoint().run_folder(), {"rollout.csv"},
-                                                       kMaxRolloutCsvBytes);
+  absl::StatusOr<std::string> text = ReadRolloutCsv(job.checkpoint().run_folder());
   if (!text.ok()) return text.status();
   std::vector<absl::string_view> lines = absl::StrSplit(*text, '\n', absl::SkipWhitespace());
   if (lines.empty()) return absl::InvalidArgumentError("rollout.csv: empty (no header line)");

@@ -36,7 +36,8 @@ struct SampleGrid {
 absl::StatusOr<SampleGrid> ReadNewestSampleGrid(const v1::JobReport& report);
 
 // rollout.csv (a header line, then comma-separated numbers; the dashboard plots every
-// column against the first) as {"columns": [header names], "rows": [[numbers or null]]};
+// column against the first), at the run folder's top or, as `gantry-worker rollout`
+// writes it by default, in RUN/rollout-<case>/ (the last such folder by name), as {"columns": [header names], "rows": [[numbers or null]]};
 // NOT_FOUND when the run folder holds none, INVALID_ARGUMENT when it is malformed.
 absl::StatusOr<nlohmann::json> ReadRolloutCurve(const v1::Job& job);
 

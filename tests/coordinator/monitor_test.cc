@@ -211,6 +211,21 @@ TEST_F(RunFolderFilesTest, ReadsARolloutCurveWhenThereIsOne) {
   EXPECT_EQ(ReadRolloutCurve(job).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(RunFolderFilesTest, FindsTheRolloutThatGantryWorkerRolloutWrites) {
+  v1::Job job = Report({}).job();
+  // gantry-worker rollout's default output: RUN/rollout-<case>/rollout.csv.
+  std::filesystem::create_directories(run_ + "/rollout-case-a");
+  std::filesystem::create_directories(run_ + "/rollout-case-b");
+  std::ofstream(run_ + "/rollout-case-a/rollout.csv") << "step,relative_l2\n1,0.5\n";
+  std::ofstream(run_ + "/rollout-case-b/rollout.csv") << "step,relative_l2\n1,0.25\n2,0.5\n";
+  absl::StatusOr<nlohmann::json> curve = ReadRolloutCurve(job);
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  EXPECT_EQ((*curve)["rows"].size(), 2u) << "the last folder by name";
+  // A link named like a rollout folder is refused, not followed.
+  std::filesystem::create_symlink("/etc", run_ + "/rollout-zz");
+  EXPECT_EQ(ReadRolloutCurve(job).status().code(), absl::StatusCode::kPermissionDenied);
+}
+
 TEST(DashboardAssets, AreCompiledInAndFetchNothingFromElsewhere) {
   std::map<std::string, const DashboardAsset*> by_path;
   for (const DashboardAsset& asset : DashboardAssets()) by_path[std::string(asset.path)] = &asset;

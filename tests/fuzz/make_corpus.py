@@ -201,9 +201,24 @@ def run_spec_seeds():
     put("run_spec", "lines-odd-values", "\1lr=nan\nbeta1=inf\nepochs=-3\nbatch-size= 64 , 128\nunknown=1\n")
 
 
+# flow.json of a case whose arrays are frames [2, 3, 4, 4] and mask [4, 4] (the target
+# writes those itself): no mode byte, the input is the JSON text.
+def flow_case_seeds():
+    norm = {c: {"offset": 0.0, "scale": 0.1} for c in ("ux", "uy", "vorticity")}
+    good = {"nx": 4, "ny": 4, "frames": 2, "re": 100.0, "u_lattice": 0.05, "diameter": 2.0, "every": 10,
+            "strouhal": 0.18, "probe": {"x": 3, "y": 2}, "normalisation": norm}
+    put("flow_case", "good", json.dumps(good))
+    put("flow_case", "minimal", json.dumps({"normalisation": norm}))
+    put("flow_case", "scale-zero", json.dumps(dict(good, normalisation=dict(norm, uy={"offset": 0, "scale": 0}))))
+    put("flow_case", "wrong-shape", json.dumps(dict(good, nx=8)))
+    put("flow_case", "types", json.dumps(dict(good, frames="2", probe=[1, 2], normalisation={"ux": 1})))
+    put("flow_case", "not-json", "{\"nx\": 4,")
+
+
 if __name__ == "__main__":
     idx_seeds()
     npy_seeds()
     checkpoint_seeds()
     run_file_seeds()
     run_spec_seeds()
+    flow_case_seeds()
