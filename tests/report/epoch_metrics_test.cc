@@ -55,10 +55,10 @@ TEST(EpochCsv, NewColumnsComeLastInTheirOrder) {
   row.energy_estimated = 1;
   row.quality_fd = 12.34567;
   row.quality_confidence = 0.875;
-  row.val_l1 = 0.012345;
+  row.val_l1 = 0.0125;
   row.val_rel_l2 = 0.5;
   EXPECT_TRUE(EpochCsvLine(row).ends_with(
-      ",1048576,0.5,2,7,123.4,1234.6,0.0123457,1,12.3457,-1.0000,-1.0000,0.8750,0.01234,0.50000"))
+      ",1048576,0.5,2,7,123.4,1234.6,0.0123457,1,12.3457,-1.0000,-1.0000,0.8750,0.01250,0.50000"))
       << EpochCsvLine(row);
 }
 

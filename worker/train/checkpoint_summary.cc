@@ -16,8 +16,11 @@
 namespace gantry {
 namespace {
 
+// The sections state_crc32 covers: the training state, not the report of how it went
+// (epoch rows and their appended columns hold times and energy, which differ run to run).
 bool IsStateSection(SectionTag tag) {
-  return tag != SectionTag::kEpochRows && tag != SectionTag::kEpochInProgress && tag != SectionTag::kStragglerRows;
+  return tag != SectionTag::kEpochRows && tag != SectionTag::kEpochRowColumns &&
+         tag != SectionTag::kEpochInProgress && tag != SectionTag::kStragglerRows;
 }
 
 // The checkpoint to describe: the file itself, or a run folder's newest usable one as
