@@ -3,6 +3,7 @@
 #include <grpcpp/support/status.h>
 #include <google/protobuf/descriptor.h>
 
+#include <atomic>
 #include <tuple>
 
 #include "gantry/v1/coordinator.pb.h"
@@ -30,25 +31,29 @@ constexpr const char* kCodeNames[] = {"OK",
 
 // Times one call: created when it arrives, records once, at its status (or, for a call
 // that ends without one, when gRPC destroys it, as CANCELLED).
+// gRPC may construct, intercept and destroy it on different threads, handing it over
+// inside its own (uninstrumented) code; `recorded_` is atomic so that the once-only check
+// is itself the synchronisation: the constructor's release store publishes the members,
+// and whichever thread records first claims the call with an exchange.
 class TimingInterceptor final : public grpc::experimental::Interceptor {
  public:
   TimingInterceptor(RpcMetrics& metrics, const Clock& clock, std::string method)
-      : metrics_(metrics), clock_(clock), method_(std::move(method)), start_(clock.NowNanos()) {}
-  ~TimingInterceptor() override {
-    if (!recorded_) Finish(grpc::StatusCode::CANCELLED);
+      : metrics_(metrics), clock_(clock), method_(std::move(method)), start_(clock.NowNanos()) {
+    recorded_.store(false, std::memory_order_release);
   }
+  ~TimingInterceptor() override { Finish(grpc::StatusCode::CANCELLED); }
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
-    if (methods->QueryInterceptionHookPoint(grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS) &&
-        !recorded_) {
+    if (methods->QueryInterceptionHookPoint(grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
       Finish(methods->GetSendStatus().error_code());
     }
     methods->Proceed();
   }
 
  private:
+  // Records the call with `code` unless it was recorded already.
   void Finish(int code) {
-    recorded_ = true;
+    if (recorded_.exchange(true, std::memory_order_acq_rel)) return;
     metrics_.Record(method_, code, static_cast<double>(clock_.NowNanos() - start_) * 1e-9);
   }
 
@@ -56,7 +61,7 @@ class TimingInterceptor final : public grpc::experimental::Interceptor {
   const Clock& clock_;
   const std::string method_;
   const int64_t start_;
-  bool recorded_ = false;
+  std::atomic<bool> recorded_{false};
 };
 
 }  // namespace
