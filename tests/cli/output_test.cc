@@ -51,8 +51,20 @@ TEST(Output, JsonEscapesControlsAndSurvivesBytesThatAreNotUtf8) {
   // A server's error text is not a proto string: it may hold anything.
   nlohmann::json error;
   error["message"] = std::string("bad \xff byte");
-  EXPECT_EQ(DumpJson(error), "{\"message\":\"bad \xef\xbf\xbd byte\"}");
+  EXPECT_EQ(DumpJson(error), "{\"message\":\"bad \xef\xbf\xbd byte\"}")TEST(Output, ARolloutsStatusNamesItsSourceAndWhereItWrites) {
+  v1::Job job;
+  job.set_id("job-4");
+  job.mutable_rollout()->set_source_job_id("job-3");
+  job.mutable_rollout()->set_case_dir("/data/flow/case-2");
+  job.mutable_rollout()->set_steps(20);
+  job.mutable_checkpoint()->set_host("node1");
+  job.mutable_checkpoint()->set_run_folder("/runs/job-3");
+  job.mutable_checkpoint()->set_run_step(30);
+  const std::string status = JobStatusText(job);
+  EXPECT_THAT(status, HasSubstr("rollout      of job-3: 20 step(s) over /data/flow/case-2\n"));
+  EXPECT_THAT(status, HasSubstr("outputs      node1:/runs/job-3/rollout-case-2\n"));
+  EXPECT_THAT(status, Not(HasSubstr("epochs")));
 }
 
 }  // namespace
-}  // namespace gantry
+}  // namespace gantry::cli

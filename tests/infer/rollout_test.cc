@@ -68,7 +68,7 @@ TEST_F(RolloutTest, PersistenceScoresItsOwnBaselineAndTheSplitDoesNotMatter) {
   EXPECT_NEAR(*r.summary.strouhal_true, 2 * 0.5 / (2 * 3.14159265) / (2 * 10) * 4 / 0.05, 0.03);
   // Persistence's probe never moves.
   EXPECT_FALSE(r.summary.strouhal_predicted.has_value());
-  EXPECT_THAT(r.summary.strouhal_note, HasSubstr("predicted: the probe signal is constant"));
+  EXPECT_THAT(r.summary.strouhal_note, HasSubstr("predicted: the probe's uy does not oscillate"));
   // 2 ranks: the same rows, bit for bit.
   ASSERT_EQ(results[1].rows.size(), r.rows.size());
   for (size_t i = 0; i < r.rows.size(); ++i) {
