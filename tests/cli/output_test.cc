@@ -51,7 +51,10 @@ TEST(Output, JsonEscapesControlsAndSurvivesBytesThatAreNotUtf8) {
   // A server's error text is not a proto string: it may hold anything.
   nlohmann::json error;
   error["message"] = std::string("bad \xff byte");
-  EXPECT_EQ(DumpJson(error), "{\"message\":\"bad \xef\xbf\xbd byte\"}")TEST(Output, ARolloutsStatusNamesItsSourceAndWhereItWrites) {
+  EXPECT_EQ(DumpJson(error), "{\"message\":\"bad \xef\xbf\xbd byte\"}");
+}
+
+TEST(Output, ARolloutsStatusNamesItsSourceAndWhereItWrites) {
   v1::Job job;
   job.set_id("job-4");
   job.mutable_rollout()->set_source_job_id("job-3");
@@ -67,4 +70,4 @@ TEST(Output, JsonEscapesControlsAndSurvivesBytesThatAreNotUtf8) {
 }
 
 }  // namespace
-}  // namespace gantry::cli
+}  // namespace gantry
