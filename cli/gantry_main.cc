@@ -63,7 +63,8 @@ int Main(int argc, char** argv) {
                  "RUN/rollout-<case>/ of that run); prints its job id");
   rollout->add_option("id", rollout_args.source_job_id, "the finished training job to roll out, e.g. job-3")
       ->required();
-  rollout->add_option("--case", rollout_args.case_dir, "a flow case folder (make-flow) inside a coordinator --data-root")
+  rollout->add_option("--case", rollout_args.case_dir,
+                      "a flow case folder (make-flow) inside a coordinator --data-root")
       ->required();
   rollout->add_option("--steps", rollout_args.steps, "model steps to roll out")->required();
   std::map<std::string, int64_t> rollout_numbers;
@@ -78,7 +79,8 @@ int Main(int argc, char** argv) {
   }
   rollout->add_option("--blend", rollout_args.blend, "gaussian | linear | none [worker default: gaussian]");
   rollout->add_option("--world-size", rollout_args.world_size, "ranks to run it on (0: any group)")->default_val(0);
-  rollout->add_option("--max-attempts", rollout_args.max_attempts, "times it may be handed to a group (0: coordinator's)")
+  rollout->add_option("--max-attempts", rollout_args.max_attempts,
+                      "times it may be handed to a group (0: coordinator's)")
       ->default_val(0);
   rollout->add_option("--name", rollout_args.name, "a label shown in `gantry jobs` [default: rollout of ID: CASE]");
   rollout->add_flag("--watch", rollout_args.watch, "then watch it to the end (exit code as `gantry watch`)");

@@ -177,7 +177,8 @@ absl::Status Coordinator::PrepareRollout(const v1::RolloutSpec& rollout, v1::Job
   const std::string& id = rollout.source_job_id();
   absl::StatusOr<v1::Job> source = store_->GetJob(id);
   if (absl::IsNotFound(source.status())) {
-    return absl::NotFoundError(absl::StrCat("rollout.source_job_id: no job '", id, "' to roll out (see `gantry jobs`)"));
+    return absl::NotFoundError(
+        absl::StrCat("rollout.source_job_id: no job '", id, "' to roll out (see `gantry jobs`)"));
   }
   RETURN_IF_ERROR(source.status());
   if (source->has_rollout()) {
@@ -199,7 +200,8 @@ absl::Status Coordinator::PrepareRollout(const v1::RolloutSpec& rollout, v1::Job
   absl::StatusOr<TrainConfig> config = ResolveTrainConfig(RunSpecToSettings(source->spec()));
   if (!config.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("rollout.source_job_id: the spec of ", id,
-                                                   " does not resolve on this coordinator: ", config.status().message()));
+                                                   " does not resolve on this coordinator: ",
+                                                   config.status().message()));
   }
   RETURN_IF_ERROR(CheckRolloutFitsRun(rollout, *config, id));
   *job.mutable_spec() = source->spec();

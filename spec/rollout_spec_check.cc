@@ -25,7 +25,8 @@ absl::Status CheckRolloutSpec(const v1::RolloutSpec& r) {
     return FieldError("start_frame", absl::StrCat(r.start_frame().value(), " is negative; frames count from 0"));
   }
   if (r.has_tile() && r.tile().value() < 0) {
-    return FieldError("tile", absl::StrCat(r.tile().value(), " is negative; leave it unset for the model's image size"));
+    return FieldError("tile",
+                      absl::StrCat(r.tile().value(), " is negative; leave it unset for the model's image size"));
   }
   if (r.has_overlap() && r.overlap().value() < 0) {
     return FieldError("overlap", absl::StrCat(r.overlap().value(), " is negative"));

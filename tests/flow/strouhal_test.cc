@@ -65,7 +65,7 @@ TEST(Strouhal, RecoversKnownFrequenciesOfShortRecordsAndTheirStrouhalNumber) {
 }
 
 TEST(Strouhal, TooShortFlatOrUnderAPeriodSignalsSayWhyAndTheFix) {
-  EXPECT_THAT(MeasureStrouhal({1, 2, 3}, 1, 1, 1).why_not, HasSubstr("fewer than 4 samples; record more frames"));
+  EXPECT_THAT(MeasureStrouhal({1, 2, 3}, 1, 1, 1).why_not, HasSubstr("fewer than 4 samples: record more frames"));
   EXPECT_THAT(MeasureStrouhal(std::vector<double>(50, 1.0), 1, 1, 1).why_not, HasSubstr("does not oscillate"));
   EXPECT_THAT(MeasureStrouhal(Sine(0.01, 64), 1, 1, 1).why_not,
               HasSubstr("less than one whole shedding period in the signal"));

@@ -9,7 +9,7 @@ StrouhalEstimate MeasureStrouhal(const std::vector<double>& signal, double sampl
   StrouhalEstimate out;
   const size_t n = signal.size();
   if (n < 4) {
-    out.why_not = "fewer than 4 samples; record more frames (or roll out more steps)";
+    out.why_not = "fewer than 4 samples: record more frames, or roll out more steps";
     return out;
   }
   double mean = 0;
@@ -37,8 +37,8 @@ StrouhalEstimate MeasureStrouhal(const std::vector<double>& signal, double sampl
   }
   if (ups.size() < 2) {
     out.why_not =
-        "less than one whole shedding period in the signal; record more frames or a larger --every (or roll out "
-        "more steps)";
+        "less than one whole shedding period in the signal: record more frames or a larger --every, or roll out "
+        "more steps";
     return out;
   }
   out.found = true;

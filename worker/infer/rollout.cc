@@ -25,8 +25,10 @@ void MeasureStrouhal(const FlowCase& flow, const RolloutOptions& o, const std::v
     return;
   }
   const double steps_per_sample = static_cast<double>(*info.every * o.horizon);
-  const flow::StrouhalEstimate p = flow::MeasureStrouhal(predicted, steps_per_sample, *info.diameter, *info.u_lattice);
-  const flow::StrouhalEstimate t = flow::MeasureStrouhal(truth, steps_per_sample, *info.diameter, *info.u_lattice);
+  const double d = *info.diameter, u = *info.u_lattice;
+  // gantry::flow: `flow` is the case here.
+  const gantry::flow::StrouhalEstimate p = gantry::flow::MeasureStrouhal(predicted, steps_per_sample, d, u);
+  const gantry::flow::StrouhalEstimate t = gantry::flow::MeasureStrouhal(truth, steps_per_sample, d, u);
   if (p.found) s.strouhal_predicted = p.strouhal;
   if (t.found) s.strouhal_true = t.strouhal;
   if (!p.found) s.strouhal_note = absl::StrCat("predicted: ", p.why_not);

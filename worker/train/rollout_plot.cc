@@ -31,14 +31,14 @@ void DrawSeries(PlotCanvas& c, const Panel& p, const std::vector<double>& steps,
   }
 }
 
+// On the title's row, right-aligned, so no value hides behind it.
 void DrawLegend(PlotCanvas& c, const Panel& p, const std::vector<Series>& series) {
-  int width = 0;
-  for (const Series& s : series) width = std::max(width, PlotCanvas::TextWidth(s.label));
-  const int lx = p.right - width - 40;
-  for (size_t k = 0; k < series.size(); ++k) {
-    const int ly = p.top + 6 + static_cast<int>(k) * 16;
-    c.Fill(lx, ly + 3, lx + 16, ly + 6, series[k].color);
-    c.Text(lx + 22, ly, series[k].label, kPlotInk, 2);
+  int x = p.right;
+  for (auto it = series.rbegin(); it != series.rend(); ++it) {
+    x -= PlotCanvas::TextWidth(it->label) + 22;
+    c.Fill(x, p.top - 21, x + 16, p.top - 18, it->color);
+    c.Text(x + 22, p.top - 24, it->label, kPlotInk, 2);
+    x -= 24;
   }
 }
 
@@ -62,8 +62,10 @@ struct Guide {
 
 void DrawPanel(PlotCanvas& c, Panel p, const std::vector<double>& steps, const std::vector<Series>& series,
                std::pair<double, double> y, const std::string& title, std::optional<Guide> guide = std::nullopt) {
+  // Room above and below the values, except below a floor of 0 (errors are never negative).
   const double pad = 0.05 * (y.second - y.first);
-  p.SetRange(steps.empty() ? 1 : steps.front(), steps.empty() ? 1 : steps.back(), y.first - pad, y.second + pad);
+  p.SetRange(steps.empty() ? 1 : steps.front(), steps.empty() ? 1 : steps.back(), y.first == 0 ? 0 : y.first - pad,
+             y.second + pad);
   p.DrawFrame(c, title);
   if (guide) {
     const int gy = static_cast<int>(std::lround(p.Y(guide->y)));
