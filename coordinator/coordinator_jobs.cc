@@ -31,8 +31,7 @@ QueuedJob Queued(const v1::Job& job, const ResolvedSpec& spec) {
 
 // "rollout of job-3: case-2" for a rollout submitted without a name.
 std::string RolloutName(const v1::RolloutSpec& rollout) {
-  return absl::StrCat("rollout of ", rollout.source_job_id(), ": ",
-                      RolloutOutputFolder("", rollout.case_dir()).substr(std::string("rollout-").size()));
+  return absl::StrCat("rollout of ", rollout.source_job_id(), ": ", RolloutCaseName(rollout.case_dir()));
 }
 }  // namespace
 

@@ -66,10 +66,14 @@ absl::Status CheckRolloutFitsRun(const v1::RolloutSpec& r, const TrainConfig& so
   return absl::OkStatus();
 }
 
-std::string RolloutOutputFolder(const std::string& run_dir, const std::string& case_dir) {
+std::string RolloutCaseName(const std::string& case_dir) {
   std::filesystem::path case_path = std::filesystem::path(case_dir).lexically_normal();
   if (case_path.filename().empty()) case_path = case_path.parent_path();  // "data/c/"
-  return (std::filesystem::path(run_dir) / ("rollout-" + case_path.filename().string())).string();
+  return case_path.filename().string();
+}
+
+std::string RolloutOutputFolder(const std::string& run_dir, const std::string& case_dir) {
+  return (std::filesystem::path(run_dir) / ("rollout-" + RolloutCaseName(case_dir))).string();
 }
 
 }  // namespace gantry

@@ -29,8 +29,11 @@ absl::Status CheckRolloutSpec(const v1::RolloutSpec& rollout);
 absl::Status CheckRolloutFitsRun(const v1::RolloutSpec& rollout, const TrainConfig& source,
                                  const std::string& source_job_id);
 
+// The case folder's name: "data/c/" and "data/c" both name c.
+std::string RolloutCaseName(const std::string& case_dir);
+
 // RUN/rollout-<case folder name>: where `gantry-worker rollout` writes without --out,
-// and where a rollout job writes ("data/c/" and "data/c" both name c).
+// and where a rollout job writes.
 std::string RolloutOutputFolder(const std::string& run_dir, const std::string& case_dir);
 
 }  // namespace gantry

@@ -1,5 +1,6 @@
 #include "worker/infer/rollout.h"
 
+#include <atomic>
 #include <filesystem>
 
 #include "gmock/gmock.h"
@@ -88,6 +89,21 @@ TEST_F(RolloutTest, TooManyStepsOrAnUnfitTileAreRefusedWithTheFix) {
     EXPECT_THAT(r.status().message(), HasSubstr("--tile 16 is larger than the 12x20 field"));
     r = RunRollout(comm, flow_, {.steps = 1, .comm = {}}, Persistence());
     EXPECT_THAT(r.status().message(), HasSubstr("not square: give --tile"));
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// One rank's wish to stop (a pool's cancel reaches rank 0 only) stops every rank before
+// the same step.
+TEST_F(RolloutTest, OneRanksStopStopsEveryRankBeforeTheSameStep) {
+  std::atomic<int> rank0_calls{0};
+  const absl::Status status = RunRanks(2, [&](Communicator& comm) -> absl::Status {
+    RolloutOptions o{.steps = 10, .horizon = 1, .tile = 8, .overlap = 2, .comm = {}};
+    o.should_stop = [&comm, &rank0_calls] { return comm.rank() == 0 && ++rank0_calls >= 3; };
+    absl::StatusOr<RolloutResult> r = RunRollout(comm, flow_, o, Persistence());
+    EXPECT_TRUE(absl::IsCancelled(r.status())) << comm.rank() << ": " << r.status();
+    EXPECT_THAT(r.status().message(), HasSubstr("stopped before rollout step 3"));
     return absl::OkStatus();
   });
   EXPECT_TRUE(status.ok()) << status;

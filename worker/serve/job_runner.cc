@@ -5,10 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "spec/rollout_spec_check.h"
 #include "spec/run_spec_settings.h"
 #include "spdlog/spdlog.h"
 #include "worker/comm/broadcast_string.h"
-#include "spec/rollout_spec_check.h"
 #include "worker/serve/rollout_request.h"
 #include "worker/serve/stop_signals.h"
 #include "worker/train/checkpoint_store.h"
