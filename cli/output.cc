@@ -20,6 +20,7 @@ constexpr const char* kStateNames[] = {"unspecified", "queued", "running", "canc
 std::string ProgressText(const v1::Job& job) {
   if (!job.has_progress()) return "-";
   const v1::Progress& p = job.progress();
+  if (job.has_rollout()) return absl::StrFormat("step %d/%d", p.step(), p.steps_per_epoch());
   return absl::StrFormat("b%d e%d %d/%d", p.batch_size(), p.epoch(), p.step(), p.steps_per_epoch());
 }
 
@@ -88,7 +89,10 @@ std::string JobStatusText(const v1::Job& job) {
   } else {
     line("epochs", absl::StrCat(job.epochs_reported(), " reported"));
   }
-  if (job.has_progress()) {
+  if (job.has_progress() && job.has_rollout()) {
+    const v1::Progress& p = job.progress();
+    line("progress", absl::StrFormat("step %d/%d, %.1f tiles/s", p.step(), p.steps_per_epoch(), p.samples_per_s()));
+  } else if (job.has_progress()) {
     const v1::Progress& p = job.progress();
     line("progress", absl::StrFormat("batch %d epoch %d step %d/%d, %.1f samples/s, d_loss %.4f g_loss %.4f",
                                      p.batch_size(), p.epoch(), p.step(), p.steps_per_epoch(), p.samples_per_s(),

@@ -67,6 +67,12 @@ TEST(Output, ARolloutsStatusNamesItsSourceAndWhereItWrites) {
   EXPECT_THAT(status, HasSubstr("rollout      of job-3: 20 step(s) over /data/flow/case-2\n"));
   EXPECT_THAT(status, HasSubstr("outputs      node1:/runs/job-3/rollout-case-2\n"));
   EXPECT_THAT(status, Not(HasSubstr("epochs")));
+  job.mutable_progress()->set_epoch(1);
+  job.mutable_progress()->set_step(5);
+  job.mutable_progress()->set_steps_per_epoch(20);
+  job.mutable_progress()->set_samples_per_s(250);
+  EXPECT_THAT(JobStatusText(job), HasSubstr("progress     step 5/20, 250.0 tiles/s\n"));
+  EXPECT_THAT(JobsTable({job}), HasSubstr(" step 5/20 "));
 }
 
 }  // namespace

@@ -113,6 +113,10 @@ absl::StatusOr<RolloutResult> RunRollout(Communicator& comm, const FlowCase& flo
     result.rows.push_back(row);
     result.predicted_vorticity.push_back(Vorticity(next.data(), plane));
     result.true_vorticity.push_back(Vorticity(truth, plane));
+    if (o.on_step) {
+      const double tiles = static_cast<double>(plan.count() * step);
+      o.on_step(step, result.map_reduce_seconds > 0 ? tiles / result.map_reduce_seconds : 0);
+    }
   }
   if (root) {
     if (std::optional<int64_t> below = FirstBelow(correlations, o.threshold)) s.first_below = *below + 1;

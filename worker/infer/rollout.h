@@ -30,6 +30,8 @@ struct RolloutOptions {
   // This rank's wish to stop. Set on every rank or on none: the ranks then agree before
   // each step (a one-float all-reduce) and stop together.
   std::function<bool()> should_stop;
+  // Rank 0, after each step: the step (1-based) and the tiles per second so far.
+  std::function<void(int64_t step, double tiles_per_second)> on_step;
 };
 
 struct RolloutResult {

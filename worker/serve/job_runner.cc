@@ -173,6 +173,11 @@ TrainJobResult JobRunner::Train(const v1::Job& job, RawSettings settings, bool r
 JobOutcome JobRunner::RollOut(const v1::Job& job, TrainObserver& observer, JobControl* control) {
   RolloutRequest request = RolloutRequestFor(job);
   request.should_stop = [&observer] { return observer.ShouldStop(); };
+  // Progress, so the report thread has something to send and brings a cancel back.
+  request.on_step = [&observer, steps = request.steps](int64_t step, double tiles_per_second) {
+    observer.OnStep(StepProgress{.batch_size = 0, .epoch = 1, .step = step, .steps_in_epoch = steps,
+                                 .global_step = step, .samples_per_s = tiles_per_second});
+  };
   JobLogScope log(log_sink_);
   if (is_root()) {
     run_folder_ = request.run_dir;

@@ -16,8 +16,9 @@
 //
 // A rollout job (Job.rollout) runs RunRolloutJob (worker/train/rollout_job.h) as
 // `gantry-worker rollout --run RUN --case CASE ...` would, RUN being the source job's run
-// folder: its outputs go to RUN/rollout-<case>/, its log to log.txt there. It reports no
-// progress and stops between two steps when cancelled or signalled. Its refusals are
+// folder: its outputs go to RUN/rollout-<case>/, its log to log.txt there. Its progress
+// is its model step (Job.rollout's comment); it stops between two steps when cancelled
+// or signalled. Its refusals are
 // agreed by every rank (kFailed); a failure during its steps' collectives is kFatal.
 //
 // Every step before training ends in an agreement of all ranks, so a problem on any

@@ -148,7 +148,8 @@ absl::Status RunRolloutJob(Communicator& comm, const RolloutRequest& request, Ro
                    .batch = request.batch,
                    .threshold = 0.95,
                    .comm = CommOptions{.timeout_seconds = config.comm_timeout_seconds},
-                   .should_stop = request.should_stop};
+                   .should_stop = request.should_stop,
+                   .on_step = request.on_step};
   e.stage = RolloutStage::kRollingOut;
   ASSIGN_OR_RETURN(RolloutResult r, RunRollout(comm, *flow, o, GeneratorTiles(*model, s)));
   e.stage = RolloutStage::kWriting;

@@ -26,6 +26,9 @@ struct RolloutRequest {
   // This rank's wish to stop (a pool's cancel or SIGTERM): when set, on every rank, the
   // ranks agree before each step, and stop together with CANCELLED. Unset: never stops.
   std::function<bool()> should_stop;
+  // Rank 0, after each step: the step (1-based) and the tiles per second so far (a pool's
+  // progress).
+  std::function<void(int64_t step, double tiles_per_second)> on_step;
 };
 
 // Where a failed rollout stopped, for a caller that goes on afterwards (the pool).
