@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "coordinator/job_outlook.h"
 #include "tests/coordinator/coordinator_harness.h"
 
 namespace gantry {
@@ -95,6 +96,19 @@ TEST_F(RolloutJobTest, ARolloutOfAFinishedRunTakesItsCheckpointAndRunsOnAnyGroup
   const v1::Job done = *f_.core().GetJob(job->id());
   EXPECT_EQ(done.state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(done.checkpoint().run_folder(), "/runs/" + source);
+}
+
+TEST_F(RolloutJobTest, ARunningRolloutsOutlookIsItsStepsDone) {
+  v1::Job job;
+  job.set_state(v1::JOB_STATE_RUNNING);
+  job.mutable_rollout()->set_steps(40);
+  job.mutable_progress()->set_step(10);
+  job.mutable_progress()->set_steps_per_epoch(40);
+  job.mutable_progress()->set_samples_per_s(300);
+  const std::optional<JobOutlook> o = OutlookOf(job);
+  ASSERT_TRUE(o.has_value());
+  EXPECT_DOUBLE_EQ(o->fraction_done, 0.25);
+  EXPECT_FALSE(o->eta_seconds.has_value());
 }
 
 TEST_F(RolloutJobTest, TheSourceMustExistHaveSucceededWithACheckpointAndBeAFlowModel) {
