@@ -40,6 +40,9 @@ class EventPrinter {
       const v1::StragglerEvent& e = event.straggler();
       absl::PrintF("straggler: rank %d at step %d (batch %d, epoch %d): %.1f ms/step, %.2fx the median %.1f ms\n",
                   e.rank(), e.step(), e.batch_size(), e.epoch(), e.rank_compute_ms(), e.ratio(), e.median_compute_ms());
+    } else if (event.has_progress() && event.progress().batch_size() == 0) {  // a rollout's
+      const v1::Progress& p = event.progress();
+      absl::PrintF("  step %d/%d: %.1f tiles/s\n", p.step(), p.steps_per_epoch(), p.samples_per_s());
     } else if (event.has_progress()) {
       const v1::Progress& p = event.progress();
       absl::PrintF("  batch %d epoch %d step %d/%d: %.1f samples/s, d_loss %.4f g_loss %.4f\n", p.batch_size(),

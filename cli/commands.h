@@ -2,7 +2,9 @@
 // returns the exit code (cli/exit_codes.h).
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "cli/client.h"
@@ -18,6 +20,20 @@ struct SubmitArgs {
   bool watch = false;
 };
 
+// `gantry rollout JOB_ID --case DIR --steps H ...`: a rollout of a finished run
+// (proto/gantry/v1/rollout_spec.proto); unset options keep gantry-worker rollout's defaults.
+struct RolloutArgs {
+  std::string source_job_id;
+  std::string case_dir;     // made absolute against the current folder
+  int64_t steps = 0;
+  std::optional<int64_t> start_frame, tile, overlap, group, tile_batch;
+  std::string blend;
+  int world_size = 0;
+  int max_attempts = 0;
+  std::string name;
+  bool watch = false;
+};
+
 struct WatchArgs {
   std::string job_id;
   double timeout_seconds = 86400;     // the whole watch
@@ -25,6 +41,7 @@ struct WatchArgs {
 };
 
 int Submit(Client& client, const SubmitArgs& args);
+int Rollout(Client& client, const RolloutArgs& args);
 int Jobs(Client& client, const std::string& state);
 int Status(Client& client, const std::string& job_id);
 int Cancel(Client& client, const std::string& job_id);

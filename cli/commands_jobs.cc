@@ -1,4 +1,4 @@
-// gantry submit, jobs, status, cancel, groups.
+// gantry submit, rollout, jobs, status, cancel, groups.
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -19,13 +19,12 @@ int FailCall(const Client& client, const grpc::Status& status) {
               client.flags().json);
 }
 
-int Submit(Client& client, const SubmitArgs& args) {
-  absl::StatusOr<v1::SubmitJobRequest> request = BuildSubmitRequest(args);
-  // A run file or flag that is wrong here is bad usage (2), whatever errno said: not
-  // "job not found" (3) for a missing file, nor "unauthenticated" (4) for an unreadable one.
-  if (!request.ok()) return Fail(absl::InvalidArgumentError(request.status().message()), client.flags().json);
+namespace {
+
+// Sends a submission, prints the job (and with `watch`, follows it).
+int SubmitAndShow(Client& client, const v1::SubmitJobRequest& request, bool watch) {
   v1::Job job;
-  grpc::Status status = client.stub().SubmitJob(client.Context().get(), *request, &job);
+  grpc::Status status = client.stub().SubmitJob(client.Context().get(), request, &job);
   if (!status.ok()) return FailCall(client, status);
   if (client.flags().json) {
     std::printf("%s\n", ToJson(job).c_str());
@@ -33,10 +32,24 @@ int Submit(Client& client, const SubmitArgs& args) {
     std::printf("submitted %s (%s)\n", Shown(job.id()).c_str(), JobStateName(job.state()).c_str());
   }
   std::fflush(stdout);
-  if (!args.watch) return kExitOk;
-  WatchArgs watch;
-  watch.job_id = job.id();
-  return Watch(client, watch);
+  if (!watch) return kExitOk;
+  WatchArgs watch_args;
+  watch_args.job_id = job.id();
+  return Watch(client, watch_args);
+}
+
+}  // namespace
+
+int Submit(Client& client, const SubmitArgs& args) {
+  absl::StatusOr<v1::SubmitJobRequest> request = BuildSubmitRequest(args);
+  // A run file or flag that is wrong here is bad usage (2), whatever errno said: not
+  // "job not found" (3) for a missing file, nor "unauthenticated" (4) for an unreadable one.
+  if (!request.ok()) return Fail(absl::InvalidArgumentError(request.status().message()), client.flags().json);
+  return SubmitAndShow(client, *request, args.watch);
+}
+
+int Rollout(Client& client, const RolloutArgs& args) {
+  return SubmitAndShow(client, BuildRolloutRequest(args), args.watch);
 }
 
 int Jobs(Client& client, const std::string& state) {

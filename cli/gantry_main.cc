@@ -1,6 +1,7 @@
 // gantry: the command-line client of gantry-coordinator.
 //
 //   gantry submit run.yaml [--epochs 3 ...]   gantry jobs [--state running]
+//   gantry rollout JOB_ID --case DIR --steps H [--tile S --overlap O --blend B ...]
 //   gantry status ID    gantry watch ID    gantry cancel ID    gantry report ID [--csv]
 //   gantry groups
 //
@@ -56,6 +57,34 @@ int Main(int argc, char** argv) {
   submit->add_flag("--watch", submit_args.watch, "then watch it to the end (exit code as `gantry watch`)");
   AddRunSettingFlags(submit, submit_args, setting_options);
 
+  RolloutArgs rollout_args;
+  CLI::App* rollout = app.add_subcommand(
+      "rollout", "queue a rollout of a finished pix2pix flow run over a flow case (as gantry-worker rollout, into "
+                 "RUN/rollout-<case>/ of that run); prints its job id");
+  rollout->add_option("id", rollout_args.source_job_id, "the finished training job to roll out, e.g. job-3")
+      ->required();
+  rollout->add_option("--case", rollout_args.case_dir,
+                      "a flow case folder (make-flow) inside a coordinator --data-root")
+      ->required();
+  rollout->add_option("--steps", rollout_args.steps, "model steps to roll out")->required();
+  std::map<std::string, int64_t> rollout_numbers;
+  std::map<std::string, CLI::Option*> rollout_number_options;
+  for (const auto& [flag, help] : std::vector<std::pair<std::string, std::string>>{
+           {"start-frame", "the true frame to start from [worker default: 0]"},
+           {"tile", "tile side; must be the model's --image-size [worker default: it]"},
+           {"overlap", "cells shared by neighbouring tiles [worker default: tile / 4]"},
+           {"group", "tiles per group; groups go to ranks in runs [worker default: 1]"},
+           {"tile-batch", "tiles per generator call [worker default: 4]"}}) {
+    rollout_number_options[flag] = rollout->add_option("--" + flag, rollout_numbers[flag], help);
+  }
+  rollout->add_option("--blend", rollout_args.blend, "gaussian | linear | none [worker default: gaussian]");
+  rollout->add_option("--world-size", rollout_args.world_size, "ranks to run it on (0: any group)")->default_val(0);
+  rollout->add_option("--max-attempts", rollout_args.max_attempts,
+                      "times it may be handed to a group (0: coordinator's)")
+      ->default_val(0);
+  rollout->add_option("--name", rollout_args.name, "a label shown in `gantry jobs` [default: rollout of ID: CASE]");
+  rollout->add_flag("--watch", rollout_args.watch, "then watch it to the end (exit code as `gantry watch`)");
+
   std::string state, job_id;
   CLI::App* jobs = app.add_subcommand("jobs", "list jobs in submission order");
   jobs->add_option("--state", state, "only jobs in this state: queued, running, cancelling, succeeded, failed, cancelled");
@@ -89,12 +118,22 @@ int Main(int argc, char** argv) {
     it = setting_options[it->first]->count() > 0 ? std::next(it) : submit_args.settings.erase(it);
   }
 
+  auto given = [&](const std::string& flag) -> std::optional<int64_t> {
+    return rollout_number_options[flag]->count() > 0 ? std::optional<int64_t>(rollout_numbers[flag]) : std::nullopt;
+  };
+  rollout_args.start_frame = given("start-frame");
+  rollout_args.tile = given("tile");
+  rollout_args.overlap = given("overlap");
+  rollout_args.group = given("group");
+  rollout_args.tile_batch = given("tile-batch");
+
   absl::StatusOr<Client> client = Client::Connect(flags);
   if (!client.ok()) {
     std::fprintf(stderr, "gantry: %s\n", std::string(client.status().message()).c_str());
     return kExitUsage;
   }
   if (submit->parsed()) return Submit(*client, submit_args);
+  if (rollout->parsed()) return Rollout(*client, rollout_args);
   if (jobs->parsed()) return Jobs(*client, state);
   if (status->parsed()) return Status(*client, job_id);
   if (watch->parsed()) return Watch(*client, watch_args);

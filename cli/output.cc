@@ -9,6 +9,7 @@
 #include "cli/exit_codes.h"
 #include "common/printable_text.h"
 #include "nlohmann/json.hpp"
+#include "spec/rollout_spec_check.h"
 
 namespace gantry::cli {
 namespace {
@@ -19,6 +20,7 @@ constexpr const char* kStateNames[] = {"unspecified", "queued", "running", "canc
 std::string ProgressText(const v1::Job& job) {
   if (!job.has_progress()) return "-";
   const v1::Progress& p = job.progress();
+  if (job.has_rollout()) return absl::StrFormat("step %d/%d", p.step(), p.steps_per_epoch());
   return absl::StrFormat("b%d e%d %d/%d", p.batch_size(), p.epoch(), p.step(), p.steps_per_epoch());
 }
 
@@ -79,8 +81,18 @@ std::string JobStatusText(const v1::Job& job) {
   line("submitted", FormatTime(job.created_unix_ms()));
   line("started", FormatTime(job.started_unix_ms()));
   line("finished", FormatTime(job.finished_unix_ms()));
-  line("epochs", absl::StrCat(job.epochs_reported(), " reported"));
-  if (job.has_progress()) {
+  if (job.has_rollout()) {
+    const v1::RolloutSpec& r = job.rollout();
+    line("rollout", Shown(absl::StrCat("of ", r.source_job_id(), ": ", r.steps(), " step(s) over ", r.case_dir())));
+    line("outputs", Shown(absl::StrCat(job.checkpoint().host(), ":",
+                                       RolloutOutputFolder(job.checkpoint().run_folder(), r.case_dir()))));
+  } else {
+    line("epochs", absl::StrCat(job.epochs_reported(), " reported"));
+  }
+  if (job.has_progress() && job.has_rollout()) {
+    const v1::Progress& p = job.progress();
+    line("progress", absl::StrFormat("step %d/%d, %.1f tiles/s", p.step(), p.steps_per_epoch(), p.samples_per_s()));
+  } else if (job.has_progress()) {
     const v1::Progress& p = job.progress();
     line("progress", absl::StrFormat("batch %d epoch %d step %d/%d, %.1f samples/s, d_loss %.4f g_loss %.4f",
                                      p.batch_size(), p.epoch(), p.step(), p.steps_per_epoch(), p.samples_per_s(),

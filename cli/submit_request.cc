@@ -28,4 +28,23 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitArgs& args) 
   return request;
 }
 
+v1::SubmitJobRequest BuildRolloutRequest(const RolloutArgs& args) {
+  v1::SubmitJobRequest request;
+  v1::RolloutSpec& r = *request.mutable_rollout();
+  r.set_source_job_id(args.source_job_id);
+  r.set_case_dir(args.case_dir.empty() ? ""
+                                       : std::filesystem::absolute(args.case_dir).lexically_normal().string());
+  r.set_steps(args.steps);
+  if (args.start_frame) r.mutable_start_frame()->set_value(*args.start_frame);
+  if (args.tile) r.mutable_tile()->set_value(*args.tile);
+  if (args.overlap) r.mutable_overlap()->set_value(*args.overlap);
+  if (args.group) r.mutable_group()->set_value(*args.group);
+  if (args.tile_batch) r.mutable_tile_batch()->set_value(*args.tile_batch);
+  r.set_blend(args.blend);
+  request.set_world_size(args.world_size);
+  request.set_max_attempts(args.max_attempts);
+  request.set_name(args.name);
+  return request;
+}
+
 }  // namespace gantry::cli

@@ -11,6 +11,10 @@
 // return early on Shutdown(); lease expiry uses the injected monotonic clock, and
 // timestamps the injected wall clock (Unix time), so tests can drive both.
 //
+// A rollout job (SubmitJobRequest.rollout) goes through the same lifecycle: it is checked
+// against its source job at submission (PrepareRollout), takes the source's spec and
+// checkpoint reference, fits any group, and gets no shard plans.
+//
 // Job lifecycle: QUEUED -> RUNNING (acquired; attempts + 1) -> SUCCEEDED | FAILED |
 // CANCELLED as the group reports. CancelJob: QUEUED -> CANCELLED, RUNNING -> CANCELLING
 // (the group is told in its next reply) -> CANCELLED. A group whose lease runs out is
@@ -98,6 +102,11 @@ class Coordinator {
   };
 
   absl::StatusOr<ResolvedSpec> ResolvedFor(const v1::Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Fills a new rollout job from its source job: NOT_FOUND when there is none;
+  // FAILED_PRECONDITION when it has not SUCCEEDED or reported no checkpoint;
+  // INVALID_ARGUMENT when it is a rollout itself or the rollout does not fit its model
+  // (CheckRolloutFitsRun). Every error names rollout.source_job_id or the field.
+  absl::Status PrepareRollout(const v1::RolloutSpec& rollout, v1::Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<GroupRecord*> FindGroup(const std::string& group_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes a group's record inside the caller's transaction.
   absl::Status SaveGroup(const GroupRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

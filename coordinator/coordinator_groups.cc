@@ -107,10 +107,13 @@ absl::StatusOr<std::optional<v1::AcquireJobResponse>> Coordinator::TryAssign(Gro
   job.set_group_id(group.group.id());
   job.set_started_unix_ms(NowUnixMs());
   const v1::CheckpointRef& checkpoint = job.checkpoint();
-  *job.mutable_plan() = checkpoint.run_step() > 0
-                            ? planner_.ResumePlan(spec, group.group.world_size(), checkpoint.batch_size(),
-                                                  checkpoint.epoch())
-                            : planner_.FirstPlan(spec, group.group.world_size());
+  // A rollout trains nothing: no plan (its checkpoint is its source's).
+  if (!spec.rollout) {
+    *job.mutable_plan() = checkpoint.run_step() > 0
+                              ? planner_.ResumePlan(spec, group.group.world_size(), checkpoint.batch_size(),
+                                                    checkpoint.epoch())
+                              : planner_.FirstPlan(spec, group.group.world_size());
+  }
   GroupRecord updated = group;
   updated.group.set_state(v1::GROUP_STATE_BUSY);
   updated.group.set_job_id(job.id());

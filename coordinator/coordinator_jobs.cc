@@ -9,6 +9,8 @@
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 #include "coordinator/coordinator.h"
+#include "spec/rollout_spec_check.h"
+#include "spec/run_spec_settings.h"
 
 namespace gantry {
 namespace {
@@ -22,8 +24,14 @@ int64_t JobNumber(const std::string& id) { return std::stoll(id.substr(id.find('
 
 // What the scheduler knows of a queued job.
 QueuedJob Queued(const v1::Job& job, const ResolvedSpec& spec) {
+  if (spec.rollout) return QueuedJob{.id = job.id(), .world_size = job.world_size(), .any_batch = true};
   return QueuedJob{job.id(), job.world_size(), *std::min_element(spec.batch_sizes.begin(), spec.batch_sizes.end()),
                    spec.needs_gpus, spec.min_share};
+}
+
+// "rollout of job-3: case-2" for a rollout submitted without a name.
+std::string RolloutName(const v1::RolloutSpec& rollout) {
+  return absl::StrCat("rollout of ", rollout.source_job_id(), ": ", RolloutCaseName(rollout.case_dir()));
 }
 }  // namespace
 
@@ -123,7 +131,8 @@ bool Coordinator::shutting_down() {
 absl::StatusOr<ResolvedSpec> Coordinator::ResolvedFor(const v1::Job& job) {
   auto it = resolved_.find(job.id());
   if (it != resolved_.end()) return it->second;
-  ASSIGN_OR_RETURN(ResolvedSpec resolved, validator_.Resolve(job.spec()));
+  ASSIGN_OR_RETURN(ResolvedSpec resolved,
+                   job.has_rollout() ? validator_.ResolveRollout(job.rollout()) : validator_.Resolve(job.spec()));
   resolved_[job.id()] = resolved;
   return resolved;
 }
@@ -163,20 +172,71 @@ std::string Coordinator::SubmittedMessage(const QueuedJob& job) const {
                       "): it waits for ", FitNeeds(job));
 }
 
+absl::Status Coordinator::PrepareRollout(const v1::RolloutSpec& rollout, v1::Job& job) {
+  const std::string& id = rollout.source_job_id();
+  absl::StatusOr<v1::Job> source = store_->GetJob(id);
+  if (absl::IsNotFound(source.status())) {
+    return absl::NotFoundError(
+        absl::StrCat("rollout.source_job_id: no job '", id, "' to roll out (see `gantry jobs`)"));
+  }
+  RETURN_IF_ERROR(source.status());
+  if (source->has_rollout()) {
+    return absl::InvalidArgumentError(absl::StrCat("rollout.source_job_id: ", id, " is a rollout itself; give the "
+                                                   "training job it rolled out, ", source->rollout().source_job_id()));
+  }
+  if (source->state() != v1::JOB_STATE_SUCCEEDED) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("rollout.source_job_id: ", id, " is ", StateName(source->state()),
+                     "; only a run that succeeded can be rolled out",
+                     IsTerminal(source->state()) ? "" : absl::StrCat(" (wait for it: gantry watch ", id, ")")));
+  }
+  const v1::CheckpointRef& checkpoint = source->checkpoint();
+  if (checkpoint.run_folder().empty() || checkpoint.run_step() == 0) {
+    return absl::FailedPreconditionError(absl::StrCat("rollout.source_job_id: ", id,
+                                                      " reported no checkpoint, so there is no model to roll out"));
+  }
+  // The source's spec resolved when it was submitted; its settings alone say what it trained.
+  absl::StatusOr<TrainConfig> config = ResolveTrainConfig(RunSpecToSettings(source->spec()));
+  if (!config.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("rollout.source_job_id: the spec of ", id,
+                                                   " does not resolve on this coordinator: ",
+                                                   config.status().message()));
+  }
+  RETURN_IF_ERROR(CheckRolloutFitsRun(rollout, *config, id));
+  *job.mutable_spec() = source->spec();
+  *job.mutable_checkpoint() = checkpoint;
+  *job.mutable_rollout() = rollout;
+  if (job.name().empty()) job.set_name(RolloutName(rollout));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::Job> Coordinator::SubmitJob(const v1::SubmitJobRequest& request) {
-  ASSIGN_OR_RETURN(ResolvedSpec resolved, validator_.CheckSubmit(request));
+  const bool rollout = request.has_rollout();
+  ASSIGN_OR_RETURN(ResolvedSpec resolved,
+                   rollout ? validator_.CheckRolloutSubmit(request) : validator_.CheckSubmit(request));
   absl::MutexLock lock(&mu_);
   v1::Job job;
+  job.set_name(request.name());
+  if (rollout) {
+    RETURN_IF_ERROR(PrepareRollout(request.rollout(), job));
+  } else {
+    *job.mutable_spec() = request.spec();
+  }
   RETURN_IF_ERROR(Commit([&]() -> absl::Status {
     ASSIGN_OR_RETURN(int64_t number, store_->NextJobNumber());
     job.set_id(absl::StrCat("job-", number));
-    job.set_name(request.name());
-    *job.mutable_spec() = request.spec();
     job.set_world_size(request.world_size());
     job.set_max_attempts(request.max_attempts() > 0 ? request.max_attempts() : options_.default_max_attempts);
     job.set_created_unix_ms(NowUnixMs());
     RETURN_IF_ERROR(store_->InsertJob(number, job));
-    RETURN_IF_ERROR(Transition(job, v1::JOB_STATE_QUEUED, SubmittedMessage(Queued(job, resolved))));
+    std::string message = SubmittedMessage(Queued(job, resolved));
+    if (rollout) {
+      // Where to look for the outputs, in the history `gantry watch` prints.
+      message.insert(std::string("submitted").size(),
+                     absl::StrCat(": rolls out ", job.rollout().source_job_id(), " into ", job.checkpoint().host(), ":",
+                                  RolloutOutputFolder(job.checkpoint().run_folder(), job.rollout().case_dir())));
+    }
+    RETURN_IF_ERROR(Transition(job, v1::JOB_STATE_QUEUED, message));
     Touch(job, &resolved);
     return absl::OkStatus();
   }));

@@ -22,7 +22,7 @@ struct JobOutlook {
 // The outlook of `job` from its progress; unset when it has reported none, or when its
 // spec does not resolve (it did when submitted: only a newer coordinator could differ).
 // A finished (SUCCEEDED) job is done; other ended jobs keep the fraction of their last
-// report with no ETA.
+// report with no ETA. A rollout job's fraction is its model steps done, with no ETA.
 std::optional<JobOutlook> OutlookOf(const v1::Job& job);
 
 }  // namespace gantry

@@ -17,8 +17,8 @@ bool GroupFits(const QueuedJob& job, const GroupShape& group) {
   const bool size_ok = job.world_size == 0 || job.world_size == group.world_size;
   const bool device_ok = !job.needs_gpus || group.gpus;
   // The smallest batch gives the smallest shares; every rank needs at least one row.
-  const bool shares_ok = job.min_batch_size >= group.world_size &&
-                         SmallestEvenShare(job.min_batch_size, group.world_size) >= job.min_share;
+  const bool shares_ok = job.any_batch || (job.min_batch_size >= group.world_size &&
+                                           SmallestEvenShare(job.min_batch_size, group.world_size) >= job.min_share);
   return size_ok && device_ok && shares_ok;
 }
 
@@ -26,6 +26,8 @@ std::string FitNeeds(const QueuedJob& job) {
   std::string needs;
   if (job.world_size > 0) {
     needs = absl::StrCat("a group of ", job.world_size, " rank(s)");
+  } else if (job.any_batch) {
+    needs = "any group";
   } else {
     const int64_t most = job.min_batch_size / std::max<int64_t>(job.min_share, 1);
     needs = absl::StrCat("a group of at most ", most, " rank(s) (its smallest batch, ", job.min_batch_size,

@@ -4,7 +4,8 @@
 // every batch size of the job gives each of the group's ranks at least the job's minimum
 // share (spec/batch_fit.h: one row, or without --sync-bn the model's BatchNorm minimum),
 // and, for a job that trains on GPUs (--device cuda), every rank of the group reported a
-// CUDA device. A job that no idle group fits waits without blocking the jobs behind it
+// CUDA device. A rollout job has no batch: only its world size (if any) limits the group.
+// A job that no idle group fits waits without blocking the jobs behind it
 // that do fit.
 #pragma once
 
@@ -21,6 +22,7 @@ struct QueuedJob {
   int64_t min_batch_size = 1;  // the smallest global batch of its sweep
   bool needs_gpus = false;     // spec.device cuda
   int64_t min_share = 1;       // the fewest rows any rank may get (ResolvedSpec::min_share)
+  bool any_batch = false;      // a rollout: no batch to split, its tiles go to any number of ranks
 };
 
 // What the scheduler knows of an idle group.

@@ -7,6 +7,7 @@
 #include "common/status_macros.h"
 #include "spec/batch_fit.h"
 #include "spec/datasets.h"
+#include "spec/rollout_spec_check.h"
 #include "spec/run_spec_settings.h"
 #include "spec/train_config.h"
 
@@ -75,7 +76,7 @@ absl::StatusOr<ResolvedSpec> SpecValidator::Resolve(const v1::RunSpec& spec) con
   return resolved;
 }
 
-absl::StatusOr<ResolvedSpec> SpecValidator::CheckSubmit(const v1::SubmitJobRequest& request) const {
+absl::Status SpecValidator::CheckSubmissionFields(const v1::SubmitJobRequest& request) {
   if (request.world_size() < 0 || request.world_size() > RequestBounds::kMaxWorldSize) {
     return absl::InvalidArgumentError(absl::StrCat("world_size: ", request.world_size(), " is not in [0, ",
                                                    RequestBounds::kMaxWorldSize, "] (0: any group size)"));
@@ -90,7 +91,11 @@ absl::StatusOr<ResolvedSpec> SpecValidator::CheckSubmit(const v1::SubmitJobReque
   }
   // Shown in `gantry jobs` on other people's terminals: a newline or an escape sequence
   // in it would rewrite their screen.
-  RETURN_IF_ERROR(CheckPrintableField("name", request.name(), "a job name"));
+  return CheckPrintableField("name", request.name(), "a job name");
+}
+
+absl::StatusOr<ResolvedSpec> SpecValidator::CheckSubmit(const v1::SubmitJobRequest& request) const {
+  RETURN_IF_ERROR(CheckSubmissionFields(request));
   if (!allow_debug_settings_) {
     for (const auto& [setting, value] : RunSpecToSettings(request.spec())) {
       if (!IsDebugSetting(setting)) continue;
@@ -110,6 +115,38 @@ absl::StatusOr<ResolvedSpec> SpecValidator::CheckSubmit(const v1::SubmitJobReque
     }
   }
   return resolved;
+}
+
+absl::StatusOr<ResolvedSpec> SpecValidator::ResolveRollout(const v1::RolloutSpec& rollout) const {
+  RETURN_IF_ERROR(CheckRolloutSpec(rollout));
+  if (rollout.source_job_id().size() > RequestBounds::kMaxNameChars) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rollout.source_job_id: longer than ", RequestBounds::kMaxNameChars, " characters"));
+  }
+  if (rollout.case_dir().size() > RequestBounds::kMaxStringChars) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rollout.case_dir: longer than ", RequestBounds::kMaxStringChars, " characters"));
+  }
+  ASSIGN_OR_RETURN(std::string case_dir, roots_.Confine("rollout.case_dir", rollout.case_dir()));
+  struct stat st {};
+  if (::stat((case_dir + "/flow.json").c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat("rollout.case_dir: '", case_dir,
+                                                   "' holds no flow.json: give a case folder written by "
+                                                   "`gantry-worker make-flow --out DIR`"));
+  }
+  ResolvedSpec resolved;
+  resolved.rollout = true;
+  resolved.data_dir = std::move(case_dir);
+  return resolved;
+}
+
+absl::StatusOr<ResolvedSpec> SpecValidator::CheckRolloutSubmit(const v1::SubmitJobRequest& request) const {
+  RETURN_IF_ERROR(CheckSubmissionFields(request));
+  if (request.has_spec()) {
+    return absl::InvalidArgumentError(
+        "spec: leave it unset with rollout: a rollout takes the spec of the run it rolls out");
+  }
+  return ResolveRollout(request.rollout());
 }
 
 }  // namespace gantry

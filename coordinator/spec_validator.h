@@ -1,4 +1,7 @@
 // Checks a submitted job with the worker's own validator, and confines its data path.
+// A rollout (SubmitJobRequest.rollout) is checked field by field with the run-spec
+// library's rollout checks (spec/rollout_spec_check.h), and its case folder confined
+// the same way; what needs the source job (it exists and finished) is the Coordinator's.
 //
 // There is one validator: a RunSpec is turned into the worker's raw settings and given
 // to ResolveTrainConfig (spec/train_config.h), one setting at a time so that an
@@ -26,6 +29,9 @@ struct ResolvedSpec {
   std::string data_dir;  // resolved inside a data root
   bool needs_gpus = false;  // device cuda: only groups whose ranks all have a GPU run it
   int64_t min_share = 1;    // the fewest rows of a global batch any rank may get (MinShare)
+  // A rollout job: no batch sizes, epochs or shard plans; its tiles spread over any
+  // number of ranks; data_dir is its case folder.
+  bool rollout = false;
 };
 
 // Bounds on what a client may send; larger requests are refused by field.
@@ -53,9 +59,20 @@ class SpecValidator {
   // (CheckBatchFitsRanks).
   absl::StatusOr<ResolvedSpec> CheckSubmit(const v1::SubmitJobRequest& request) const;
 
+  // A rollout's resolved form: its fields (CheckRolloutSpec) and its case folder, inside
+  // a data root and holding flow.json. INVALID_ARGUMENT naming the field.
+  absl::StatusOr<ResolvedSpec> ResolveRollout(const v1::RolloutSpec& rollout) const;
+
+  // A whole rollout submission: world_size, max_attempts and name as CheckSubmit, no
+  // spec (the job takes its source's), and ResolveRollout.
+  absl::StatusOr<ResolvedSpec> CheckRolloutSubmit(const v1::SubmitJobRequest& request) const;
+
   const DataRoots& roots() const { return roots_; }
 
  private:
+  // world_size, max_attempts and name within bounds.
+  static absl::Status CheckSubmissionFields(const v1::SubmitJobRequest& request);
+
   DataRoots roots_;
   bool allow_debug_settings_;
 };

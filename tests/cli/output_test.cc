@@ -54,5 +54,26 @@ TEST(Output, JsonEscapesControlsAndSurvivesBytesThatAreNotUtf8) {
   EXPECT_EQ(DumpJson(error), "{\"message\":\"bad \xef\xbf\xbd byte\"}");
 }
 
+TEST(Output, ARolloutsStatusNamesItsSourceAndWhereItWrites) {
+  v1::Job job;
+  job.set_id("job-4");
+  job.mutable_rollout()->set_source_job_id("job-3");
+  job.mutable_rollout()->set_case_dir("/data/flow/case-2");
+  job.mutable_rollout()->set_steps(20);
+  job.mutable_checkpoint()->set_host("node1");
+  job.mutable_checkpoint()->set_run_folder("/runs/job-3");
+  job.mutable_checkpoint()->set_run_step(30);
+  const std::string status = JobStatusText(job);
+  EXPECT_THAT(status, HasSubstr("rollout      of job-3: 20 step(s) over /data/flow/case-2\n"));
+  EXPECT_THAT(status, HasSubstr("outputs      node1:/runs/job-3/rollout-case-2\n"));
+  EXPECT_THAT(status, Not(HasSubstr("epochs")));
+  job.mutable_progress()->set_epoch(1);
+  job.mutable_progress()->set_step(5);
+  job.mutable_progress()->set_steps_per_epoch(20);
+  job.mutable_progress()->set_samples_per_s(250);
+  EXPECT_THAT(JobStatusText(job), HasSubstr("progress     step 5/20, 250.0 tiles/s\n"));
+  EXPECT_THAT(JobsTable({job}), HasSubstr(" step 5/20 "));
+}
+
 }  // namespace
 }  // namespace gantry

@@ -101,5 +101,28 @@ TEST(SubmitRequest, ABadRunFileIsAnErrorNotACrash) {
   EXPECT_THAT(std::string(BuildSubmitRequest(args).status().message()), HasSubstr("unknown setting 'epoch'"));
 }
 
+TEST(SubmitRequest, ARolloutCarriesOnlyTheOptionsGivenAndAnAbsoluteCase) {
+  RolloutArgs args;
+  args.source_job_id = "job-3";
+  args.case_dir = "data/../data/case-2/";
+  args.steps = 20;
+  args.overlap = 0;  // given as 0: present, not left to the default
+  args.world_size = 2;
+  const v1::SubmitJobRequest request = BuildRolloutRequest(args);
+  EXPECT_FALSE(request.has_spec());
+  const v1::RolloutSpec& r = request.rollout();
+  EXPECT_EQ(r.source_job_id(), "job-3");
+  EXPECT_EQ(r.case_dir(), (std::filesystem::current_path() / "data/case-2/").string());
+  EXPECT_EQ(r.steps(), 20);
+  ASSERT_TRUE(r.has_overlap());
+  EXPECT_EQ(r.overlap().value(), 0);
+  EXPECT_FALSE(r.has_tile());
+  EXPECT_FALSE(r.has_start_frame());
+  EXPECT_FALSE(r.has_group());
+  EXPECT_FALSE(r.has_tile_batch());
+  EXPECT_EQ(r.blend(), "");
+  EXPECT_EQ(request.world_size(), 2);
+}
+
 }  // namespace
 }  // namespace gantry::cli

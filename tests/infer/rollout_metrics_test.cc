@@ -5,7 +5,6 @@
 #include "gtest/gtest.h"
 #include "worker/infer/rollout_metrics.h"
 #include "worker/infer/rollout_report.h"
-#include "worker/infer/strouhal.h"
 
 namespace gantry {
 namespace {
@@ -48,35 +47,6 @@ TEST(RolloutMetrics, FirstBelowTheThreshold) {
   EXPECT_EQ(FirstBelow({0.99, 0.97, 0.951, 0.94, 0.96}, 0.95), 3);
   EXPECT_EQ(FirstBelow({0.99, 0.98}, 0.95), std::nullopt);
   EXPECT_EQ(FirstBelow({0.99, NAN}, 0.95), 1);
-}
-
-std::vector<double> Sine(double cycles_per_sample, int n, double phase = 0.3, double mean = 2.0) {
-  std::vector<double> s(n);
-  for (int i = 0; i < n; ++i) s[i] = mean + std::sin(2 * std::numbers::pi * cycles_per_sample * i + phase);
-  return s;
-}
-
-TEST(Strouhal, ASineOfKnownFrequencyGivesItsStrouhalNumber) {
-  absl::StatusOr<double> f = DominantFrequency(Sine(0.05, 200));  // exactly bin 10
-  ASSERT_TRUE(f.ok()) << f.status();
-  EXPECT_NEAR(*f, 0.05, 1e-4);
-  for (double true_f : {0.0437, 0.0712, 0.1234}) {
-    f = DominantFrequency(Sine(true_f, 300));
-    ASSERT_TRUE(f.ok()) << f.status();
-    EXPECT_NEAR(*f / true_f, 1.0, 0.01) << true_f;
-  }
-  // A cylinder of D = 20 in U = 0.05 shedding at St 0.17 has period D / (St U) = 2353
-  // lattice steps; frames every 100 steps see f = 100 / 2353 cycles per frame.
-  const double per_frame = 0.17 * 0.05 / 20 * 100;
-  f = DominantFrequency(Sine(per_frame, 400));
-  ASSERT_TRUE(f.ok()) << f.status();
-  EXPECT_NEAR(StrouhalNumber(*f, 100, 20, 0.05), 0.17, 0.17 * 0.01);
-}
-
-TEST(Strouhal, TooShortOrFlatSignalsAreRefused) {
-  EXPECT_THAT(DominantFrequency({1, 2, 3}).status().message(), HasSubstr("too short"));
-  EXPECT_THAT(DominantFrequency(std::vector<double>(50, 1.0)).status().message(), HasSubstr("constant"));
-  EXPECT_THAT(DominantFrequency(Sine(0.01, 64)).status().message(), HasSubstr("at least 2 periods"));
 }
 
 TEST(RolloutReport, CsvAndMarkdownCarryEveryStepAndTheSummary) {

@@ -1,5 +1,6 @@
 #include "worker/infer/rollout.h"
 
+#include <atomic>
 #include <filesystem>
 
 #include "gmock/gmock.h"
@@ -68,7 +69,7 @@ TEST_F(RolloutTest, PersistenceScoresItsOwnBaselineAndTheSplitDoesNotMatter) {
   EXPECT_NEAR(*r.summary.strouhal_true, 2 * 0.5 / (2 * 3.14159265) / (2 * 10) * 4 / 0.05, 0.03);
   // Persistence's probe never moves.
   EXPECT_FALSE(r.summary.strouhal_predicted.has_value());
-  EXPECT_THAT(r.summary.strouhal_note, HasSubstr("predicted: the probe signal is constant"));
+  EXPECT_THAT(r.summary.strouhal_note, HasSubstr("predicted: the probe's uy does not oscillate"));
   // 2 ranks: the same rows, bit for bit.
   ASSERT_EQ(results[1].rows.size(), r.rows.size());
   for (size_t i = 0; i < r.rows.size(); ++i) {
@@ -91,6 +92,28 @@ TEST_F(RolloutTest, TooManyStepsOrAnUnfitTileAreRefusedWithTheFix) {
     return absl::OkStatus();
   });
   EXPECT_TRUE(status.ok()) << status;
+}
+
+// One rank's wish to stop (a pool's cancel reaches rank 0 only) stops every rank before
+// the same step; rank 0 hears of each step done before that.
+TEST_F(RolloutTest, OneRanksStopStopsEveryRankBeforeTheSameStep) {
+  std::atomic<int> rank0_calls{0};
+  std::vector<int64_t> steps_done;
+  const absl::Status status = RunRanks(2, [&](Communicator& comm) -> absl::Status {
+    RolloutOptions o{.steps = 10, .horizon = 1, .tile = 8, .overlap = 2, .comm = {}};
+    o.should_stop = [&comm, &rank0_calls] { return comm.rank() == 0 && ++rank0_calls >= 3; };
+    o.on_step = [&](int64_t step, double tiles_per_second) {
+      EXPECT_EQ(comm.rank(), 0);
+      EXPECT_GE(tiles_per_second, 0);
+      steps_done.push_back(step);
+    };
+    absl::StatusOr<RolloutResult> r = RunRollout(comm, flow_, o, Persistence());
+    EXPECT_TRUE(absl::IsCancelled(r.status())) << comm.rank() << ": " << r.status();
+    EXPECT_THAT(r.status().message(), HasSubstr("stopped before rollout step 3"));
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_EQ(steps_done, (std::vector<int64_t>{1, 2}));
 }
 
 }  // namespace

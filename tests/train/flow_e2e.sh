@@ -31,6 +31,7 @@ grep -q "held-out next frame" "$dir/run/log.txt" || fail "no validation line in 
 [ "$(wc -l < "$dir/roll/rollout.csv")" -eq 7 ] || fail "rollout.csv has not 6 steps"
 grep -q "tiles/s over 2 rank(s)" "$dir/roll/rollout.md" || fail "rollout.md lacks the tiling line"
 [ -s "$dir/roll/strip.png" ] || fail "no strip.png"
+[ -s "$dir/roll/errors.png" ] || fail "no errors.png"
 
 # One rank gives the same numbers as two.
 "$worker" rollout --run "$dir/run" --case "$dir/data/case-2" --steps 6 --overlap 8 --out "$dir/roll1" \

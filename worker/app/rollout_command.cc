@@ -12,7 +12,8 @@ namespace gantry {
 RolloutCommand::RolloutCommand(CLI::App& app) {
   command_ = app.add_subcommand("rollout",
                                 "roll a trained next-frame model (--model pix2pix --dataset flow) out over a flow case "
-                                "with tiled inference across the mpirun ranks; writes rollout.csv, rollout.md, strip.png");
+                                "with tiled inference across the mpirun ranks; writes rollout.csv, rollout.md, "
+                                "strip.png, errors.png");
   command_->add_option("--run", request_.run_dir, "the run folder (its newest usable checkpoint is used)")->required();
   command_->add_option("--case", request_.case_dir, "a flow case folder written by make-flow")->required();
   command_->add_option("--steps", request_.steps, "model steps to roll out (each --horizon frames of the run)")

@@ -9,7 +9,7 @@ StrouhalEstimate MeasureStrouhal(const std::vector<double>& signal, double sampl
   StrouhalEstimate out;
   const size_t n = signal.size();
   if (n < 4) {
-    out.why_not = "fewer than 4 samples; record more frames";
+    out.why_not = "fewer than 4 samples: record more frames, or roll out more steps";
     return out;
   }
   double mean = 0;
@@ -21,7 +21,7 @@ StrouhalEstimate MeasureStrouhal(const std::vector<double>& signal, double sampl
   // A signal at rounding level has no period to find (steady flow below the onset of
   // shedding, or shedding that has not started yet).
   if (!(sd > 1e-6 * velocity)) {
-    out.why_not = "the probe's uy does not oscillate (steady wake): raise Re, or warm up longer";
+    out.why_not = "the probe's uy does not oscillate (a steady wake: raise Re, or warm up longer)";
     return out;
   }
   const double h = 0.25 * sd;
@@ -36,7 +36,9 @@ StrouhalEstimate MeasureStrouhal(const std::vector<double>& signal, double sampl
     }
   }
   if (ups.size() < 2) {
-    out.why_not = "less than one whole shedding period recorded; record more frames (or a larger --every)";
+    out.why_not =
+        "less than one whole shedding period in the signal: record more frames or a larger --every, or roll out "
+        "more steps";
     return out;
   }
   out.found = true;

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "worker/infer/rollout_metrics.h"
-#include "worker/infer/strouhal.h"
+#include "worker/flow/strouhal.h"
 #include "worker/infer/tile_assignment.h"
 #include "worker/infer/tile_plan.h"
 
@@ -16,7 +16,7 @@ std::vector<float> Vorticity(const float* frame, int64_t plane) {
   return std::vector<float>(frame + 2 * plane, frame + 3 * plane);
 }
 
-// The predicted and true uy at the probe over the steps, and the Strouhal numbers.
+// The Strouhal numbers of the predicted and true uy at the probe over the steps.
 void MeasureStrouhal(const FlowCase& flow, const RolloutOptions& o, const std::vector<double>& predicted,
                      const std::vector<double>& truth, RolloutSummary& s) {
   const FlowCaseInfo& info = flow.info;
@@ -25,12 +25,14 @@ void MeasureStrouhal(const FlowCase& flow, const RolloutOptions& o, const std::v
     return;
   }
   const double steps_per_sample = static_cast<double>(*info.every * o.horizon);
-  absl::StatusOr<double> fp = DominantFrequency(predicted);
-  absl::StatusOr<double> ft = DominantFrequency(truth);
-  if (fp.ok()) s.strouhal_predicted = StrouhalNumber(*fp, steps_per_sample, *info.diameter, *info.u_lattice);
-  if (ft.ok()) s.strouhal_true = StrouhalNumber(*ft, steps_per_sample, *info.diameter, *info.u_lattice);
-  if (!fp.ok()) s.strouhal_note = absl::StrCat("predicted: ", fp.status().message());
-  if (!ft.ok()) absl::StrAppend(&s.strouhal_note, s.strouhal_note.empty() ? "" : "; ", "true: ", ft.status().message());
+  const double d = *info.diameter, u = *info.u_lattice;
+  // gantry::flow: `flow` is the case here.
+  const gantry::flow::StrouhalEstimate p = gantry::flow::MeasureStrouhal(predicted, steps_per_sample, d, u);
+  const gantry::flow::StrouhalEstimate t = gantry::flow::MeasureStrouhal(truth, steps_per_sample, d, u);
+  if (p.found) s.strouhal_predicted = p.strouhal;
+  if (t.found) s.strouhal_true = t.strouhal;
+  if (!p.found) s.strouhal_note = absl::StrCat("predicted: ", p.why_not);
+  if (!t.found) absl::StrAppend(&s.strouhal_note, s.strouhal_note.empty() ? "" : "; ", "true: ", t.why_not);
 }
 
 }  // namespace
@@ -82,6 +84,11 @@ absl::StatusOr<RolloutResult> RunRollout(Communicator& comm, const FlowCase& flo
   if (root) result.true_vorticity.push_back(Vorticity(flow.frame(o.start_frame), plane));
   if (root) result.predicted_vorticity.push_back(result.true_vorticity.back());
   for (int64_t step = 1; step <= o.steps; ++step) {
+    if (o.should_stop) {
+      float stop = o.should_stop() ? 1.0f : 0.0f;
+      RETURN_IF_ERROR(comm.AllReduceSum(&stop, 1, o.comm));
+      if (stop != 0.0f) return absl::CancelledError(absl::StrCat("stopped before rollout step ", step));
+    }
     const auto t0 = std::chrono::steady_clock::now();
     ASSIGN_OR_RETURN(std::vector<float> next, TiledMapReduce(comm, blender, assignment, input.data(), step_options, model));
     result.map_reduce_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -106,6 +113,10 @@ absl::StatusOr<RolloutResult> RunRollout(Communicator& comm, const FlowCase& flo
     result.rows.push_back(row);
     result.predicted_vorticity.push_back(Vorticity(next.data(), plane));
     result.true_vorticity.push_back(Vorticity(truth, plane));
+    if (o.on_step) {
+      const double tiles = static_cast<double>(plan.count() * step);
+      o.on_step(step, result.map_reduce_seconds > 0 ? tiles / result.map_reduce_seconds : 0);
+    }
   }
   if (root) {
     if (std::optional<int64_t> below = FirstBelow(correlations, o.threshold)) s.first_below = *below + 1;

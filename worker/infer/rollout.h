@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -26,6 +27,11 @@ struct RolloutOptions {
   int64_t batch = 1;        // tiles per call of the tile function
   double threshold = 0.95;  // of the vorticity correlation
   CommOptions comm;
+  // This rank's wish to stop. Set on every rank or on none: the ranks then agree before
+  // each step (a one-float all-reduce) and stop together.
+  std::function<bool()> should_stop;
+  // Rank 0, after each step: the step (1-based) and the tiles per second so far.
+  std::function<void(int64_t step, double tiles_per_second)> on_step;
 };
 
 struct RolloutResult {
@@ -43,6 +49,7 @@ struct RolloutResult {
 // steps x horizon runs past the case's frames, or the tiling does not fit the field
 // (tile_plan.h). The Strouhal numbers need flow.json's diameter, u_lattice, every and
 // probe; without them (or with too short a rollout) summary.strouhal_note says why.
+// CANCELLED ("stopped before rollout step N") when should_stop asked for it.
 absl::StatusOr<RolloutResult> RunRollout(Communicator& comm, const FlowCase& flow, const RolloutOptions& options,
                                          const TileFunction& model);
 

@@ -5,9 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "spec/rollout_spec_check.h"
 #include "spec/run_spec_settings.h"
 #include "spdlog/spdlog.h"
 #include "worker/comm/broadcast_string.h"
+#include "worker/serve/rollout_request.h"
 #include "worker/serve/stop_signals.h"
 #include "worker/train/checkpoint_store.h"
 
@@ -56,6 +58,25 @@ JobOutcome OutcomeOf(const TrainJobResult& r, JobControl* control) {
   // against the data and the group, which every rank makes alike before any collective.
   if (absl::IsInvalidArgument(r.status)) return Outcome(JobOutcome::kFailed, message);
   return Outcome(JobOutcome::kFatal, message, !IsCommFailure(r.status));
+}
+
+// What the end of RunRolloutJob means for the pool.
+JobOutcome RolloutOutcomeOf(const absl::Status& status, const RolloutJobEnd& end, JobControl* control) {
+  if (status.ok()) return Outcome(JobOutcome::kSucceeded, "");
+  const std::string message(status.message());
+  if (absl::IsCancelled(status)) return StopOutcome(control, status);
+  if (end.collective_failed) return Outcome(JobOutcome::kFatal, message);
+  switch (end.stage) {
+    case RolloutStage::kPreparing:
+    case RolloutStage::kWriting:  // rank 0 alone, after every collective
+      return Outcome(JobOutcome::kFailed, message);
+    case RolloutStage::kRollingOut:
+      break;
+  }
+  // RunRollout's INVALID_ARGUMENT comes from its up-front checks of the steps and the
+  // tiling against the case, which every rank makes alike before any collective.
+  if (absl::IsInvalidArgument(status)) return Outcome(JobOutcome::kFailed, message);
+  return Outcome(JobOutcome::kFatal, message, !IsCommFailure(status));
 }
 
 bool HoldsCheckpoints(const std::string& run_folder) {
@@ -149,8 +170,40 @@ TrainJobResult JobRunner::Train(const v1::Job& job, RawSettings settings, bool r
   return r;
 }
 
+JobOutcome JobRunner::RollOut(const v1::Job& job, TrainObserver& observer, JobControl* control) {
+  RolloutRequest request = RolloutRequestFor(job);
+  request.should_stop = [&observer] { return observer.ShouldStop(); };
+  // Progress, so the report thread has something to send and brings a cancel back.
+  request.on_step = [&observer, steps = request.steps](int64_t step, double tiles_per_second) {
+    observer.OnStep(StepProgress{.batch_size = 0, .epoch = 1, .step = step, .steps_in_epoch = steps,
+                                 .global_step = step, .samples_per_s = tiles_per_second});
+  };
+  JobLogScope log(log_sink_);
+  if (is_root()) {
+    run_folder_ = request.run_dir;
+    // The log goes with the outputs, when the run folder is here to hold them.
+    const std::string out = RolloutOutputFolder(request.run_dir, request.case_dir);
+    std::error_code ec;
+    if (std::filesystem::is_directory(request.run_dir, ec)) {
+      std::filesystem::create_directories(out, ec);
+      if (!ec) log.Open(out + "/log.txt");
+    }
+    spdlog::info("{} (attempt {} of {}): rollout of {} ({}) over {} for {} step(s) on {} rank(s), into {}", job.id(),
+                 job.attempts(), job.max_attempts(), job.rollout().source_job_id(), request.run_dir, request.case_dir,
+                 request.steps, comm_.size(), out);
+  }
+  RolloutJobEnd end;
+  const absl::Status status = RunRolloutJob(comm_, request, &end);
+  // A refusal that is this rank's own is only seen here; ABORTED marks another rank's.
+  if (!status.ok() && !is_root() && !absl::IsAborted(status) && !absl::IsCancelled(status)) {
+    spdlog::error("rank {}: {}", comm_.rank(), std::string(status.message()));
+  }
+  return RolloutOutcomeOf(status, end, control);
+}
+
 JobOutcome JobRunner::Run(const v1::AcquireJobResponse& acquired, TrainObserver& observer, JobControl* control) {
   const v1::Job& job = acquired.job();
+  if (job.has_rollout()) return RollOut(job, observer, control);
   // The same on every rank: the spec and this code are (rank 0's are the ones used).
   RawSettings settings = RunSpecToSettings(job.spec());
   absl::StatusOr<std::string> resume_from = AgreeOnResume(job);

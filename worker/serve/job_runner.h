@@ -14,6 +14,13 @@
 // damaged) the attempt starts again from the beginning in
 // <runs_dir>/<job id>.attempt-<N>, and says why in the log.
 //
+// A rollout job (Job.rollout) runs RunRolloutJob (worker/train/rollout_job.h) as
+// `gantry-worker rollout --run RUN --case CASE ...` would, RUN being the source job's run
+// folder: its outputs go to RUN/rollout-<case>/, its log to log.txt there. Its progress
+// is its model step (Job.rollout's comment); it stops between two steps when cancelled
+// or signalled. Its refusals are
+// agreed by every rank (kFailed); a failure during its steps' collectives is kFatal.
+//
 // Every step before training ends in an agreement of all ranks, so a problem on any
 // rank (a data folder missing on one host) fails the job on all of them alike and the
 // pool stays usable. Once training runs, the outcome is agreed by construction (the
@@ -66,6 +73,8 @@ class JobRunner {
   bool is_root() const { return comm_.rank() == 0; }
   // Rank 0's choice of folder to resume, shared: "" on every rank to start afresh.
   absl::StatusOr<std::string> AgreeOnResume(const v1::Job& job);
+  // A rollout job, on every rank.
+  JobOutcome RollOut(const v1::Job& job, TrainObserver& observer, JobControl* control);
   // One RunTrainJob with this pool's data cache and logging.
   TrainJobResult Train(const v1::Job& job, RawSettings settings, bool resume, TrainObserver& observer);
 

@@ -9,6 +9,7 @@
 #include "common/file_io.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
+#include "spec/rollout_spec_check.h"
 #include "worker/data/flow_case.h"
 #include "worker/data/flow_pairs.h"
 #include "worker/infer/rollout.h"
@@ -16,6 +17,7 @@
 #include "worker/train/checkpoint_store.h"
 #include "worker/train/flow_strip.h"
 #include "worker/train/resume.h"
+#include "worker/train/rollout_plot.h"
 #include "worker/train/shared_settings.h"
 
 namespace gantry {
@@ -65,13 +67,24 @@ absl::Status WriteOutputs(const std::string& out, const RolloutResult& r, const 
   }
   for (int64_t s : steps) fields.push_back(r.true_vorticity[s].data());
   for (int64_t s : steps) fields.push_back(r.predicted_vorticity[s].data());
-  return WriteFieldStrip(out + "/strip.png", fields, 2, static_cast<int64_t>(steps.size()), flow.ny, flow.nx,
-                         limit > 0 ? limit : 1.0f);
+  RETURN_IF_ERROR(WriteFieldStrip(out + "/strip.png", fields, 2, static_cast<int64_t>(steps.size()), flow.ny, flow.nx,
+                                  limit > 0 ? limit : 1.0f));
+  return WriteRolloutPlot(out + "/errors.png", r.rows, r.summary.threshold);
+}
+
+// A failed collective leaves the ranks in different places. ShareSettings turns rank 0's
+// own error into INVALID_ARGUMENT on every rank; ShareNewestCheckpoint sends rank 0's
+// error's code, which is never a transport's (timeouts, a lost peer).
+bool TransportFailure(const absl::Status& s) {
+  return absl::IsDeadlineExceeded(s) || absl::IsUnavailable(s);
 }
 
 }  // namespace
 
-absl::Status RunRolloutJob(Communicator& comm, const RolloutRequest& request) {
+absl::Status RunRolloutJob(Communicator& comm, const RolloutRequest& request, RolloutJobEnd* end) {
+  RolloutJobEnd ignored;
+  RolloutJobEnd& e = end != nullptr ? *end : ignored;
+  e = RolloutJobEnd{};
   const bool root = comm.rank() == 0;
   CommOptions opts;
   opts.timeout_seconds = 600;  // start-up: ranks may still be loading
@@ -82,12 +95,17 @@ absl::Status RunRolloutJob(Communicator& comm, const RolloutRequest& request) {
     expected = RecordedExpectations(request.run_dir);
     if (settings.ok() && !expected.ok()) settings = expected.status();
   }
-  ASSIGN_OR_RETURN(const SharedSettings shared, ShareSettings(comm, settings, opts));
-  const TrainConfig& config = shared.config;
+  absl::StatusOr<SharedSettings> shared = ShareSettings(comm, settings, opts);
+  if (!shared.ok()) {
+    e.collective_failed = !absl::IsInvalidArgument(shared.status());
+    return shared.status();
+  }
+  const TrainConfig& config = shared->config;
   const CheckpointStore store(root ? (fs::path(request.run_dir) / "checkpoints").string() : "");
   absl::StatusOr<TrainingState> state =
       ShareNewestCheckpoint(comm, root ? &store : nullptr, root ? *expected : CheckpointExpectations{}, opts);
   if (!state.ok()) {
+    e.collective_failed = TransportFailure(state.status());
     return absl::Status(state.status().code(), absl::StrCat("cannot roll out ", request.run_dir, ": ",
                                                             state.status().message()));
   }
@@ -112,9 +130,13 @@ absl::Status RunRolloutJob(Communicator& comm, const RolloutRequest& request) {
   g.buffers().CopyFrom(Tensor::FromVector(g.buffers().shape(), state->g.buffers));
 
   absl::StatusOr<FlowCase> flow = LoadFlowCase(request.case_dir);
-  ASSIGN_OR_RETURN(const bool all_loaded, AllRanksOk(comm, flow.ok(), opts));
+  absl::StatusOr<bool> all_loaded = AllRanksOk(comm, flow.ok(), opts);
+  if (!all_loaded.ok()) {
+    e.collective_failed = true;
+    return all_loaded.status();
+  }
   if (!flow.ok()) return flow.status();
-  if (!all_loaded) return absl::AbortedError("loading the case failed on another rank (see its output)");
+  if (!*all_loaded) return absl::AbortedError("loading the case failed on another rank (see its output)");
   ASSIGN_OR_RETURN(const BlendMode blend, ParseBlendMode(request.blend));
   RolloutOptions o{.start_frame = request.start_frame,
                    .steps = request.steps,
@@ -125,20 +147,20 @@ absl::Status RunRolloutJob(Communicator& comm, const RolloutRequest& request) {
                    .group_size = request.group_size,
                    .batch = request.batch,
                    .threshold = 0.95,
-                   .comm = CommOptions{.timeout_seconds = config.comm_timeout_seconds}};
+                   .comm = CommOptions{.timeout_seconds = config.comm_timeout_seconds},
+                   .should_stop = request.should_stop,
+                   .on_step = request.on_step};
+  e.stage = RolloutStage::kRollingOut;
   ASSIGN_OR_RETURN(RolloutResult r, RunRollout(comm, *flow, o, GeneratorTiles(*model, s)));
+  e.stage = RolloutStage::kWriting;
   if (!root) return absl::OkStatus();
   r.summary.run = request.run_dir;
   r.summary.tiling = absl::StrFormat("tile %d, overlap %d, %s blend, %d tiles per step in groups of %d, %d per call", s,
                                      o.overlap, BlendModeName(blend), r.tiles, o.group_size, o.batch);
   r.summary.tiles_per_second = r.map_reduce_seconds > 0 ? r.tiles * request.steps / r.map_reduce_seconds : 0;
-  fs::path case_path = fs::path(request.case_dir).lexically_normal();
-  if (case_path.filename().empty()) case_path = case_path.parent_path();  // "data/c/"
-  const std::string out = request.out.empty()
-                              ? (fs::path(request.run_dir) / ("rollout-" + case_path.filename().string())).string()
-                              : request.out;
-  RETURN_IF_ERROR(WriteOutputs(out, r, *flow));
-  spdlog::info("rollout of {} over {} steps written to {}", request.run_dir, request.steps, out);
+  e.out = request.out.empty() ? RolloutOutputFolder(request.run_dir, request.case_dir) : request.out;
+  RETURN_IF_ERROR(WriteOutputs(e.out, r, *flow));
+  spdlog::info("rollout of {} over {} steps written to {}", request.run_dir, request.steps, e.out);
   return absl::OkStatus();
 }
 

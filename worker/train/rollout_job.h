@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -21,12 +22,34 @@ struct RolloutRequest {
   std::string blend = "gaussian";
   int64_t group_size = 1;   // --group: tiles per group
   int64_t batch = 4;        // --tile-batch: tiles per generator call
-  std::string out;          // --out; empty: RUN/rollout-<case folder name>
+  std::string out;          // --out; empty: RUN/rollout-<case folder name> (RolloutOutputFolder)
+  // This rank's wish to stop (a pool's cancel or SIGTERM): when set, on every rank, the
+  // ranks agree before each step, and stop together with CANCELLED. Unset: never stops.
+  std::function<bool()> should_stop;
+  // Rank 0, after each step: the step (1-based) and the tiles per second so far (a pool's
+  // progress).
+  std::function<void(int64_t step, double tiles_per_second)> on_step;
 };
 
-// Collective. Rank 0 writes OUT/rollout.csv, OUT/rollout.md and OUT/strip.png (true
-// vorticity above, predicted below, at up to 8 steps); INVALID_ARGUMENT (exit 2) for a
-// bad request or input, naming the fix.
-absl::Status RunRolloutJob(Communicator& comm, const RolloutRequest& request);
+// Where a failed rollout stopped, for a caller that goes on afterwards (the pool).
+enum class RolloutStage {
+  kPreparing,   // refused or failed before rolling out: every rank has the same error,
+                // unless collective_failed
+  kRollingOut,  // during the steps' collectives: the ranks may be out of step
+  kWriting,     // rank 0 writing the outputs, after every collective
+};
+
+struct RolloutJobEnd {
+  RolloutStage stage = RolloutStage::kPreparing;
+  bool collective_failed = false;  // a collective itself failed: the ranks may be out of step
+  std::string out;                 // rank 0: the output folder
+};
+
+// Collective. Rank 0 writes OUT/rollout.csv, OUT/rollout.md, OUT/strip.png (true
+// vorticity above, predicted below, at up to 8 steps) and OUT/errors.png (relative L2
+// and vorticity correlation per step, rollout_plot.h); INVALID_ARGUMENT (exit 2) for a
+// bad request or input, naming the fix; CANCELLED when should_stop stopped it. `end`
+// (optional) says how far it got.
+absl::Status RunRolloutJob(Communicator& comm, const RolloutRequest& request, RolloutJobEnd* end = nullptr);
 
 }  // namespace gantry

@@ -6,63 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "common/file_io.h"
 #include "report/timing_report.h"
+#include "worker/train/plot_panel.h"
 
 namespace gantry {
 namespace {
-
-constexpr Rgb kInk{40, 40, 40};
-constexpr Rgb kGrid{225, 225, 225};
-// Distinguishable line and bar colours, one per batch size in turn.
-constexpr Rgb kPalette[] = {{31, 119, 180}, {255, 127, 14}, {44, 160, 44}, {214, 39, 40},
-                            {148, 103, 189}, {140, 86, 75}, {227, 119, 194}, {127, 127, 127}};
-
-Rgb ColorFor(size_t i) { return kPalette[i % std::size(kPalette)]; }
-
-// Short labels for axis numbers: 1234567 -> "1.2M", 45678 -> "46K", 0.5 -> "0.50".
-std::string Compact(double v) {
-  const double a = std::abs(v);
-  if (a >= 1e6) return absl::StrFormat("%.1fM", v / 1e6);
-  if (a >= 1e4) return absl::StrFormat("%.0fK", v / 1e3);
-  if (a >= 100) return absl::StrFormat("%.0f", v);
-  if (a >= 10) return absl::StrFormat("%.1f", v);
-  return absl::StrFormat("%.2f", v);
-}
-
-// A plotting area of the canvas and the data range it shows.
-struct Panel {
-  int left, top, right, bottom;  // pixels, inclusive
-  double x0 = 0, x1 = 1, y0 = 0, y1 = 1;
-
-  double X(double x) const { return left + (x - x0) / (x1 - x0) * (right - left); }
-  double Y(double y) const { return bottom - (y - y0) / (y1 - y0) * (bottom - top); }
-
-  // Widens a degenerate range so the mapping stays defined.
-  void SetRange(double xmin, double xmax, double ymin, double ymax) {
-    if (!(xmax > xmin)) xmax = xmin + 1;
-    if (!(ymax > ymin)) {
-      const double pad = std::max(1e-3, std::abs(ymin) * 0.1);
-      ymin -= pad;
-      ymax += pad;
-    }
-    x0 = xmin, x1 = xmax, y0 = ymin, y1 = ymax;
-  }
-
-  // Title above, horizontal grid lines with y labels at five levels, a frame.
-  void DrawFrame(PlotCanvas& c, const std::string& title) const {
-    c.Text(left, top - 24, title, kInk, 2);
-    for (int i = 0; i <= 4; ++i) {
-      const double v = y0 + (y1 - y0) * i / 4.0;
-      const int y = static_cast<int>(std::lround(Y(v)));
-      c.Fill(left, y, right, y, kGrid);
-      const std::string label = Compact(v);
-      c.Text(left - 8 - PlotCanvas::TextWidth(label), y - 5, label, kInk, 2);
-    }
-    c.Fill(left, top, left, bottom, kInk);
-    c.Fill(left, bottom, right, bottom, kInk);
-  }
-};
 
 // Bars, one per batch size, with the batch size below and the value on top.
 void DrawBars(PlotCanvas& c, Panel p, const std::vector<BatchSizeSummary>& s, double BatchSizeSummary::*value,
@@ -76,13 +24,13 @@ void DrawBars(PlotCanvas& c, Panel p, const std::vector<BatchSizeSummary>& s, do
     const int x0 = p.left + static_cast<int>(slot * (static_cast<double>(i) + 0.2));
     const int x1 = p.left + static_cast<int>(slot * (static_cast<double>(i) + 0.8));
     const int y = static_cast<int>(std::lround(p.Y(s[i].*value)));
-    c.Fill(x0, y, x1, p.bottom - 1, ColorFor(i));
+    c.Fill(x0, y, x1, p.bottom - 1, PlotColor(i));
     const std::string label = absl::StrCat(s[i].batch_size);
-    c.Text((x0 + x1 - PlotCanvas::TextWidth(label)) / 2, p.bottom + 8, label, kInk, 2);
-    const std::string shown = Compact(s[i].*value);
-    c.Text((x0 + x1 - PlotCanvas::TextWidth(shown)) / 2, y - 14, shown, kInk, 2);
+    c.Text((x0 + x1 - PlotCanvas::TextWidth(label)) / 2, p.bottom + 8, label, kPlotInk, 2);
+    const std::string shown = CompactNumber(s[i].*value);
+    c.Text((x0 + x1 - PlotCanvas::TextWidth(shown)) / 2, y - 14, shown, kPlotInk, 2);
   }
-  c.Text((p.left + p.right - PlotCanvas::TextWidth("GLOBAL BATCH")) / 2, p.bottom + 26, "GLOBAL BATCH", kInk, 2);
+  c.Text((p.left + p.right - PlotCanvas::TextWidth("GLOBAL BATCH")) / 2, p.bottom + 26, "GLOBAL BATCH", kPlotInk, 2);
 }
 
 // One smoothed line per series of `pick` (d_loss or g_loss), with a legend.
@@ -105,22 +53,17 @@ void DrawLosses(PlotCanvas& c, Panel p, const LossHistory& h, std::vector<double
   for (size_t k = 0; k < h.series().size(); ++k) {
     const LossHistory::Series& s = h.series()[k];
     for (size_t i = 1; i < smooth[k].size(); ++i) {
-      c.Line(p.X(s.steps[i - 1]), p.Y(smooth[k][i - 1]), p.X(s.steps[i]), p.Y(smooth[k][i]), ColorFor(k), 2);
+      c.Line(p.X(s.steps[i - 1]), p.Y(smooth[k][i - 1]), p.X(s.steps[i]), p.Y(smooth[k][i]), PlotColor(k), 2);
     }
     const std::string label = absl::StrCat("B", s.batch_size);
     const int lx = p.right - 90, ly = p.top + 6 + static_cast<int>(k) * 16;
-    c.Fill(lx, ly + 3, lx + 16, ly + 6, ColorFor(k));
-    c.Text(lx + 22, ly, label, kInk, 2);
+    c.Fill(lx, ly + 3, lx + 16, ly + 6, PlotColor(k));
+    c.Text(lx + 22, ly, label, kPlotInk, 2);
   }
   const std::string x_label = absl::StrFormat("STEP %.0f TO %.0f", xmin, xmax);
-  c.Text((p.left + p.right - PlotCanvas::TextWidth(x_label)) / 2, p.bottom + 8, x_label, kInk, 2);
+  c.Text((p.left + p.right - PlotCanvas::TextWidth(x_label)) / 2, p.bottom + 8, x_label, kPlotInk, 2);
 }
 
-absl::Status WritePlot(const std::string& path, const PlotCanvas& canvas) {
-  absl::StatusOr<std::string> png = canvas.EncodePng();
-  if (!png.ok()) return absl::Status(png.status().code(), absl::StrCat(path, ": ", png.status().message()));
-  return WriteFileAtomically(path, *png);
-}
 
 }  // namespace
 
@@ -177,11 +120,11 @@ PlotCanvas DrawLossPlot(const LossHistory& history) {
 }
 
 absl::Status WriteTimingPlot(const std::string& path, const std::vector<EpochRow>& rows) {
-  return WritePlot(path, DrawTimingPlot(rows));
+  return WritePlotFile(path, DrawTimingPlot(rows));
 }
 
 absl::Status WriteLossPlot(const std::string& path, const LossHistory& history) {
-  return WritePlot(path, DrawLossPlot(history));
+  return WritePlotFile(path, DrawLossPlot(history));
 }
 
 }  // namespace gantry
