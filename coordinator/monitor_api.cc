@@ -6,6 +6,7 @@
 #include "common/status_macros.h"
 #include "coordinator/job_outlook.h"
 #include "coordinator/prometheus_text.h"
+#include "report/energy_source.h"
 #include "report/proto_json.h"
 
 namespace gantry {
@@ -89,7 +90,9 @@ void AddEnergy(const v1::JobReport& report, JobFamilies& f) {
   if (row.energy_j() > 0) {
     const MetricLabels at = {{"job_id", id},
                              {"batch_size", absl::StrCat(row.batch_size())},
-                             {"source", row.energy_estimated() != 0 ? "estimate" : "measured"}};
+                             {"source", row.energy_estimated() != 0 ? "estimate" : "measured"},
+                             {"meter", EnergySourceName(static_cast<int>(
+                                           EnergySourceOf(row.energy_source(), row.energy_estimated())))}};
     f.energy.Sample(at, row.energy_j());
     f.energy_per_sample.Sample(at, row.energy_j_per_sample());
   }
@@ -272,7 +275,9 @@ absl::StatusOr<std::string> MonitorApi::MetricsText() {
   write("gantry_job_quality_confidence", Type::kGauge,
         "Mean top class probability the judge gives an active job's newest scored samples.", f.quality_confidence);
   write("gantry_job_epoch_energy_joules", Type::kGauge,
-        "Energy of an active job's newest finished epoch (source: measured by RAPL/NVML, or an estimate).", f.energy);
+        "Energy of an active job's newest finished epoch (source: measured or estimate; meter: rapl, nvml or "
+        "estimate).",
+        f.energy);
   write("gantry_job_epoch_energy_joules_per_sample", Type::kGauge,
         "Energy per training sample of an active job's newest finished epoch.", f.energy_per_sample);
   write("gantry_job_energy_joules", Type::kGauge,

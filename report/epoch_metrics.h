@@ -31,8 +31,9 @@ struct EpochRow {
   int64_t skipped_steps_g = 0; // G's optimizer steps skipped in the epoch (inf/NaN gradient)
   int64_t skipped_steps_d = 0;
   double peak_rss_mb = 0;      // peak resident set of rank 0's process so far, MiB (ru_maxrss)
-  // Energy of the epoch (worker/train/energy_meter.h): RAPL where readable, else CPU
-  // seconds x --watts-per-core (energy_estimated 1). 0 when not measured.
+  // Energy of the epoch (worker/train/energy_meter.h): the GPUs' NVML counters on a GPU
+  // run, RAPL where readable, else CPU seconds x --watts-per-core (energy_estimated 1);
+  // energy_source says which. 0 when not measured.
   double energy_j = 0;
   double energy_j_per_sample = 0;  // energy_j / (steps x batch_size)
   int energy_estimated = 0;        // 1: an estimate from CPU time, 0: measured
@@ -46,6 +47,9 @@ struct EpochRow {
   // normalised units (worker/train/flow_validation.h); 0 for datasets without them.
   double val_l1 = 0;
   double val_rel_l2 = 0;
+  // Where energy_j comes from (report/energy_source.h): 1 estimate, 2 RAPL, 3 NVML
+  // (the GPUs' counters); 0 not measured.
+  int energy_source = 0;
   bool operator==(const EpochRow&) const = default;
 };
 

@@ -2,7 +2,10 @@
 
 #include <map>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "report/energy_source.h"
 
 namespace gantry {
 
@@ -18,6 +21,7 @@ std::vector<BatchSizeSummary> SummarizeByBatchSize(const std::vector<EpochRow>& 
     s.energy_j += r.energy_j;
     s.samples += r.steps * r.batch_size;
     s.energy_estimated = s.energy_estimated || r.energy_estimated != 0;
+    if (r.energy_j > 0) s.energy_sources.insert(static_cast<int>(EnergySourceOf(r.energy_source, r.energy_estimated)));
   }
   std::vector<BatchSizeSummary> out;
   for (auto& [batch, s] : by_batch) {
@@ -34,6 +38,25 @@ std::vector<BatchSizeSummary> SummarizeByBatchSize(const std::vector<EpochRow>& 
 
 namespace {
 
+// How timing.md names an energy source.
+std::string DescribeSource(int code) {
+  switch (static_cast<EnergySource>(code)) {
+    case EnergySource::kEstimate: return "estimated: CPU seconds x --watts-per-core";
+    case EnergySource::kRapl: return "measured: RAPL";
+    case EnergySource::kNvml: return "measured: NVML, the GPUs";
+    case EnergySource::kNone: break;
+  }
+  return EnergySourceName(code);
+}
+
+// "measured: RAPL", or for a batch size whose epochs' energy came from several sources
+// (a GPU counter that failed in some epochs) "mixed: measured: NVML, the GPUs; estimated: ...".
+std::string DescribeSources(const std::set<int>& sources) {
+  std::vector<std::string> parts;
+  for (int code : sources) parts.push_back(DescribeSource(code));
+  return absl::StrCat(parts.size() > 1 ? "mixed: " : "", absl::StrJoin(parts, "; "));
+}
+
 // One line per batch size with its energy; empty when no row measured any.
 std::string EnergyMarkdown(const std::vector<BatchSizeSummary>& summaries) {
   std::string md;
@@ -42,7 +65,7 @@ std::string EnergyMarkdown(const std::vector<BatchSizeSummary>& summaries) {
     absl::StrAppendFormat(&md, "- global batch %d: %.0f J (%.2f Wh) over %d samples, %.4f J/sample (%s)\n",
                           s.batch_size, s.energy_j, s.energy_j / 3600.0, s.samples,
                           s.samples > 0 ? s.energy_j / static_cast<double>(s.samples) : 0.0,
-                          s.energy_estimated ? "estimated: CPU seconds x --watts-per-core" : "measured: RAPL");
+                          DescribeSources(s.energy_sources));
   }
   return md.empty() ? md : "\n## Energy\n\n" + md;
 }

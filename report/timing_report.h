@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <set>
+
 #include "report/epoch_metrics.h"
 
 namespace gantry {
@@ -22,6 +24,7 @@ struct BatchSizeSummary {
   double energy_j = 0;          // sum over epochs (0: not measured)
   int64_t samples = 0;          // steps x batch size, over epochs
   bool energy_estimated = false;  // some epoch's energy is an estimate
+  std::set<int> energy_sources;   // where its epochs' energy comes from (EnergySource codes)
 };
 
 // One summary per batch size, in ascending batch size.

@@ -134,7 +134,7 @@ const std::vector<Setting>& CoreSettings() {
       {{"tensorboard", "also write TensorBoard event files (scalars per step and epoch, the sample grid per epoch) "
         "under RUN/tensorboard/", "false", /*is_flag=*/true},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.tensorboard, ParseBool(n, v)); return absl::OkStatus(); }},
-      {{"watts-per-core", "power of one busy CPU core, for the energy estimate where RAPL is not readable", "6"},
+      {{"watts-per-core", "power of one busy CPU core, for the energy estimate where neither NVML (GPU runs) nor RAPL is readable", "6"},
        [](auto& n, auto& v, TrainConfig& c) {
          ASSIGN_OR_RETURN(float w, ParseFloatAbove(n, v, 0.0f, 1000.0f));
          c.watts_per_core = w;

@@ -43,7 +43,7 @@ struct TrainConfig {
   int64_t checkpoint_every_steps = 500;  // and at every epoch end; 0: only at epoch ends
   int64_t keep_checkpoints = 3;          // the newest this many stay in RUN/checkpoints
   bool tensorboard = false;              // event files under RUN/tensorboard/ (tensorboard_log.h)
-  // Power of one busy core, for the energy estimate where RAPL cannot be read
+  // Power of one busy core, for the energy estimate where neither NVML nor RAPL can be read
   // (energy_meter.h). 6 W: the sustained power (TDP) per core of current x86 server
   // CPUs, e.g. 280 W / 64 cores (EPYC 7763) = 4.4 W and 270 W / 40 cores (Xeon 8380) =
   // 6.75 W, rounded towards the upper end because a training step keeps its core busy.

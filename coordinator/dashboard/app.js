@@ -159,9 +159,10 @@ function lineChart(container, series, xLabel) {
 // worker has no quality fields at all).
 function scored(e) { return e.quality_fd !== undefined && e.quality_fd >= 0 && e.quality_confidence > 0; }
 
+// energy_source: 1 estimate, 2 RAPL, 3 NVML (the GPUs); 0 or absent in older rows.
 function energyCell(e) {
   if (!(e.energy_j > 0)) return "-";
-  return fmt(e.energy_j, 0) + (e.energy_estimated ? " (est.)" : "");
+  return fmt(e.energy_j, 0) + (e.energy_estimated ? " (est.)" : e.energy_source === 3 ? " (GPU)" : "");
 }
 
 // The Fréchet distance of each scored epoch, one line per batch size (epoch on the x axis).

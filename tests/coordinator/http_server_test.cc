@@ -321,6 +321,7 @@ TEST_F(HttpServerTest, MetricsAreValidPrometheusTextWithTheJobsFigures) {
   EXPECT_EQ(e->Value("gantry_job_epoch_energy_joules", {{"job_id", id}, {"batch_size", "32"}, {"source", "estimate"}}),
             250);
   EXPECT_EQ(e->Value("gantry_job_epoch_energy_joules_per_sample", {{"job_id", id}, {"source", "estimate"}}), 0.25);
+  EXPECT_EQ(e->Value("gantry_job_epoch_energy_joules", {{"job_id", id}, {"meter", "estimate"}}), 250);
   EXPECT_EQ(e->Value("gantry_job_energy_joules", {{"job_id", id}, {"source", "estimate"}}), 350);
   EXPECT_EQ(e->Find("gantry_job_quality_frechet_distance").size(), 1u);
 

@@ -1,6 +1,7 @@
 #include "report/epoch_metrics.h"
 
 #include "gtest/gtest.h"
+#include "report/energy_source.h"
 
 namespace gantry {
 namespace {
@@ -42,7 +43,7 @@ TEST(EpochCsv, NewColumnsComeLastInTheirOrder) {
       << header;
   EXPECT_NE(header.find(",peak_rss_mb,energy_j,energy_j_per_sample,energy_estimated,"), std::string::npos) << header;
   EXPECT_TRUE(header.ends_with(",energy_estimated,quality_fd,quality_class_entropy,quality_marginal_entropy,"
-                               "quality_confidence,val_l1,val_rel_l2"))
+                               "quality_confidence,val_l1,val_rel_l2,energy_source"))
       << header;
   EpochRow row;
   row.loss_scale_g = 1048576;
@@ -57,8 +58,9 @@ TEST(EpochCsv, NewColumnsComeLastInTheirOrder) {
   row.quality_confidence = 0.875;
   row.val_l1 = 0.0125;
   row.val_rel_l2 = 0.5;
+  row.energy_source = static_cast<int>(EnergySource::kNvml);
   EXPECT_TRUE(EpochCsvLine(row).ends_with(
-      ",1048576,0.5,2,7,123.4,1234.6,0.0123457,1,12.3457,-1.0000,-1.0000,0.8750,0.01250,0.50000"))
+      ",1048576,0.5,2,7,123.4,1234.6,0.0123457,1,12.3457,-1.0000,-1.0000,0.8750,0.01250,0.50000,3"))
       << EpochCsvLine(row);
 }
 

@@ -2,6 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "report/energy_source.h"
 
 namespace gantry {
 namespace {
@@ -60,6 +61,23 @@ TEST(TimingReport, EnergyLinePerBatchSaysMeasuredOrEstimated) {
                                        "(estimated: CPU seconds x --watts-per-core)"));
   EXPECT_THAT(md, ::testing::HasSubstr("| 1024 (est.) |"));
   EXPECT_THAT(md, ::testing::Not(::testing::HasSubstr("## Sample quality")));
+}
+
+TEST(TimingReport, EnergyLineNamesNvmlAndMixedSources) {
+  EpochRow a = Row(64, 1, 100, 600), b = Row(64, 2, 100, 600), c = Row(512, 1, 20, 3000);
+  a.steps = b.steps = c.steps = 2;
+  a.energy_j = 300;
+  a.energy_source = static_cast<int>(EnergySource::kNvml);
+  b.energy_j = 100;  // its GPU counter failed: estimated
+  b.energy_estimated = 1;
+  b.energy_source = static_cast<int>(EnergySource::kEstimate);
+  c.energy_j = 512;
+  c.energy_source = static_cast<int>(EnergySource::kNvml);
+  const std::string md = TimingMarkdown({a, b, c}, 1);
+  EXPECT_THAT(md, ::testing::HasSubstr("- global batch 512: 512 J (0.14 Wh) over 1024 samples, 0.5000 J/sample "
+                                       "(measured: NVML, the GPUs)"));
+  EXPECT_THAT(md, ::testing::HasSubstr("- global batch 64: 400 J (0.11 Wh) over 256 samples, 1.5625 J/sample "
+                                       "(mixed: estimated: CPU seconds x --watts-per-core; measured: NVML, the GPUs)"));
 }
 
 TEST(TimingReport, QualityLinePerScoredEpoch) {

@@ -1,5 +1,6 @@
 #include "worker/train/energy_meter.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -83,14 +84,15 @@ TEST(EnergyMeter, MeasuresWithRaplAndEstimatesWithout) {
   sys.SetEnergy("intel-rapl:0", 142'000'000);
   const EpochEnergy m = measured.Stop(/*cpu_seconds=*/1000);
   EXPECT_DOUBLE_EQ(m.joules, 42.0);
-  EXPECT_FALSE(m.estimated);
+  EXPECT_FALSE(m.estimated());
+  EXPECT_EQ(m.source, EnergySource::kRapl);
   EXPECT_NE(measured.Source().find("RAPL package-0"), std::string::npos);
 
   EnergyMeter estimate(std::nullopt, 6.0);
   estimate.Start();
   const EpochEnergy e = estimate.Stop(/*cpu_seconds=*/12.5);
   EXPECT_DOUBLE_EQ(e.joules, 75.0);
-  EXPECT_TRUE(e.estimated);
+  EXPECT_TRUE(e.estimated());
   EXPECT_NE(estimate.Source().find("estimate: CPU seconds x 6 W per core"), std::string::npos);
 }
 
@@ -103,8 +105,26 @@ TEST(EnergyMeter, FallsBackToTheEstimateWhenACounterVanishes) {
   meter.Start();
   fs::remove(sys.root() + "/intel-rapl:0/energy_uj");
   const EpochEnergy e = meter.Stop(2.0);
-  EXPECT_TRUE(e.estimated);
+  EXPECT_TRUE(e.estimated());
   EXPECT_DOUBLE_EQ(e.joules, 20.0);
+}
+
+TEST(EnergyMeter, CountedGpusComeFirstAndFallBackWhenARankHasNoFigure) {
+  EnergyMeter meter(std::nullopt, 10.0);
+  EXPECT_EQ(meter.Stop(2.0, 42.5).source, EnergySource::kEstimate);  // GPUs not counted: ignored
+  meter.CountGpus("NVML GPU 0000:3B:00.0 (rank 0)");
+  EXPECT_NE(meter.Source().find("NVML GPU 0000:3B:00.0 (rank 0) (GPU boards only"), std::string::npos)
+      << meter.Source();
+  EXPECT_NE(meter.Source().find("where a counter fails, estimate: CPU seconds x 10 W"), std::string::npos);
+  meter.Start();
+  const EpochEnergy gpus = meter.Stop(2.0, 42.5);
+  EXPECT_EQ(gpus.source, EnergySource::kNvml);
+  EXPECT_DOUBLE_EQ(gpus.joules, 42.5);
+  EXPECT_FALSE(gpus.estimated());
+  meter.Start();
+  const EpochEnergy fallback = meter.Stop(2.0, std::nan(""));  // some rank could not read its counter
+  EXPECT_EQ(fallback.source, EnergySource::kEstimate);
+  EXPECT_DOUBLE_EQ(fallback.joules, 20.0);
 }
 
 TEST(EnergyMeter, ProcessCpuSecondsGrowWithWork) {

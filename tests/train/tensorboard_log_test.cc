@@ -5,10 +5,10 @@
 #include <vector>
 
 #include "common/file_io.h"
-#include "common/record_file.h"
 #include "gtest/gtest.h"
 #include "tensorboard/event.pb.h"
 #include "tests/train/png_decode.h"
+#include "tests/train/tensorboard_events.h"
 #include "worker/train/png_encode.h"
 
 namespace gantry {
@@ -16,26 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Every event of the one event file in `dir`, each record's CRCs checked by ReadRecords
-// and each record parsed with the parser generated from proto/tensorboard/event.proto.
-std::vector<tensorboard::Event> ReadEvents(const std::string& dir) {
-  std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().string());
-  EXPECT_EQ(files.size(), 1u);
-  if (files.size() != 1) return {};
-  EXPECT_EQ(fs::path(files[0]).filename().string().rfind("events.out.tfevents.", 0), 0u) << files[0];
-  absl::StatusOr<std::vector<uint8_t>> bytes = ReadFileBytes(files[0]);
-  EXPECT_TRUE(bytes.ok()) << bytes.status();
-  absl::StatusOr<std::vector<std::string>> records = ReadRecords(*bytes, files[0]);
-  EXPECT_TRUE(records.ok()) << records.status();
-  std::vector<tensorboard::Event> events;
-  for (const std::string& r : *records) {
-    tensorboard::Event e;
-    EXPECT_TRUE(e.ParseFromString(r));
-    events.push_back(e);
-  }
-  return events;
-}
+using testing_tensorboard::ReadEvents;
 
 TEST(TensorBoardLog, WritesScalarsAndAPngImageTensorBoardCanRead) {
   const std::string dir = ::testing::TempDir() + "/tb_log/b64";

@@ -16,6 +16,7 @@
 #include "nlohmann/json.hpp"
 #include "tensorboard/event.pb.h"
 #include "tests/train/png_decode.h"
+#include "tests/train/tensorboard_events.h"
 #include "worker/data/npy.h"
 
 namespace gantry {
@@ -154,6 +155,8 @@ TEST(WorkerCli, TensorBoardEnergyAndPlots) {
     EXPECT_EQ(tags["loss_scale/g"], 3);
     EXPECT_EQ(tags["epoch/seconds"], epochs);
     EXPECT_EQ(tags["epoch/energy_j"], epochs);
+    EXPECT_EQ(tags["epoch/energy_j_per_sample"], epochs);
+    EXPECT_EQ(tags["epoch/step_p99_ms"], epochs);
     EXPECT_EQ(tags["samples"], epochs);
     EXPECT_EQ(last_image_step, 3);
   }
@@ -169,6 +172,10 @@ TEST(WorkerCli, TensorBoardEnergyAndPlots) {
     const std::vector<std::string> fields = Split(row);
     ASSERT_EQ(fields.size(), names.size()) << row;
     EXPECT_GT(std::stod(fields[energy - names.begin()]), 0.0) << row;
+    // A CPU run: RAPL (2) where readable, else the estimate (1).
+    const auto source = std::find(names.begin(), names.end(), "energy_source");
+    ASSERT_NE(source, names.end()) << header;
+    EXPECT_THAT(fields[source - names.begin()], testing::AnyOf("1", "2")) << row;
   }
   EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("## Energy"));
   for (const char* plot : {"/timing.png", "/losses.png"}) {
@@ -225,7 +232,7 @@ TEST(WorkerCli, TrainJudgeThenQualityScores) {
   EXPECT_THAT(r.output, HasSubstr("already cached"));  // trained once
 
   const std::string out = FreshRunDir("judge_scored");
-  r = RunWorker(common + "--quality fast --out " + out);
+  r = RunWorker(common + "--quality fast --tensorboard --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("quality: scoring 64 samples per epoch"));
   std::istringstream csv(ReadAll(out + "/epochs.csv"));
@@ -249,6 +256,16 @@ TEST(WorkerCli, TrainJudgeThenQualityScores) {
   }
   EXPECT_EQ(rows, 2);
   EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("## Sample quality"));
+  // Each epoch's score is a TensorBoard scalar too, under its column's name.
+  const std::map<std::string, std::vector<float>> scalars =
+      testing_tensorboard::ScalarsByTag(testing_tensorboard::ReadEvents(out + "/tensorboard/b16"));
+  for (const char* column : {"quality_fd", "quality_class_entropy", "quality_marginal_entropy", "quality_confidence"}) {
+    const auto it = scalars.find(std::string("epoch/") + column);
+    ASSERT_NE(it, scalars.end()) << column;
+    EXPECT_EQ(it->second.size(), 2u) << column;
+    for (float v : it->second) EXPECT_GE(v, 0.0f) << column;  // scored, not the -1 of an unscored epoch
+  }
+  EXPECT_EQ(scalars.count("epoch/val_l1"), 0u);  // no held-out set for MNIST
 
   const std::string noise = MakeJudgeableMnist("noise", 200, true);
   r = RunWorker("train-judge --dataset mnist --data-dir " + noise + " --epochs 1");
@@ -373,9 +390,9 @@ TEST(WorkerCli, Bf16RunSkipsAForcedOverflowAndReportsIt) {
   const std::string csv = ReadAll(out + "/epochs.csv");
   // Later columns (energy, quality, flow validation) follow peak_rss_mb.
   EXPECT_THAT(csv, HasSubstr(",loss_scale_g,loss_scale_d,skipped_steps_g,skipped_steps_d,peak_rss_mb,"));
-  EXPECT_THAT(csv, HasSubstr(",quality_confidence,val_l1,val_rel_l2\n"));
+  EXPECT_THAT(csv, HasSubstr(",quality_confidence,val_l1,val_rel_l2,energy_source\n"));
   EXPECT_THAT(csv, testing::ContainsRegex(",0,512,1024,1,0,[0-9]+\\.[0-9],"));  // ... straggler_flags, then ours
-  EXPECT_THAT(csv, testing::ContainsRegex(",0\\.00000,0\\.00000\n"));  // no held-out set: zeros
+  EXPECT_THAT(csv, testing::ContainsRegex(",0\\.00000,0\\.00000,[12]\n"));  // no held-out set: zeros; RAPL or estimate
   EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("(1 rank, bf16, dynamic loss scaling)"));
 }
 

@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -123,16 +124,26 @@ void EnergyMeter::Start() {
   }
 }
 
-EpochEnergy EnergyMeter::Stop(double cpu_seconds) {
+EpochEnergy EnergyMeter::Stop(double cpu_seconds, double gpu_joules) {
+  if (!gpu_description_.empty()) {
+    if (std::isfinite(gpu_joules)) return {gpu_joules, EnergySource::kNvml};
+    spdlog::warn("energy: a rank could not read its GPU's NVML energy counter this epoch (its log says why); this "
+                 "epoch's energy is from {}", CpuSource());
+  }
   if (rapl_ && start_) {
     absl::StatusOr<std::vector<uint64_t>> now = rapl_->Read();
-    if (now.ok()) return {rapl_->JoulesBetween(*start_, *now), false};
+    if (now.ok()) return {rapl_->JoulesBetween(*start_, *now), EnergySource::kRapl};
     spdlog::warn("{}; this epoch's energy is estimated", std::string(now.status().message()));
   }
-  return {cpu_seconds * watts_per_core_, true};
+  return {cpu_seconds * watts_per_core_, EnergySource::kEstimate};
 }
 
 std::string EnergyMeter::Source() const {
+  if (gpu_description_.empty()) return CpuSource();
+  return absl::StrCat(gpu_description_, " (GPU boards only, not the CPUs); where a counter fails, ", CpuSource());
+}
+
+std::string EnergyMeter::CpuSource() const {
   if (rapl_) return absl::StrCat(rapl_->Describe(), " (rank 0's machine, CPU packages)");
   return absl::StrFormat("estimate: CPU seconds x %g W per core (--watts-per-core)", watts_per_core_);
 }

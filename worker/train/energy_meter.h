@@ -1,13 +1,16 @@
-// The energy an epoch costs: measured by the CPU packages' RAPL counters where the
-// machine exposes them readable (/sys/class/powercap/intel-rapl:N/energy_uj, Intel and
-// recent AMD CPUs under Linux), otherwise estimated as the CPU seconds the ranks used
-// times a per-core power (--watts-per-core), and labelled as an estimate.
+// The energy an epoch costs, from the first of these that works:
+// - on a GPU run, the ranks' GPUs' NVML energy counters (nvml_energy.h), which the
+//   trainer reads on every rank and sums on rank 0: the GPU boards only, not the CPUs;
+// - the CPU packages' RAPL counters where the machine exposes them readable
+//   (/sys/class/powercap/intel-rapl:N/energy_uj, Intel and recent AMD CPUs under Linux);
+// - an estimate: the CPU seconds the ranks used times a per-core power
+//   (--watts-per-core), labelled as an estimate.
 //
 // What RAPL measures: every package domain ("package-N", not "psys", which overlaps
 // them) of rank 0's machine, i.e. cores, caches and uncore of all processes there —
 // other ranks on that machine included, ranks on other machines not, DRAM not. The
 // estimate counts every rank's process CPU time (user + system, its loader threads
-// included). GPUs' energy (NVML) is not measured.
+// included).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "report/energy_source.h"
 
 namespace gantry {
 
@@ -54,7 +58,8 @@ double ProcessCpuSeconds();
 // One epoch's energy.
 struct EpochEnergy {
   double joules = 0;
-  bool estimated = false;  // from CPU seconds x watts per core, not measured
+  EnergySource source = EnergySource::kEstimate;
+  bool estimated() const { return source == EnergySource::kEstimate; }
 };
 
 // Rank 0's meter: Start() at an epoch's start, Stop() at its end.
@@ -63,19 +68,28 @@ class EnergyMeter {
   // `rapl`: the counters to read, or nullopt to estimate. `watts_per_core` > 0.
   EnergyMeter(std::optional<RaplReader> rapl, double watts_per_core);
 
-  void Start();
-  // The energy since Start(): RAPL's when both readings worked, else the estimate
-  // from `cpu_seconds` (all ranks' CPU time in the epoch).
-  EpochEnergy Stop(double cpu_seconds);
+  // The ranks' GPU counters give the epochs' energy from now on (Stop's `gpu_joules`);
+  // `description` says whose ("NVML GPU 0000:3B:00.0 (rank 0) and the other ranks' GPUs").
+  void CountGpus(std::string description) { gpu_description_ = std::move(description); }
 
-  // What Stop() reports from: "RAPL package-0 (rank 0's machine)" or "estimate: CPU
-  // seconds x 6 W per core".
+  void Start();
+  // The energy since Start(): `gpu_joules` (the ranks' GPUs' energy in the epoch) when
+  // CountGpus was called and it is a number (NaN: some rank could not read its counter);
+  // else RAPL's when both readings worked; else the estimate from `cpu_seconds` (all
+  // ranks' CPU time in the epoch). Each fallback is logged with its reason.
+  EpochEnergy Stop(double cpu_seconds, double gpu_joules = 0);
+
+  // What Stop() reports from: "NVML GPU ... (GPU boards only); else ...", "RAPL
+  // package-0 (rank 0's machine)" or "estimate: CPU seconds x 6 W per core".
   std::string Source() const;
 
  private:
+  std::string CpuSource() const;
+
   std::optional<RaplReader> rapl_;
   double watts_per_core_;
   std::optional<std::vector<uint64_t>> start_;
+  std::string gpu_description_;  // empty: GPUs not counted
 };
 
 }  // namespace gantry

@@ -1,5 +1,9 @@
 #include "worker/train/run_monitor.h"
 
+#include <variant>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/file_io.h"
 #include "common/status_macros.h"
@@ -20,10 +24,26 @@ constexpr size_t kMaxSamplePngBytes = 16 << 20;
 
 }  // namespace
 
-RunMonitor::RunMonitor(const TrainConfig& config, const RunFolder& folder, const std::string& rapl_root)
-    : config_(config), folder_(folder), energy_(OpenRapl(rapl_root), config.watts_per_core) {
-  spdlog::info("energy per epoch from {}", energy_.Source());
+std::vector<std::pair<std::string, double>> EpochScalars(const EpochRow& row, bool validated) {
+  static const auto* kLabels = new absl::flat_hash_set<std::string>{"batch_size", "epoch", "world_size",
+                                                                     "energy_estimated", "energy_source"};
+  std::vector<std::pair<std::string, double>> scalars;
+  for (const EpochColumn& column : EpochColumns()) {
+    const std::string name = column.name;
+    if (kLabels->contains(name)) continue;
+    if (absl::StartsWith(name, "quality_") && row.quality_fd < 0) continue;
+    if (absl::StartsWith(name, "val_") && !validated) continue;
+    if (absl::StartsWith(name, "energy_") && row.energy_source == static_cast<int>(EnergySource::kNone)) continue;
+    std::visit([&](auto member) { scalars.emplace_back("epoch/" + name, static_cast<double>(row.*member)); },
+               column.member);
+  }
+  return scalars;
 }
+
+RunMonitor::RunMonitor(const TrainConfig& config, const RunFolder& folder, const std::string& rapl_root)
+    : config_(config), folder_(folder), energy_(OpenRapl(rapl_root), config.watts_per_core) {}
+
+void RunMonitor::LogEnergySource() const { spdlog::info("energy per epoch from {}", energy_.Source()); }
 
 absl::Status RunMonitor::StartBatchSize(int64_t batch_size) {
   losses_.StartBatchSize(batch_size);
@@ -45,22 +65,21 @@ void RunMonitor::OnStep(const StepSample& s) {
   tensorboard_->AddScalar("step/samples_per_s", s.global_step, s.samples_per_s);
 }
 
-void RunMonitor::AddEnergy(double cpu_seconds, EpochRow& row) {
-  const EpochEnergy e = energy_.Stop(cpu_seconds);
+void RunMonitor::AddEnergy(double cpu_seconds, double gpu_joules, EpochRow& row) {
+  const EpochEnergy e = energy_.Stop(cpu_seconds, gpu_joules);
   row.energy_j = e.joules;
   const int64_t samples = row.steps * row.batch_size;
   row.energy_j_per_sample = samples > 0 ? e.joules / static_cast<double>(samples) : 0.0;
-  row.energy_estimated = e.estimated ? 1 : 0;
+  row.energy_estimated = e.estimated() ? 1 : 0;
+  row.energy_source = static_cast<int>(e.source);
 }
 
-absl::Status RunMonitor::OnEpochDone(const EpochRow& row, int64_t global_step, const std::string& sample_png) {
+absl::Status RunMonitor::OnEpochDone(const EpochRow& row, int64_t global_step, const std::string& sample_png,
+                                     bool validated) {
   if (!tensorboard_) return absl::OkStatus();
-  tensorboard_->AddScalar("epoch/seconds", global_step, row.seconds);
-  tensorboard_->AddScalar("epoch/samples_per_s", global_step, row.samples_per_s);
-  tensorboard_->AddScalar("epoch/d_loss", global_step, row.d_loss);
-  tensorboard_->AddScalar("epoch/g_loss", global_step, row.g_loss);
-  tensorboard_->AddScalar("epoch/energy_j", global_step, row.energy_j);
-  tensorboard_->AddScalar("epoch/energy_j_per_sample", global_step, row.energy_j_per_sample);
+  for (const auto& [tag, value] : EpochScalars(row, validated)) {
+    tensorboard_->AddScalar(tag, global_step, value);
+  }
   ASSIGN_OR_RETURN(const std::vector<uint8_t> png, ReadFileBytes(sample_png, kMaxSamplePngBytes));
   RETURN_IF_ERROR(tensorboard_->AddPng("samples", global_step, std::string(png.begin(), png.end())));
   return tensorboard_->Flush();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -29,6 +30,14 @@ struct StepSample {
   double samples_per_s = 0;  // over the recent steps
 };
 
+// The TensorBoard scalars of an epoch's row: each epochs.csv column that measures
+// something, by its column name (epoch/seconds, epoch/quality_fd, epoch/val_l1, ...).
+// Left out: the row's keys and labels (batch_size, epoch, world_size, energy_estimated,
+// energy_source), the quality columns of an unscored epoch (-1), the flow validation
+// columns of an epoch without them (`validated` false), and the energy of an
+// unmeasured epoch.
+std::vector<std::pair<std::string, double>> EpochScalars(const EpochRow& row, bool validated);
+
 class RunMonitor {
  public:
   // `rapl_root`: the powercap folder (tests pass a fake one).
@@ -36,12 +45,21 @@ class RunMonitor {
 
   // A batch size's training starts (or resumes): opens its TensorBoard folder.
   absl::Status StartBatchSize(int64_t batch_size);
+  // The epochs' energy comes from the ranks' GPU counters (EnergyMeter::CountGpus).
+  void CountGpus(std::string description) { energy_.CountGpus(std::move(description)); }
+  // Logs where the epochs' energy comes from ("energy per epoch from ..."); once all
+  // sources are known, before the first epoch.
+  void LogEnergySource() const;
   void StartEpoch() { energy_.Start(); }
   void OnStep(const StepSample& step);
-  // Fills the row's energy columns; `cpu_seconds`: all ranks' CPU time in the epoch.
-  void AddEnergy(double cpu_seconds, EpochRow& row);
-  // After the epoch's row and sample grid (`sample_png`) were written.
-  absl::Status OnEpochDone(const EpochRow& row, int64_t global_step, const std::string& sample_png);
+  // Fills the row's energy columns; `cpu_seconds`: all ranks' CPU time in the epoch;
+  // `gpu_joules`: their GPUs' energy in it, used after CountGpus (NaN: not measured).
+  void AddEnergy(double cpu_seconds, double gpu_joules, EpochRow& row);
+  // After the epoch's row and sample grid (`sample_png`) were written. With
+  // --tensorboard: the row's measures as scalars epoch/<column> (EpochScalars) and the
+  // sample grid as the image "samples".
+  // `validated`: the row holds held-out scores (val_l1, val_rel_l2).
+  absl::Status OnEpochDone(const EpochRow& row, int64_t global_step, const std::string& sample_png, bool validated);
   // The run ended: timing.png from `rows` (the whole run's) and losses.png from the
   // steps this process trained.
   absl::Status FinishRun(const std::vector<EpochRow>& rows);

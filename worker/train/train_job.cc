@@ -16,6 +16,7 @@
 #include "worker/data/mnist_dataset.h"
 #include "worker/models/model_registry.h"
 #include "worker/train/judge_store.h"
+#include "worker/train/nvml_energy.h"
 #include "worker/train/resume.h"
 #include "worker/train/run_folder.h"
 #include "worker/train/run_manifest.h"
@@ -136,6 +137,21 @@ absl::StatusOr<std::unique_ptr<Judge>> QualityJudge(const TrainConfig& config, c
   return std::move(found->first);
 }
 
+// This rank's GPU energy counter on a GPU run (nvml_energy.h), or nullopt when the run
+// is on the CPU, when the rank shares rank 0's GPU (ranks running as threads), or when
+// NVML cannot be used here, which is logged with the reason: the epochs' energy then
+// comes from RAPL or the estimate.
+std::optional<NvmlEnergyCounter> OpenGpuEnergy(const TrainingDevice& device, const Communicator& comm) {
+  if (device.pci_bus_id.empty()) return std::nullopt;
+  if (comm.rank() != 0 && comm.backend_name() == "local") return std::nullopt;
+  absl::StatusOr<NvmlEnergyCounter> counter = NvmlEnergyCounter::Open(device.pci_bus_id);
+  if (counter.ok()) return std::move(*counter);
+  spdlog::info("energy: rank {}: the GPU's energy is not measured ({}); energy per epoch from RAPL or the estimate "
+               "instead",
+               comm.rank(), std::string(counter.status().message()));
+  return std::nullopt;
+}
+
 // Rank 0: timing.md of the rows.
 absl::Status WriteTiming(TrainJobResult& r, const RunFolder& folder, int world_size) {
   r.timing_markdown = TimingMarkdown(r.rows, world_size, DescribePrecision(r.config.mixed, world_size));
@@ -247,6 +263,8 @@ TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, c
   trainer.set_gradient_communicator(device->gradient_comm.get());
   trainer.set_judge(judge.get(), config.quality == "full");
   if (validation) trainer.set_validation(&*validation);
+  const std::optional<NvmlEnergyCounter> gpu_energy = OpenGpuEnergy(*device, comm);
+  if (gpu_energy) trainer.set_gpu_energy(&*gpu_energy);
   absl::StatusOr<std::vector<EpochRow>> rows = trainer.Run(state ? &*state : nullptr);
   if (!rows.ok()) return Ended(std::move(result), TrainJobEnd::kFailed, rows.status());
   result.rows = std::move(*rows);

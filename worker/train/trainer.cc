@@ -10,6 +10,7 @@
 #include "common/shard_plan.h"
 #include "common/status_macros.h"
 #include "common/straggler_tracker.h"
+#include "report/energy_source.h"
 #include "report/progress_line.h"
 #include "spec/batch_fit.h"
 #include "spdlog/spdlog.h"
@@ -42,7 +43,29 @@ struct RankStepReport {
   double d_loss;
   double g_loss;
   double cpu_s;  // CPU seconds of the rank's process since its previous report (energy estimate)
+  // Joules of the rank's GPU (NVML) in the epoch, on its last step; 0 on the others,
+  // NaN where the rank could not read its counter.
+  double gpu_j;
 };
+
+// The energy counter of this rank's GPU now, or nullopt (logged) when there is none or
+// it cannot be read.
+std::optional<uint64_t> ReadGpuCounter(const NvmlEnergyCounter* counter) {
+  if (counter == nullptr) return std::nullopt;
+  absl::StatusOr<uint64_t> mj = counter->ReadMillijoules();
+  if (!mj.ok()) spdlog::warn("energy: {}", std::string(mj.status().message()));
+  return mj.ok() ? std::optional<uint64_t>(*mj) : std::nullopt;
+}
+
+// The joules of this rank's GPU since `start` (NaN: not measured, or no counter).
+double GpuJoulesSince(const NvmlEnergyCounter* counter, std::optional<uint64_t> start) {
+  if (counter == nullptr || !start) return std::nan("");
+  const std::optional<uint64_t> now = ReadGpuCounter(counter);
+  if (!now) return std::nan("");
+  const std::optional<double> joules = NvmlEnergyCounter::JoulesBetween(*start, *now);
+  if (!joules) spdlog::warn("energy: {}'s counter went down (the driver was reloaded?)", counter->Describe());
+  return joules.value_or(std::nan(""));
+}
 
 DebugSlowdown SlowdownFor(const TrainConfig& c, int rank) {
   if (rank != c.debug_slow_rank) return {};
@@ -109,6 +132,7 @@ absl::StatusOr<std::vector<EpochRow>> Trainer::Run(const TrainingState* resume) 
     }
   }
   if (is_root()) store_->RemoveLeftoverTemporaries();
+  if (is_root()) monitor_->LogEnergySource();
   for (int64_t i = first_batch; i < static_cast<int64_t>(config_.batch_sizes.size()); ++i) {
     RETURN_IF_ERROR(TrainOneBatchSize(i, i == first_batch ? resume : nullptr));
   }
@@ -211,13 +235,16 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
   std::vector<RankStepReport> reports(static_cast<size_t>(comm_.size()));
   const int64_t flags_before = run.tracker.flag_count() - before.straggler_flags;
   const double epoch_start = clock_.NowSeconds() - before.seconds;
-  // Energy: rank 0 reads its meter; every rank reports the CPU time its process used.
-  // Ranks that are threads of one process (the local communicator) share that process's
-  // count, so rank 0's alone is the total.
+  // Energy: rank 0 reads its meter; every rank reports the CPU time its process used and,
+  // on a GPU run, its GPU's energy in the epoch. Ranks that are threads of one process
+  // (the local communicator) share that process's count and its GPU, so rank 0's alone
+  // is the total.
   if (is_root()) monitor_->StartEpoch();
   const bool ranks_share_a_process = comm_.backend_name() == "local";
   double cpu_mark = ProcessCpuSeconds();
+  const std::optional<uint64_t> gpu_mark = ReadGpuCounter(gpu_energy_);
   double epoch_cpu_s = 0;  // rank 0: all ranks' CPU seconds in this epoch
+  double epoch_gpu_j = 0;  // rank 0: all ranks' GPU joules in this epoch (NaN: some rank's unmeasured)
   // A checkpoint between two steps of this epoch.
   auto save_mid_epoch = [&] {
     return SaveCheckpoint(
@@ -244,7 +271,8 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
     const uint64_t dropout_seed = Mix64(config_.seed ^ kDropoutStream ^ Mix64(static_cast<uint64_t>(run.global_step)));
     ASSIGN_OR_RETURN(const DataParallelStepResult r, run.step->Run(inputs, run.batch, dropout_seed));
     const double cpu_now = ProcessCpuSeconds();
-    const RankStepReport mine{data_wait, r.compute_s, r.allreduce_s, r.d_loss, r.g_loss, cpu_now - cpu_mark};
+    const double gpu_j = step + 1 == end ? GpuJoulesSince(gpu_energy_, gpu_mark) : 0.0;
+    const RankStepReport mine{data_wait, r.compute_s, r.allreduce_s, r.d_loss, r.g_loss, cpu_now - cpu_mark, gpu_j};
     cpu_mark = cpu_now;
     RETURN_IF_ERROR(comm_.Gather(&mine, sizeof(mine), reports.data(), 0, comm_options_));
     ++run.global_step;
@@ -259,7 +287,10 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
         d_loss += weights[i] * reports[i].d_loss;
         g_loss += weights[i] * reports[i].g_loss;
         timings.push_back({reports[i].data_wait_s, reports[i].compute_s, reports[i].allreduce_s});
-        if (i == 0 || !ranks_share_a_process) epoch_cpu_s += reports[i].cpu_s;
+        if (i == 0 || !ranks_share_a_process) {
+          epoch_cpu_s += reports[i].cpu_s;
+          epoch_gpu_j += reports[i].gpu_j;
+        }
       }
       if (!std::isfinite(d_loss) || !std::isfinite(g_loss)) {
         return absl::InternalError(absl::StrFormat(
@@ -298,8 +329,15 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
   row.loss_scale_g = run.step->g_scaler().scale();
   row.loss_scale_d = run.step->d_scaler().scale();
   row.peak_rss_mb = PeakRssMiB();
-  if (is_root()) monitor_->AddEnergy(epoch_cpu_s, row);
+  if (is_root()) monitor_->AddEnergy(epoch_cpu_s, epoch_gpu_j, row);
   return row;
+}
+
+void Trainer::set_gpu_energy(const NvmlEnergyCounter* counter) {
+  gpu_energy_ = counter;
+  if (!is_root() || counter == nullptr) return;
+  const bool others = comm_.size() > 1 && comm_.backend_name() != "local";  // threads share rank 0's GPU
+  monitor_->CountGpus(absl::StrCat(counter->Describe(), " (rank 0)", others ? " and every other rank's GPU" : ""));
 }
 
 void Trainer::ReportSkips(BatchRun& run, const DataParallelStepResult& r, int64_t step) {
@@ -359,14 +397,14 @@ absl::Status Trainer::FinishEpoch(BatchRun& run, EpochRow& row) {
   }
   RETURN_IF_ERROR(folder_->AppendEpochRow(row));
   rows_.push_back(row);
-  RETURN_IF_ERROR(monitor_->OnEpochDone(row, run.global_step, png));
+  RETURN_IF_ERROR(monitor_->OnEpochDone(row, run.global_step, png, held_out));
   spdlog::info("batch {} epoch {} done: {:.1f} s, {} steps, steady {:.1f} ms/step, {:.1f} samples/s, all-reduce "
                "{:.1f} ms/step ({:.0f}%), d_loss {:.4f} g_loss {:.4f}, shares {}, loss scale G/D {}/{}, skipped G/D "
                "{}/{}, peak RSS {:.0f} MiB, {:.0f} J{}{}; samples: {}",
                run.batch, row.epoch, row.seconds, row.steps, row.steady_step_ms, row.samples_per_s, row.allreduce_ms,
                100.0 * row.allreduce_share, row.d_loss, row.g_loss, absl::StrJoin(run.shares, "/"), row.loss_scale_g,
                row.loss_scale_d, row.skipped_steps_g, row.skipped_steps_d, row.peak_rss_mb, row.energy_j,
-               row.energy_estimated ? " (estimated)" : "",
+               absl::StrCat(" (", EnergySourceName(row.energy_source), ")"),
                row.quality_fd >= 0 ? absl::StrFormat(", quality: FD %.3f, class entropy %.3f/%.3f, confidence %.3f",
                                                      row.quality_fd, row.quality_class_entropy,
                                                      row.quality_marginal_entropy, row.quality_confidence)

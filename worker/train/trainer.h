@@ -21,6 +21,7 @@
 #include "worker/train/batch_run.h"
 #include "worker/train/checkpoint_store.h"
 #include "worker/train/judge.h"
+#include "worker/train/nvml_energy.h"
 #include "report/epoch_metrics.h"
 #include "worker/train/run_folder.h"
 #include "worker/train/run_monitor.h"
@@ -68,6 +69,11 @@ class Trainer {
   // epoch's G is scored on them (epochs.csv val_l1, val_rel_l2) and the samples show
   // the first few as input | prediction | truth instead of the model's sample grid.
   void set_validation(const ImageDataset* rows) { validation_ = rows; }
+  // This rank's GPU energy counter (not owned; null: none) on a GPU run: each epoch's
+  // energy is then the sum of the ranks' GPU joules (energy_meter.h). Set on every rank
+  // that has one, before Run(); rank 0's decides whether the GPUs are counted, and an
+  // epoch where another rank has none falls back to RAPL or the estimate, saying so.
+  void set_gpu_energy(const NvmlEnergyCounter* counter);
 
  private:
   absl::Status CheckRunFits() const;
@@ -108,6 +114,7 @@ class Trainer {
   const Judge* judge_ = nullptr;           // rank 0, not owned; null: no quality scores
   bool judge_full_ = false;
   const ImageDataset* validation_ = nullptr;  // not owned; null: none
+  const NvmlEnergyCounter* gpu_energy_ = nullptr;  // not owned; null: GPU energy not read
 };
 
 }  // namespace gantry

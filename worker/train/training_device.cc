@@ -78,6 +78,7 @@ absl::StatusOr<TrainingDevice> OpenGpu(Communicator& comm, const CommOptions& op
   d.backend = FindBackend("cuda");
   CHECK(d.backend != nullptr) << "a CUDA build without the CUDA backend";
   d.description = absl::StrCat("cuda:", *gpu, " (", cuda::DeviceName(*gpu), ")");
+  d.pci_bus_id = cuda::PciBusId(*gpu);
   if (comm.size() > 1 && OneProcessPerRank(comm)) {
     const absl::StatusOr<std::string> shared = SharedGpuProblem(comm, *gpu, options);
     if (!shared.ok()) {

@@ -36,6 +36,7 @@ struct TrainingDevice {
   // GPU memory); null: the job's own communicator all-reduces them.
   std::unique_ptr<Communicator> gradient_comm;
   std::string description;  // for the start-up log: "cpu (onednn kernels)", "cuda:0 (NVIDIA H100 ...)"
+  std::string pci_bus_id;   // cuda: this rank's GPU ("0000:3B:00.0", for NVML); empty on the CPU
 };
 
 // Opens config.device on this rank. Collective on `comm`: for cuda every rank checks
