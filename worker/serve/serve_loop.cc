@@ -260,7 +260,8 @@ void ServeLoop::FinishActiveJob() {
 }
 
 ServeEnd ServeLoop::Stop(const PoolCommand& command) {
-  if (!command.signalled) return {.exit_code = command.exit_code};
+  // A pool's exit code travels as int64 in the collective; it is always a process status.
+  if (!command.signalled) return {.exit_code = static_cast<int>(command.exit_code)};
   const int signal = StopSignal() != 0 ? StopSignal() : SIGTERM;
   if (is_root()) {
     if (active_ && !active_->sender.WaitDrained(options_.flush_seconds)) {

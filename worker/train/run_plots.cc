@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -74,7 +75,9 @@ void LossHistory::StartBatchSize(int64_t batch_size) {
       return;
     }
   }
-  series_.push_back({.batch_size = batch_size});
+  Series fresh;
+  fresh.batch_size = batch_size;
+  series_.push_back(std::move(fresh));
   current_ = series_.size() - 1;
 }
 
