@@ -39,6 +39,8 @@ const std::vector<EpochColumn>& EpochColumns() {
       {"quality_confidence", "%.4f", &EpochRow::quality_confidence},
       {"val_l1", "%.5f", &EpochRow::val_l1},
       {"val_rel_l2", "%.5f", &EpochRow::val_rel_l2},
+      {"val_persistence_l1", "%.5f", &EpochRow::val_persistence_l1},
+      {"val_persistence_rel_l2", "%.5f", &EpochRow::val_persistence_rel_l2},
   };
   return *columns;
 }

@@ -46,6 +46,10 @@ struct EpochRow {
   // normalised units (worker/train/flow_validation.h); 0 for datasets without them.
   double val_l1 = 0;
   double val_rel_l2 = 0;
+  // The same two scores for "copy the input frame" (persistence) on the same pairs: the
+  // baseline val_l1 / val_rel_l2 must beat; constant over a run (0: no held-out set).
+  double val_persistence_l1 = 0;
+  double val_persistence_rel_l2 = 0;
   bool operator==(const EpochRow&) const = default;
 };
 
