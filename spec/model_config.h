@@ -51,6 +51,7 @@ struct Pix2pixConfig {
   float l1_weight = 100.0f;     // G loss = BCE-GAN + l1_weight * L1(G(x), y)
   int64_t horizon = 1;          // frames between condition and target (the data's concern)
   NextFramePrediction predict = NextFramePrediction::kFrame;  // the network API's default; runs: --predict
+  float input_noise = 0.0f;     // std of noise on the training condition's frame (the data's concern)
   float leaky_slope = 0.2f;     // the paper's and junyanz's (Keras' default 0.3 in the TF tutorial)
   float dropout = 0.5f;         // in the first three up blocks; 0 turns it off (tests, goldens)
   float bn_eps = 1e-3f;         // Keras BatchNormalization defaults, as the DCGAN

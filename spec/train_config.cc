@@ -93,6 +93,10 @@ const std::vector<Setting>& CoreSettings() {
          c.pix2pix.predict = v == "frame" ? NextFramePrediction::kFrame : NextFramePrediction::kDelta;
          return OneOf(n, v, {"delta", "frame"});
        }},
+      {{"input-noise", "pix2pix on flow data: standard deviation of Gaussian noise added to the input frame of each "
+        "training pair (normalised units), so the model learns to correct the small errors a rollout feeds back; "
+        "0: none", "0"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.input_noise, ParseFloat(n, v, 0.0f, 1.0f)); return absl::OkStatus(); }},
       {{"init", "weight initialisation: glorot (Keras) | normal (N(0, 0.02); the pix2pix default)", "glorot"},
        [](auto& n, auto& v, TrainConfig& c) {
          c.init = v == "normal" ? InitScheme::kNormal002 : InitScheme::kGlorotUniform;

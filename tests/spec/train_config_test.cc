@@ -67,6 +67,9 @@ TEST(TrainConfig, Pix2pixSettingsAndDefaults) {
   EXPECT_EQ(Pix2pixConfig{}.predict, NextFramePrediction::kFrame);
   EXPECT_STREQ(NextFramePredictionName(NextFramePrediction::kDelta), "delta");
   EXPECT_STREQ(NextFramePredictionName(NextFramePrediction::kFrame), "frame");
+  EXPECT_FLOAT_EQ(defaults->pix2pix.input_noise, 0.0f);
+  EXPECT_FLOAT_EQ(ResolveTrainConfig({{"model", "pix2pix"}, {"input-noise", "0.003"}})->pix2pix.input_noise, 0.003f);
+  EXPECT_THAT(ResolveTrainConfig({{"input-noise", "-1"}}).status().message(), HasSubstr("--input-noise"));
   // The DCGAN keeps its own.
   EXPECT_FLOAT_EQ(ResolveTrainConfig({})->optimizer.lr, 1e-4f);
 }

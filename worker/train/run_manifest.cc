@@ -92,7 +92,7 @@ std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, c
     cfg["pix2pix"] = {{"image_size", p.image_size}, {"ngf", p.ngf},
                       {"ndf", p.ndf},               {"norm", p.norm == NormKind::kInstance ? "instance" : "batch"},
                       {"l1_weight", Shortest(p.l1_weight)}, {"horizon", p.horizon},
-                      {"predict", NextFramePredictionName(p.predict)}};
+                      {"predict", NextFramePredictionName(p.predict)}, {"input_noise", Shortest(p.input_noise)}};
   }
   j["config"] = cfg;
   // --predict is recorded even when it was left at its default, so a later change of the
