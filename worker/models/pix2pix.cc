@@ -58,8 +58,8 @@ Pix2pix::Pix2pix(const Pix2pixConfig& config, Device device)
       generator_(MakePix2pixGenerator(config)),
       discriminator_(MakePix2pixDiscriminator(config)) {
   Layer* first = generator_.layers()[0];
-  unet_ = config.predict == NextFramePrediction::kDelta ? static_cast<UNet*>(&static_cast<ResidualNextFrame*>(first)->inner())
-                                                        : static_cast<UNet*>(first);
+  Layer* unet = config.predict == NextFramePrediction::kDelta ? &static_cast<ResidualNextFrame*>(first)->inner() : first;
+  unet_ = static_cast<UNet*>(unet);
   const std::vector<Layer*> g_layers = generator_.layers();
   const std::vector<Layer*> d_layers = discriminator_.layers();
   g_params_ = std::make_unique<FlatParameters>(g_layers, device);
