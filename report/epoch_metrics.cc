@@ -40,6 +40,8 @@ const std::vector<EpochColumn>& EpochColumns() {
       {"val_l1", "%.5f", &EpochRow::val_l1},
       {"val_rel_l2", "%.5f", &EpochRow::val_rel_l2},
       {"energy_source", "%d", &EpochRow::energy_source},
+      {"val_persistence_l1", "%.5f", &EpochRow::val_persistence_l1},
+      {"val_persistence_rel_l2", "%.5f", &EpochRow::val_persistence_rel_l2},
   };
   return *columns;
 }

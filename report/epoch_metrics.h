@@ -50,6 +50,10 @@ struct EpochRow {
   // Where energy_j comes from (report/energy_source.h): 1 estimate, 2 RAPL, 3 NVML
   // (the GPUs' counters); 0 not measured.
   int energy_source = 0;
+  // The same two scores for "copy the input frame" (persistence) on the same pairs: the
+  // baseline val_l1 / val_rel_l2 must beat; constant over a run (0: no held-out set).
+  double val_persistence_l1 = 0;
+  double val_persistence_rel_l2 = 0;
   bool operator==(const EpochRow&) const = default;
 };
 

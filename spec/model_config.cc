@@ -9,6 +9,10 @@ const std::vector<std::string>& ModelNames() {
   return *names;
 }
 
+const char* NextFramePredictionName(NextFramePrediction p) {
+  return p == NextFramePrediction::kDelta ? "delta" : "frame";
+}
+
 std::string Pix2pixImageSizeProblem(int64_t size) {
   const bool power_of_two = size > 0 && (size & (size - 1)) == 0;
   if (power_of_two && size >= Pix2pixConfig::kMinImageSize) return "";

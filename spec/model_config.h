@@ -33,6 +33,12 @@ struct DcganConfig {
 // Normalisation of the Pix2Pix networks (--norm).
 enum class NormKind { kBatch, kInstance };
 
+// What the Pix2Pix generator's network outputs (--predict): the next frame itself, or
+// the change, which the generator adds to the condition's frame
+// (worker/models/residual_next_frame.h). Either way the generator returns the next frame.
+enum class NextFramePrediction { kFrame, kDelta };
+const char* NextFramePredictionName(NextFramePrediction p);
+
 // The Pix2Pix cGAN (worker/models/pix2pix.h, whose top comment gives the architecture and
 // the decisions where the sources disagree). The defaults are the TF tutorial's 256 px
 // network with the paper's LeakyReLU slope; BatchNorm keeps the project's (Keras)
@@ -44,6 +50,8 @@ struct Pix2pixConfig {
   NormKind norm = NormKind::kBatch;
   float l1_weight = 100.0f;     // G loss = BCE-GAN + l1_weight * L1(G(x), y)
   int64_t horizon = 1;          // frames between condition and target (the data's concern)
+  NextFramePrediction predict = NextFramePrediction::kFrame;  // the network API's default; runs: --predict
+  float input_noise = 0.0f;     // std of noise on the training condition's frame (the data's concern)
   float leaky_slope = 0.2f;     // the paper's and junyanz's (Keras' default 0.3 in the TF tutorial)
   float dropout = 0.5f;         // in the first three up blocks; 0 turns it off (tests, goldens)
   float bn_eps = 1e-3f;         // Keras BatchNormalization defaults, as the DCGAN

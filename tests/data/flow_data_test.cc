@@ -1,3 +1,4 @@
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -208,6 +209,38 @@ TEST_F(FlowDataTest, PairRowsAreNormalisedCropsOfFrameMaskAndTarget) {
   EXPECT_NE(MakeFlowPairs(cases, {{0, 0, 4}}, options)->pixels, rows->pixels);
   options.max_rows = 5;
   EXPECT_EQ(MakeFlowPairs(cases, {{0, 0, 4}}, options)->count, 5);
+}
+
+// --input-noise: the same crops, the condition's frame channels off by noise of about
+// the asked standard deviation, the mask and the target untouched; held-out rows clean.
+TEST_F(FlowDataTest, InputNoiseTouchesOnlyTheTrainingConditionsFrame) {
+  std::vector<FlowCase> cases = {*LoadFlowCase(Case("a"))};
+  FlowPairOptions options{.image_size = 8, .horizon = 1, .seed = 5, .crops_per_pair = 4};
+  const absl::StatusOr<ImageDataset> clean = MakeFlowPairs(cases, {{0, 0, 4}}, options);
+  options.input_noise = 0.05f;
+  const absl::StatusOr<ImageDataset> noisy = MakeFlowPairs(cases, {{0, 0, 4}}, options);
+  ASSERT_TRUE(clean.ok() && noisy.ok());
+  ASSERT_EQ(clean->count, noisy->count);
+  const int64_t plane = 64;
+  double sum_sq = 0;
+  int64_t n = 0;
+  for (int64_t i = 0; i < clean->count; ++i) {
+    const float* a = clean->pixels.data() + i * clean->sample_numel();
+    const float* b = noisy->pixels.data() + i * noisy->sample_numel();
+    for (int64_t k = 0; k < 3 * plane; ++k, ++n) sum_sq += (b[k] - a[k]) * static_cast<double>(b[k] - a[k]);
+    for (int64_t k = 3 * plane; k < 7 * plane; ++k) ASSERT_EQ(a[k], b[k]) << "row " << i << " value " << k;
+  }
+  EXPECT_NEAR(std::sqrt(sum_sq / static_cast<double>(n)), 0.05, 0.005);  // 3072 draws
+  options.input_noise = -0.1f;
+  EXPECT_THAT(MakeFlowPairs(cases, {{0, 0, 4}}, options).status().message(), HasSubstr("--input-noise"));
+
+  WriteFixtureCase(root_ + "/noisy/a");
+  WriteFixtureCase(root_ + "/noisy/b");
+  const absl::StatusOr<FlowDataset> with = LoadFlowDataset(root_ + "/noisy", {.image_size = 8, .input_noise = 0.05f});
+  const absl::StatusOr<FlowDataset> without = LoadFlowDataset(root_ + "/noisy", {.image_size = 8});
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_EQ(with->validation.pixels, without->validation.pixels);
+  EXPECT_NE(with->train.pixels, without->train.pixels);
 }
 
 TEST_F(FlowDataTest, DefaultCropsCoverEachFrameOnceOnAverage) {

@@ -43,7 +43,7 @@ TEST(EpochCsv, NewColumnsComeLastInTheirOrder) {
       << header;
   EXPECT_NE(header.find(",peak_rss_mb,energy_j,energy_j_per_sample,energy_estimated,"), std::string::npos) << header;
   EXPECT_TRUE(header.ends_with(",energy_estimated,quality_fd,quality_class_entropy,quality_marginal_entropy,"
-                               "quality_confidence,val_l1,val_rel_l2,energy_source"))
+                               "quality_confidence,val_l1,val_rel_l2,energy_source,val_persistence_l1,val_persistence_rel_l2"))
       << header;
   EpochRow row;
   row.loss_scale_g = 1048576;
@@ -59,8 +59,10 @@ TEST(EpochCsv, NewColumnsComeLastInTheirOrder) {
   row.val_l1 = 0.0125;
   row.val_rel_l2 = 0.5;
   row.energy_source = static_cast<int>(EnergySource::kNvml);
+  row.val_persistence_l1 = 0.25;
+  row.val_persistence_rel_l2 = 0.75;
   EXPECT_TRUE(EpochCsvLine(row).ends_with(
-      ",1048576,0.5,2,7,123.4,1234.6,0.0123457,1,12.3457,-1.0000,-1.0000,0.8750,0.01250,0.50000,3"))
+      ",1048576,0.5,2,7,123.4,1234.6,0.0123457,1,12.3457,-1.0000,-1.0000,0.8750,0.01250,0.50000,3,0.25000,0.75000"))
       << EpochCsvLine(row);
 }
 

@@ -57,6 +57,19 @@ TEST(TrainConfig, Pix2pixSettingsAndDefaults) {
   EXPECT_EQ(defaults->pix2pix.ngf, 64);
   EXPECT_FLOAT_EQ(defaults->pix2pix.l1_weight, 100.0f);
   EXPECT_EQ(defaults->pix2pix.norm, NormKind::kBatch);
+  // A pix2pix run predicts the change unless it says otherwise; the network API keeps
+  // the sources' frame-predicting generator.
+  EXPECT_EQ(defaults->pix2pix.predict, NextFramePrediction::kDelta);
+  EXPECT_EQ(ResolveTrainConfig({{"model", "pix2pix"}, {"predict", "frame"}})->pix2pix.predict,
+            NextFramePrediction::kFrame);
+  EXPECT_EQ(ResolveTrainConfig({{"model", "pix2pix"}, {"predict", "delta"}})->pix2pix.predict,
+            NextFramePrediction::kDelta);
+  EXPECT_EQ(Pix2pixConfig{}.predict, NextFramePrediction::kFrame);
+  EXPECT_STREQ(NextFramePredictionName(NextFramePrediction::kDelta), "delta");
+  EXPECT_STREQ(NextFramePredictionName(NextFramePrediction::kFrame), "frame");
+  EXPECT_FLOAT_EQ(defaults->pix2pix.input_noise, 0.0f);
+  EXPECT_FLOAT_EQ(ResolveTrainConfig({{"model", "pix2pix"}, {"input-noise", "0.003"}})->pix2pix.input_noise, 0.003f);
+  EXPECT_THAT(ResolveTrainConfig({{"input-noise", "-1"}}).status().message(), HasSubstr("--input-noise"));
   // The DCGAN keeps its own.
   EXPECT_FLOAT_EQ(ResolveTrainConfig({})->optimizer.lr, 1e-4f);
 }
@@ -70,6 +83,7 @@ TEST(TrainConfig, ImageSizesTheUNetCannotTakeNameTheFix) {
   EXPECT_THAT(ResolveTrainConfig({{"image-size", "16"}}).status().message(), HasSubstr("use 32"));
   EXPECT_THAT(ResolveTrainConfig({{"horizon", "0"}}).status().message(), HasSubstr("--horizon"));
   EXPECT_THAT(ResolveTrainConfig({{"norm", "layer"}}).status().message(), HasSubstr("batch, instance"));
+  EXPECT_THAT(ResolveTrainConfig({{"predict", "next"}}).status().message(), HasSubstr("delta, frame"));
   EXPECT_THAT(ResolveTrainConfig({{"ngf", "0"}}).status().message(), HasSubstr("--ngf"));
 }
 

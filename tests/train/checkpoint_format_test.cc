@@ -42,6 +42,8 @@ TrainingState SmallState() {
   row.peak_rss_mb = 321.5;
   row.val_l1 = 0.0625;
   row.val_rel_l2 = 0.25;
+  row.val_persistence_l1 = 0.125;
+  row.val_persistence_rel_l2 = 0.375;
   s.rows = {row};
   s.straggler_rows = "8,1,4,1,3.000,1.000,3.000\n";
   return s;

@@ -19,10 +19,13 @@ done
 "$worker" train --model pix2pix --dataset flow --data-dir "$dir/data" --image-size 32 --ngf 8 --ndf 8 \
   --batch-size 8 --epochs 1 --max-steps 3 --out "$dir/run" > "$dir/train.log" 2>&1 \
   || { cat "$dir/train.log"; fail "train"; }
-head -1 "$dir/run/epochs.csv" | grep -q ',val_l1,val_rel_l2\(,\|$\)' || fail "epochs.csv has no validation columns"
-# The column by its name: later columns may follow it.
-val=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "val_rel_l2") c = i } END { print $c }' "$dir/run/epochs.csv")
+head -1 "$dir/run/epochs.csv" | grep -q ',val_l1,val_rel_l2,' || fail "epochs.csv has no validation columns"
+# Columns by name: later columns may follow them.
+column() { awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == name) c = i } END { print $c }' "$dir/run/epochs.csv"; }
+val=$(column val_rel_l2)
 awk -v v="$val" 'BEGIN { exit !(v > 0) }' || fail "val_rel_l2 is $val"
+still=$(column val_persistence_rel_l2)
+awk -v v="$still" 'BEGIN { exit !(v > 0) }' || fail "val_persistence_rel_l2 is $still"
 ls "$dir/run/samples/"*.png > /dev/null || fail "no samples"
 grep -q "held-out next frame" "$dir/run/log.txt" || fail "no validation line in the log"
 

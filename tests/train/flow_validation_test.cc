@@ -54,6 +54,24 @@ TEST(ScoreNextFrame, PersistenceScoresTheDistanceBetweenConditionAndTarget) {
   EXPECT_NEAR(score->l1, abs_sum / (5 * 3 * 16), 1e-6);
   EXPECT_NEAR(score->relative_l2, std::sqrt(err / ref), 1e-6);
   EXPECT_GT(score->l1, 0.05);  // not trivially zero
+  // The copying generator IS persistence: the baseline columns equal its scores.
+  EXPECT_NEAR(score->persistence_l1, score->l1, 1e-6);
+  EXPECT_NEAR(score->persistence_relative_l2, score->relative_l2, 1e-6);
+}
+
+TEST(ScoreNextFrame, PersistenceIsScoredBesideAGeneratorThatIsNotPersistence) {
+  CopyGenerator g;
+  g.params->params().data()[0] = 0.5f;  // channel 0 now half the input's
+  const ImageDataset rows = Rows(3, 4);
+  absl::StatusOr<NextFrameScore> score = ScoreNextFrame(CpuBackend(), g.net, rows, 2);
+  ASSERT_TRUE(score.ok()) << score.status();
+  double abs_sum = 0;
+  for (int64_t r = 0; r < 3; ++r) {
+    const float* row = rows.pixels.data() + r * 7 * 16;
+    for (int64_t k = 0; k < 3 * 16; ++k) abs_sum += std::abs(static_cast<double>(row[k]) - row[4 * 16 + k]);
+  }
+  EXPECT_NEAR(score->persistence_l1, abs_sum / (3 * 3 * 16), 1e-6);
+  EXPECT_NE(score->l1, score->persistence_l1);
 }
 
 TEST(WriteNextFrameSamples, WritesThePictureAndThePredictions) {

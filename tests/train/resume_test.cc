@@ -19,11 +19,13 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "common/status_macros.h"
 #include "tests/train/checkpoint_harness.h"
 #include "worker/comm/local_communicator.h"
 #include "worker/train/checkpoint_codec.h"
 #include "worker/train/resume.h"
+#include "worker/train/run_manifest.h"
 #include "worker/train/trainer.h"
 
 namespace gantry {
@@ -150,6 +152,48 @@ TEST(Resume, RunJsonIsReadAsABoundedRegularFileAndRefusedByName) {
   const absl::Status not_a_folder = ResumeSettings(run + "/a-file", {}).status();
   EXPECT_TRUE(absl::IsNotFound(not_a_folder)) << not_a_folder;
   EXPECT_THAT(not_a_folder.message(), HasSubstr(run + "/a-file: not a run folder (not a folder)"));
+}
+
+// A pix2pix run.json from before --predict resumes (and rolls out) as the frame-predicting
+// generator it trained; one that records --predict keeps it; other models get no such key.
+TEST(Resume, Pix2pixRunsWithoutARecordedPredictionResumeAsFrame) {
+  const std::string run = FreshTestDir("resume-predict");
+  auto write = [&run](const std::string& settings) {
+    std::ofstream out(run + "/run.json", std::ios::trunc);
+    out << R"({"settings": )" << settings << "}";
+  };
+  write(R"({"model": "pix2pix", "dataset": "flow"})");
+  absl::StatusOr<RawSettings> old_run = ResumeSettings(run, {});
+  ASSERT_TRUE(old_run.ok()) << old_run.status();
+  EXPECT_EQ(old_run->at("predict"), "frame");
+  EXPECT_EQ(ResolveTrainConfig(*old_run)->pix2pix.predict, NextFramePrediction::kFrame);
+
+  write(R"({"model": "pix2pix", "dataset": "flow", "predict": "delta"})");
+  absl::StatusOr<RawSettings> recorded = ResumeSettings(run, {});
+  ASSERT_TRUE(recorded.ok()) << recorded.status();
+  EXPECT_EQ(recorded->at("predict"), "delta");
+  // Resuming cannot switch the mode: the checkpoint's layout follows it.
+  EXPECT_THAT(ResumeSettings(run, {{"predict", "frame"}}).status().message(), HasSubstr("--predict"));
+
+  write(R"({"dataset": "mnist"})");
+  EXPECT_FALSE(ResumeSettings(run, {})->contains("predict"));
+}
+
+// run.json records --predict even when the run left it at its default, so a later change
+// of the default cannot change what resuming the run builds.
+TEST(Resume, RunJsonRecordsThePredictionModeOfAPix2pixRun) {
+  const RawSettings given = {{"model", "pix2pix"}, {"dataset", "flow"}, {"data-dir", "/d"}};
+  absl::StatusOr<TrainConfig> config = ResolveTrainConfig(given);
+  ASSERT_TRUE(config.ok()) << config.status();
+  const nlohmann::json j = nlohmann::json::parse(RunManifestJson(*config, given, "/d", 10, "eigen", "", 1, "local"));
+  EXPECT_EQ(j["settings"]["predict"], "delta");
+  EXPECT_EQ(j["config"]["pix2pix"]["predict"], "delta");
+  EXPECT_EQ(j["settings"]["model"], "pix2pix");  // the given settings are all still there
+  const RawSettings dcgan = {{"dataset", "mnist"}};
+  const nlohmann::json d = nlohmann::json::parse(RunManifestJson(*ResolveTrainConfig(dcgan), dcgan, "/d", 10, "eigen",
+                                                                 "", 1, "local"));
+  EXPECT_FALSE(d["settings"].contains("predict"));
+  EXPECT_FALSE(d["config"].contains("pix2pix"));
 }
 
 TEST(Resume, MidEpochCheckpointsResumeBitIdentically) {

@@ -17,6 +17,7 @@ absl::StatusOr<FlowDataset> LoadFlowDataset(const std::string& root, const FlowP
   FlowPairOptions held = options;
   held.seed = Mix64(options.seed + 1);  // validation crops do not repeat the training draws
   held.max_rows = 0;
+  held.input_noise = 0.0f;  // validation scores the task itself: clean inputs
   ASSIGN_OR_RETURN(out.validation, MakeFlowPairs(out.cases, out.split.validation, held));
   return out;
 }

@@ -18,7 +18,7 @@ struct FlowDataset {
   std::vector<FlowCase> cases;
   FlowSplit split;
   ImageDataset train;       // max_rows applies here only
-  ImageDataset validation;  // crops of the held-out pairs, from a seed of their own
+  ImageDataset validation;  // crops of the held-out pairs, from a seed of their own, without input noise
 };
 
 // Loads every case under `root` and makes both row sets with `options`. Each row is

@@ -39,6 +39,11 @@ void CropNormalised(const FlowCase& c, int64_t t, int64_t y, int64_t x, int64_t 
   }
 }
 
+// Adds N(0, sigma^2) to `count` values.
+void AddNoise(Rng& rng, float sigma, int64_t count, float* values) {
+  for (int64_t i = 0; i < count; ++i) values[i] += sigma * static_cast<float>(rng.Normal());
+}
+
 void CropMask(const FlowCase& c, int64_t y, int64_t x, int64_t s, float* out) {
   for (int64_t r = 0; r < s; ++r) std::copy_n(c.mask.data() + (y + r) * c.nx + x, s, out + r * s);
 }
@@ -49,6 +54,9 @@ absl::StatusOr<ImageDataset> MakeFlowPairs(const std::vector<FlowCase>& cases,
                                            const std::vector<FlowPairRange>& ranges, const FlowPairOptions& options) {
   const int64_t s = options.image_size;
   if (s < 1) return absl::InvalidArgumentError(absl::StrCat("--image-size ", s, ": must be positive"));
+  if (!(options.input_noise >= 0.0f)) {
+    return absl::InvalidArgumentError(absl::StrCat("--input-noise ", options.input_noise, ": must be >= 0"));
+  }
   Rng rng(Mix64(options.seed ^ 0x666c6f77ull));  // "flow": a stream of its own
   std::vector<Crop> crops;
   for (const FlowPairRange& range : ranges) {
@@ -79,11 +87,13 @@ absl::StatusOr<ImageDataset> MakeFlowPairs(const std::vector<FlowCase>& cases,
   out.labels.assign(crops.size(), 0);
   out.pixels.resize(static_cast<size_t>(out.count * out.sample_numel()));
   const int64_t plane = s * s;
+  Rng noise_rng(Mix64(options.seed ^ 0x6e6f697365ull));  // "noise"
   for (size_t i = 0; i < crops.size(); ++i) {
     const Crop& k = crops[i];
     const FlowCase& c = cases[k.case_index];
     float* row = out.pixels.data() + i * out.sample_numel();
     CropNormalised(c, k.t, k.y, k.x, s, row);
+    if (options.input_noise > 0.0f) AddNoise(noise_rng, options.input_noise, kFlowChannels * plane, row);
     CropMask(c, k.y, k.x, s, row + kFlowChannels * plane);
     CropNormalised(c, k.t + options.horizon, k.y, k.x, s, row + kFlowConditionChannels * plane);
   }

@@ -25,11 +25,17 @@ struct FlowPairOptions {
   // Crops per frame pair; 0: ceil(NY * NX / S^2), each frame's area once on average.
   int64_t crops_per_pair = 0;
   int64_t max_rows = 0;        // keep only this many rows (--limit-images); 0: all
+  // Standard deviation of Gaussian noise added to the condition's frame channels (not the
+  // mask, not the target), in normalised units (--input-noise); 0: none. A model trained
+  // to map a slightly wrong frame to the true next one corrects small errors instead of
+  // compounding them when a rollout feeds its own predictions back.
+  float input_noise = 0.0f;
 };
 
 // The rows of the pairs in `ranges`. Crop origins are drawn from Rng(seed), the rows are
 // put in a seeded random order (so max_rows keeps a random subset across all cases, not
-// the first case) and then materialised. INVALID_ARGUMENT when S is not positive or is
+// the first case) and then materialised; the input noise, if any, comes from a stream of
+// its own (so it does not change which crops are drawn). INVALID_ARGUMENT when S is not positive or is
 // larger than a case's field (naming the case, its size and the fix).
 absl::StatusOr<ImageDataset> MakeFlowPairs(const std::vector<FlowCase>& cases,
                                            const std::vector<FlowPairRange>& ranges, const FlowPairOptions& options);

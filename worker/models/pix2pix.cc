@@ -4,6 +4,7 @@
 #include "worker/layers/conv2d.h"
 #include "worker/layers/losses.h"
 #include "worker/models/pix2pix_blocks.h"
+#include "worker/models/residual_next_frame.h"
 #include "worker/tensor/random.h"
 
 namespace gantry {
@@ -26,7 +27,12 @@ LossResult WeightedBce(const Context& ctx, const Tensor& logits, float target, f
 
 Sequential MakePix2pixGenerator(const Pix2pixConfig& config) {
   Sequential g;
-  g.Add(std::make_unique<UNet>(config, Pix2pixConfig::kInputChannels, Pix2pixConfig::kOutputChannels));
+  auto unet = std::make_unique<UNet>(config, Pix2pixConfig::kInputChannels, Pix2pixConfig::kOutputChannels);
+  if (config.predict == NextFramePrediction::kDelta) {
+    g.Add(std::make_unique<ResidualNextFrame>(std::move(unet)));
+  } else {
+    g.Add(std::move(unet));
+  }
   return g;
 }
 
@@ -51,7 +57,9 @@ Pix2pix::Pix2pix(const Pix2pixConfig& config, Device device)
     : config_(config),
       generator_(MakePix2pixGenerator(config)),
       discriminator_(MakePix2pixDiscriminator(config)) {
-  unet_ = static_cast<UNet*>(generator_.layers()[0]);
+  Layer* first = generator_.layers()[0];
+  Layer* unet = config.predict == NextFramePrediction::kDelta ? &static_cast<ResidualNextFrame*>(first)->inner() : first;
+  unet_ = static_cast<UNet*>(unet);
   const std::vector<Layer*> g_layers = generator_.layers();
   const std::vector<Layer*> d_layers = discriminator_.layers();
   g_params_ = std::make_unique<FlatParameters>(g_layers, device);

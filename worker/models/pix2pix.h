@@ -52,7 +52,8 @@ namespace gantry {
 
 inline constexpr int64_t kPix2pixRowChannels = Pix2pixConfig::kInputChannels + Pix2pixConfig::kOutputChannels;
 
-// G: a Sequential holding the one UNet layer. D: the PatchGAN on 7-channel pairs.
+// G: a Sequential holding the one UNet layer (--predict frame), or the UNet inside a
+// ResidualNextFrame (--predict delta: the UNet's output is added to the input frame). D: the PatchGAN on 7-channel pairs.
 Sequential MakePix2pixGenerator(const Pix2pixConfig& config);
 Sequential MakePix2pixDiscriminator(const Pix2pixConfig& config);
 

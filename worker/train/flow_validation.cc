@@ -47,18 +47,22 @@ absl::StatusOr<NextFrameScore> ScoreNextFrame(Backend& backend, const Sequential
                                               int64_t batch) {
   NextFrameScore score;
   const int64_t plane = rows.height * rows.width;
-  double abs_sum = 0, err_sq = 0, ref_sq = 0;
+  double abs_sum = 0, err_sq = 0, ref_sq = 0, still_abs_sum = 0, still_err_sq = 0;
   for (int64_t first = 0; first < rows.count; first += batch) {
     const int64_t n = std::min(batch, rows.count - first);
     ASSIGN_OR_RETURN(const Tensor y, Predict(backend, generator, rows, first, n));
     for (int64_t i = 0; i < n; ++i) {
-      const float* truth = rows.pixels.data() + (first + i) * rows.sample_numel() + kFlowConditionChannels * plane;
+      const float* input = rows.pixels.data() + (first + i) * rows.sample_numel();  // the frame: channels 0-2
+      const float* truth = input + kFlowConditionChannels * plane;
       const float* pred = y.data() + i * kFlowChannels * plane;
       for (int64_t k = 0; k < kFlowChannels * plane; ++k) {
         const double d = static_cast<double>(pred[k]) - truth[k];
         abs_sum += std::abs(d);
         err_sq += d * d;
         ref_sq += static_cast<double>(truth[k]) * truth[k];
+        const double still = static_cast<double>(input[k]) - truth[k];
+        still_abs_sum += std::abs(still);
+        still_err_sq += still * still;
       }
     }
   }
@@ -66,6 +70,8 @@ absl::StatusOr<NextFrameScore> ScoreNextFrame(Backend& backend, const Sequential
   const double values = static_cast<double>(rows.count * kFlowChannels * plane);
   score.l1 = values > 0 ? abs_sum / values : 0;
   score.relative_l2 = ref_sq > 0 ? std::sqrt(err_sq / ref_sq) : 0;
+  score.persistence_l1 = values > 0 ? still_abs_sum / values : 0;
+  score.persistence_relative_l2 = ref_sq > 0 ? std::sqrt(still_err_sq / ref_sq) : 0;
   return score;
 }
 

@@ -15,11 +15,15 @@ namespace gantry {
 struct NextFrameScore {
   double l1 = 0;           // mean |prediction - truth| over all values (normalised units)
   double relative_l2 = 0;  // ||prediction - truth|| / ||truth|| over all values
+  // The same for persistence, "the next frame is the input frame" (the condition's first
+  // three channels): the baseline a next-frame model must beat to be worth running.
+  double persistence_l1 = 0;
+  double persistence_relative_l2 = 0;
   int64_t rows = 0;
 };
 
 // G in inference mode (BatchNorm on running statistics, dropout off) on every row of
-// `rows`, `batch` rows per forward pass.
+// `rows`, `batch` rows per forward pass, and persistence on the same rows.
 absl::StatusOr<NextFrameScore> ScoreNextFrame(Backend& backend, const Sequential& generator, const ImageDataset& rows,
                                               int64_t batch = 16);
 

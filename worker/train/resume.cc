@@ -54,7 +54,12 @@ absl::StatusOr<RawSettings> RecordedSettings(const std::string& run_dir) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": holds no \"settings\" (written by a gantry without ",
                                                      "checkpoints), so the run cannot be resumed"));
     }
-    return manifest["settings"].get<RawSettings>();
+    RawSettings settings = manifest["settings"].get<RawSettings>();
+    // Pix2Pix runs recorded before --predict existed predicted the frame itself: a run
+    // folder says what it trained, whatever today's default is.
+    const auto model = settings.find("model");
+    if (model != settings.end() && model->second == "pix2pix") settings.try_emplace("predict", "frame");
+    return settings;
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a valid run.json: ", e.what()));
   }

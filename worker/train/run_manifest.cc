@@ -87,8 +87,19 @@ std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, c
   if (c.debug_slow_rank >= 0) {
     cfg["debug_slow"] = {{"rank", c.debug_slow_rank}, {"ms", c.debug_slow_ms}, {"factor", c.debug_slow_factor}};
   }
+  if (c.model == "pix2pix") {
+    const Pix2pixConfig& p = c.pix2pix;
+    cfg["pix2pix"] = {{"image_size", p.image_size}, {"ngf", p.ngf},
+                      {"ndf", p.ndf},               {"norm", p.norm == NormKind::kInstance ? "instance" : "batch"},
+                      {"l1_weight", Shortest(p.l1_weight)}, {"horizon", p.horizon},
+                      {"predict", NextFramePredictionName(p.predict)}, {"input_noise", Shortest(p.input_noise)}};
+  }
   j["config"] = cfg;
-  j["settings"] = settings;
+  // --predict is recorded even when it was left at its default, so a later change of the
+  // default cannot change what resuming or rolling out this run builds.
+  RawSettings recorded = settings;
+  if (c.model == "pix2pix") recorded.try_emplace("predict", NextFramePredictionName(c.pix2pix.predict));
+  j["settings"] = recorded;
   return j.dump(2) + "\n";
 }
 

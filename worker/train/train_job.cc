@@ -82,7 +82,8 @@ absl::StatusOr<FlowDataset> LoadFlowRows(const TrainConfig& config, const std::s
   ASSIGN_OR_RETURN(FlowDataset flow, LoadFlowDataset(dir, {.image_size = need.height,
                                                            .horizon = config.pix2pix.horizon,
                                                            .seed = config.seed,
-                                                           .max_rows = config.limit_images}));
+                                                           .max_rows = config.limit_images,
+                                                           .input_noise = config.pix2pix.input_noise}));
   spdlog::info("flow: {} case(s), {} training rows, {} held-out rows; {}", flow.cases.size(), flow.train.count,
                flow.validation.count, flow.split.rule);
   return flow;

@@ -374,8 +374,12 @@ absl::Status Trainer::FinishEpoch(BatchRun& run, EpochRow& row) {
     ASSIGN_OR_RETURN(const NextFrameScore score, ScoreNextFrame(backend_, run.model->generator(), *validation_));
     row.val_l1 = score.l1;
     row.val_rel_l2 = score.relative_l2;
-    spdlog::info("batch {} epoch {}: held-out next frame ({} pairs): L1 {:.5f}, relative L2 {:.5f}", run.batch,
-                 row.epoch, score.rows, score.l1, score.relative_l2);
+    row.val_persistence_l1 = score.persistence_l1;
+    row.val_persistence_rel_l2 = score.persistence_relative_l2;
+    spdlog::info("batch {} epoch {}: held-out next frame ({} pairs): L1 {:.5f}, relative L2 {:.5f} (persistence, "
+                 "copying the input frame: L1 {:.5f}, relative L2 {:.5f})",
+                 run.batch, row.epoch, score.rows, score.l1, score.relative_l2, score.persistence_l1,
+                 score.persistence_relative_l2);
   }
   const bool sweep = config_.batch_sizes.size() > 1;
   ASSIGN_OR_RETURN(const std::string png, folder_->SamplePath(run.batch, sweep, row.epoch, "png"));
