@@ -25,11 +25,11 @@ done
 "$worker" train --model pix2pix --dataset flow --data-dir "$dir/data" --image-size 32 --ngf 8 --ndf 8 \
   --batch-size 8 --epochs 8 --l1-weight 1000 --lr 0.001 --norm instance --seed 1 --out "$dir/run" \
   > "$dir/train.log" 2>&1 || { cat "$dir/train.log"; fail "train"; }
-header=$(head -1 "$dir/run/epochs.csv")
-[[ "$header" == *,val_l1,val_rel_l2,val_persistence_l1,val_persistence_rel_l2 ]] || fail "epochs.csv columns: $header"
-last=$(tail -1 "$dir/run/epochs.csv")
-model=$(awk -F, '{print $(NF-2)}' <<< "$last")
-still=$(awk -F, '{print $NF}' <<< "$last")
+# Columns by name (the last epoch's row): other columns may come between or after them.
+column() { awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == name) c = i } END { print c ? $c : "" }' "$dir/run/epochs.csv"; }
+model=$(column val_rel_l2)
+still=$(column val_persistence_rel_l2)
+[[ -n "$model" && -n "$still" ]] || fail "epochs.csv lacks val_rel_l2 or val_persistence_rel_l2: $(head -1 "$dir/run/epochs.csv")"
 echo "held-out next frame, relative L2 (normalised): model $model, persistence $still"
 awk -v m="$model" -v p="$still" 'BEGIN { exit !(p > 0.05 && m > 0 && m < 0.5 * p) }' \
   || fail "the model ($model) does not beat persistence ($still) by 2x on the held-out case"
