@@ -109,6 +109,26 @@ void NormBackward(int64_t n, int64_t c, int64_t hw, const float* x, Grad g, cons
   if (dx != nullptr) BatchNormInputGrad(n, c, hw, x, g, mean, a.data(), b.data(), d.data(), dx);
 }
 
+// y = act((x - center[ch]) * scale[ch] + shift[ch]) in one pass, for a branch-free `act`.
+template <typename Act>
+void NormThenSelect(int64_t n, int64_t c, int64_t hw, const float* x, const float* center, const float* scale,
+                    const float* shift, float* y, Act act) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (hw == 1) {
+      const float* xi = x + i * c;
+      float* yi = y + i * c;
+      for (int64_t ch = 0; ch < c; ++ch) yi[ch] = act((xi[ch] - center[ch]) * scale[ch] + shift[ch]);
+      continue;
+    }
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const float m = center[ch], sc = scale[ch], b = shift[ch];
+      const float* xr = x + (i * c + ch) * hw;
+      float* yr = y + (i * c + ch) * hw;
+      for (int64_t k = 0; k < hw; ++k) yr[k] = act((xr[k] - m) * sc + b);
+    }
+  }
+}
+
 // Per-channel scale gamma / sqrt(var + eps), computed in double.
 std::vector<float> NormScale(int64_t c, const float* var, float eps, const float* gamma) {
   std::vector<float> scale(static_cast<size_t>(c));
@@ -159,32 +179,18 @@ void EigenCpuBackend::BatchNormActivationForward(int64_t n, int64_t c, int64_t h
                                                  float* y) {
   CHECK(f != Activation::kLeakyRelu || slope >= 0.0f) << "fused LeakyReLU needs slope >= 0, got " << slope;
   const std::vector<float> scale = NormScale(c, var, eps, gamma);
-  if (f != Activation::kLeakyRelu) {
-    CenteredChannelAffine(n, c, hw, x, mean, scale.data(), beta, y);
-    for (int64_t j = 0; j < n * c * hw; ++j) y[j] = ApplyActivation(f, slope, y[j]);
+  if (f == Activation::kLeakyRelu) {
+    // The DCGAN's and PatchGAN's case: one branch-free pass that vectorises.
+    NormThenSelect(n, c, hw, x, mean, scale.data(), beta, y, [slope](float v) { return v > 0.0f ? v : slope * v; });
     return;
   }
-  // LeakyReLU, the DCGAN's case: one branch-free pass that vectorises.
-  for (int64_t i = 0; i < n; ++i) {
-    if (hw == 1) {
-      const float* xi = x + i * c;
-      float* yi = y + i * c;
-      for (int64_t ch = 0; ch < c; ++ch) {
-        const float v = (xi[ch] - mean[ch]) * scale[ch] + beta[ch];
-        yi[ch] = v > 0.0f ? v : slope * v;
-      }
-      continue;
-    }
-    for (int64_t ch = 0; ch < c; ++ch) {
-      const float m = mean[ch], sc = scale[ch], b = beta[ch];
-      const float* xr = x + (i * c + ch) * hw;
-      float* yr = y + (i * c + ch) * hw;
-      for (int64_t k = 0; k < hw; ++k) {
-        const float v = (xr[k] - m) * sc + b;
-        yr[k] = v > 0.0f ? v : slope * v;
-      }
-    }
+  if (f == Activation::kRelu) {
+    // The U-Net's up blocks: likewise (ApplyActivation's ReLU, without its switch).
+    NormThenSelect(n, c, hw, x, mean, scale.data(), beta, y, [](float v) { return v > 0.0f ? v : 0.0f; });
+    return;
   }
+  CenteredChannelAffine(n, c, hw, x, mean, scale.data(), beta, y);
+  for (int64_t j = 0; j < n * c * hw; ++j) y[j] = ApplyActivation(f, slope, y[j]);
 }
 
 void EigenCpuBackend::BatchNormActivationBackward(int64_t n, int64_t c, int64_t hw, const float* x,
@@ -193,9 +199,15 @@ void EigenCpuBackend::BatchNormActivationBackward(int64_t n, int64_t c, int64_t 
                                                   float slope, float* dx, float* dgamma, float* dbeta) {
   CHECK(f != Activation::kLeakyRelu || slope >= 0.0f) << "fused LeakyReLU needs slope >= 0, got " << slope;
   // The activation's gradient is recomputed where it is read instead of stored; for
-  // LeakyReLU as a branch-free select, so the passes vectorise.
+  // LeakyReLU and ReLU as a branch-free select, so the passes vectorise. ReLU's is
+  // ActivationSlopeAtOutput's (dy times 1 or 0, so -0 and NaN come out the same).
   if (f == Activation::kLeakyRelu) {
     auto g = [=](int64_t j) { return y[j] > 0.0f ? dy[j] : slope * dy[j]; };
+    NormBackward(n, c, hw, x, g, mean, var, eps, gamma, dx, dgamma, dbeta);
+    return;
+  }
+  if (f == Activation::kRelu) {
+    auto g = [=](int64_t j) { return dy[j] * (y[j] > 0.0f ? 1.0f : 0.0f); };
     NormBackward(n, c, hw, x, g, mean, var, eps, gamma, dx, dgamma, dbeta);
     return;
   }
