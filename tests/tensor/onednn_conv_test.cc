@@ -190,21 +190,26 @@ TEST(OnednnConvTest, BackwardWeightsAccumulates) {
 #if GANTRY_HAVE_ONEDNN
 // The route the measurements in onednn_conv_route.cc pick, on what this CPU offers. On
 // fp32 kernels (fp32, and bf16 without bf16 kernels: AVX2, AVX-512 without BF16, or
-// ONEDNN_MAX_CPU_ISA below them), weight-bound problems (few multiply-adds per weight:
-// batch x output pixels up to 128 / 512 / 1024 for forward / backward-data /
-// backward-weights, at least 8 output channels), the backward-data of problems with fewer
-// than 8 input channels and their backward-weights from 2 channels go lowered. Otherwise the one-input-channel backward-data
-// goes to the reference; bf16 backward-weights goes batch-as-channels on bf16 kernels;
-// bf16 without bf16 kernels runs fp32 kernels on rounded operands.
+// ONEDNN_MAX_CPU_ISA below them) lowered takes weight-bound problems (batch x output
+// pixels at most a quarter / half / all of out_channels for forward / backward-data /
+// backward-weights, 8 or more output channels) and, with fewer than 8 input channels,
+// backward-data into 32 or more output channels and backward-weights from 2 input
+// channels into 64 or more. Otherwise the one-input-channel backward-data goes to the
+// reference; bf16 backward-weights goes batch-as-channels on bf16 kernels; bf16 without
+// bf16 kernels runs fp32 kernels on rounded operands.
 ConvRoute ExpectedRoute(const ConvProblem& p, ConvOp op) {
   const bool fp32_kernels = p.precision == MathPrecision::kFp32 || !onednn::NativeBf16Kernels().native;
-  const int64_t reuse = p.batch * p.out_height * p.out_width;
-  const int64_t max_reuse = op == ConvOp::kForward ? 128 : op == ConvOp::kBackwardData ? 512 : 1024;
-  const bool few_channels = p.in_channels < 8 && (op == ConvOp::kBackwardData ||
-                                                   (op == ConvOp::kBackwardWeights && p.in_channels > 1));
-  if (fp32_kernels && (few_channels || (p.out_channels >= 8 && reuse <= max_reuse))) {
-    return ConvRoute::kLowered;
+  const int64_t reuse = p.batch * p.out_height * p.out_width, o = p.out_channels;
+  bool lowered;
+  if (p.in_channels < 8 && op == ConvOp::kBackwardData) {
+    lowered = o >= 32;
+  } else if (p.in_channels < 8 && op == ConvOp::kBackwardWeights) {
+    lowered = p.in_channels > 1 && o >= 64;
+  } else {
+    const int64_t per_weight = op == ConvOp::kForward ? 4 : op == ConvOp::kBackwardData ? 2 : 1;
+    lowered = o >= 8 && per_weight * reuse <= o;
   }
+  if (fp32_kernels && lowered) return ConvRoute::kLowered;
   if (p.in_channels == 1 && op == ConvOp::kBackwardData) return ConvRoute::kReference;
   if (p.precision != MathPrecision::kBf16) return ConvRoute::kNative;
   if (!onednn::NativeBf16Kernels().native) return ConvRoute::kRoundedFp32;
@@ -225,6 +230,7 @@ TEST(OnednnConvTest, DcganAndPix2pixProblemsRunWhereTheRoutesSay) {
   problems.push_back(Problem(4, 64, 128, 64, 64, 4, 2, 1));   // U-Net down block 1 at 128 px
   problems.push_back(Problem(4, 512, 1024, 4, 4, 4, 2, 1));   // the adjoint of up block 1 at 128 px
   problems.push_back(Problem(4, 3, 128, 128, 128, 4, 2, 1));  // the adjoint of the output block
+  problems.push_back(Problem(4, 7, 16, 128, 128, 4, 2, 1));   // PatchGAN's first convolution at ndf 16
   for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16}) {
     for (ConvProblem p : problems) {
       p.precision = prec;
