@@ -44,9 +44,9 @@
 //    against 2.3; 4x7x128x128 -> 16x64x64 loses, 1.9 against 1.3), backward-weights from
 //    2 input channels and 64 output channels (8x7x128x128 -> 64x64x64: 10.7 against
 //    16.9 ms; with 16 or 32 output channels it loses, 3.9 against 2.6 ms). The DCGAN's
-//    one-channel layers (gantry-bench-kernels, batch 64): backward-data 72-80 GFLOP/s
-//    lowered against 67 on the reference and 10 natively, but backward-weights 55
-//    against 85 natively.
+//    one-channel layers (gantry-bench-kernels, batch 64): backward-data 70-72
+//    GFLOP/s lowered, as on the reference (71) that took it before, against 10 natively;
+//    but backward-weights 55 against 85 natively.
 #include <atomic>
 
 #include "worker/tensor/onednn/onednn_backend.h"
