@@ -49,7 +49,8 @@ struct Column {
 #if GANTRY_HAVE_ONEDNN
     std::optional<ConvRoute> forced;
     for (ConvRoute r :
-         {ConvRoute::kNative, ConvRoute::kRoundedFp32, ConvRoute::kReference, ConvRoute::kBatchAsChannels}) {
+         {ConvRoute::kNative, ConvRoute::kRoundedFp32, ConvRoute::kReference, ConvRoute::kBatchAsChannels,
+          ConvRoute::kLowered}) {
       if (route == ConvRouteName(r)) forced = r;
     }
     OnednnBackend::ForceConvRoute(forced);
@@ -207,9 +208,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> routes{"auto"};
   app.add_option("--conv-route", routes,
                  "oneDNN columns, comma separated: auto (the measured choice), or forced native, rounded-fp32, "
-                 "reference, batch-as-channels (backward-weights only)")
+                 "reference, batch-as-channels (backward-weights only), lowered")
       ->delimiter(',')
-      ->check(CLI::IsMember({"auto", "native", "rounded-fp32", "reference", "batch-as-channels"}));
+      ->check(CLI::IsMember({"auto", "native", "rounded-fp32", "reference", "batch-as-channels", "lowered"}));
   CLI11_PARSE(app, argc, argv);
 
   std::vector<Column> columns;

@@ -9,16 +9,22 @@
 //   build/bin/gantry-bench-pix2pix --image-size 32 --ngf 8 --ndf 8 --batch-size 1,4
 //   build/bin/gantry-bench-pix2pix --image-size 128 --batch-size 1,8 [--kernels eigen] [--precision bf16]
 //   mpirun -np 2 build/bin/gantry-bench-pix2pix --image-size 128 --batch-size 1,4,8
+//   build/bin/gantry-bench-pix2pix --image-size 128 --batch-size 4 --profile   # where the time goes
+// --profile runs the backend through bench/profiling_backend.h and prints, after each
+// batch size's line, rank 0's CPU time per step by op kind and by op and shape (a
+// convolution's shape names its layer); "outside the backend" is the rest of the step.
 // PyTorch yardstick: bench/torch/pix2pix_torch.py; side by side: bench/pix2pix_vs_torch.sh.
 #include <time.h>
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "bench/profiling_backend.h"
 #include "common/clock.h"
 #include "common/math_precision.h"
 #include "worker/comm/local_communicator.h"
@@ -31,6 +37,33 @@
 #include "worker/train/training_device.h"
 
 namespace {
+
+// Rank 0's per-step CPU time by op kind, then the `top` costliest ops with their shapes.
+void PrintProfile(const gantry::ProfilingBackend& profile, int steps, double step_cpu_ms, size_t top) {
+  const std::vector<gantry::ProfilingBackend::Entry> entries = profile.Entries();
+  std::map<std::string, std::pair<double, int64_t>> kinds;
+  for (const auto& e : entries) {
+    auto& k = kinds[e.key.substr(0, e.key.find(' '))];
+    k.first += e.cpu_s;
+    k.second += e.calls;
+  }
+  std::vector<std::pair<std::string, std::pair<double, int64_t>>> sorted(kinds.begin(), kinds.end());
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  const double inside_ms = profile.TotalSeconds() * 1e3 / steps;
+  std::printf("  profile (CPU ms per step, rank 0): %.1f in the backend, %.1f outside it\n", inside_ms,
+              step_cpu_ms - inside_ms);
+  for (const auto& [kind, v] : sorted) {
+    std::printf("    %-22s %9.1f ms %5.1f%% %6ld calls\n", kind.c_str(), v.first * 1e3 / steps,
+                100.0 * v.first * 1e3 / steps / step_cpu_ms, static_cast<long>(v.second / steps));
+  }
+  std::printf("  costliest ops:\n");
+  for (size_t i = 0; i < std::min(top, entries.size()); ++i) {
+    const gantry::ProfilingBackend::Entry& e = entries[i];
+    std::printf("    %-52s %8.2f ms %4ld calls", e.key.c_str(), e.cpu_s * 1e3 / steps, static_cast<long>(e.calls / steps));
+    if (e.macs > 0) std::printf(" %6.1f GFLOP/s", 2 * e.macs / e.cpu_s * 1e-9);
+    std::printf("\n");
+  }
+}
 
 double CpuSeconds() {
   timespec ts{};
@@ -56,6 +89,10 @@ int main(int argc, char** argv) {
   app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
   app.add_option("--kernels", kernels, "eigen | onednn (when built)")->capture_default_str();
   app.add_option("--precision", precision_name, "fp32 | bf16 | fp16")->capture_default_str();
+  bool profile = false;
+  size_t profile_top = 30;
+  app.add_flag("--profile", profile, "print where each step's CPU time goes, op by op");
+  app.add_option("--profile-top", profile_top, "ops listed by --profile")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   const std::optional<MathPrecision> precision = ParseMathPrecision(precision_name);
   const std::string size_problem = Pix2pixImageSizeProblem(config.image_size);
@@ -83,6 +120,11 @@ int main(int argc, char** argv) {
   if (!device.ok()) {
     std::fprintf(stderr, "rank %d: %s\n", comm->rank(), std::string(device.status().message()).c_str());
     return 2;
+  }
+  std::unique_ptr<ProfilingBackend> profiler;
+  if (profile) {
+    profiler = std::make_unique<ProfilingBackend>(*device->backend);
+    device->backend = profiler.get();
   }
   Pix2pix model(config, device->backend->device());
   model.Initialize(InitScheme::kNormal002, 1);
@@ -114,6 +156,7 @@ int main(int argc, char** argv) {
     std::vector<double> ms;
     double cpu = 0;
     for (int s = 0; s < warmup + steps; ++s) {
+      if (profiler && s == warmup) profiler->Reset();
       if (!comm->Barrier(comm_options).ok()) return 1;
       const double c0 = CpuSeconds();
       const auto t0 = std::chrono::steady_clock::now();
@@ -130,6 +173,7 @@ int main(int argc, char** argv) {
     if (root) {
       std::printf("%6ld %6d %11.1f %9.1f %9.1f %11.2f\n", static_cast<long>(b), ranks, median, p90, cpu / steps,
                   1e3 * static_cast<double>(global) / median);
+      if (profiler) PrintProfile(*profiler, steps, cpu / steps, profile_top);
       std::fflush(stdout);
     }
   }

@@ -88,7 +88,7 @@ const char* OpName(ConvOp op) {
 
 // The oneDNN routes a test runs under: the measured choice, and each route forced (so
 // every route is checked on every shape, not only where the choice sends it).
-std::vector<std::string> Routes() { return {"auto", "native", "rounded-fp32", "batch-as-channels"}; }
+std::vector<std::string> Routes() { return {"auto", "native", "rounded-fp32", "batch-as-channels", "lowered"}; }
 
 // Makes `route` the oneDNN backend's (process-wide) convolution route.
 void SelectRoute(const std::string& route) {
@@ -97,6 +97,7 @@ void SelectRoute(const std::string& route) {
   if (route == "native") forced = ConvRoute::kNative;
   if (route == "rounded-fp32") forced = ConvRoute::kRoundedFp32;
   if (route == "batch-as-channels") forced = ConvRoute::kBatchAsChannels;
+  if (route == "lowered") forced = ConvRoute::kLowered;
   OnednnBackend::ForceConvRoute(forced);
 #endif
 }
@@ -187,25 +188,51 @@ TEST(OnednnConvTest, BackwardWeightsAccumulates) {
 }
 
 #if GANTRY_HAVE_ONEDNN
-// The route the measurements in onednn_conv_route.cc pick, on what this CPU offers: the
-// one-input-channel backward-data goes to the reference; bf16 backward-weights goes
-// batch-as-channels on bf16 kernels; bf16 without bf16 kernels (AVX2, or AVX-512 without
-// BF16, or ONEDNN_MAX_CPU_ISA below them) runs fp32 kernels on rounded operands.
+// The route the measurements in onednn_conv_route.cc pick, on what this CPU offers. On
+// fp32 kernels (fp32, and bf16 without bf16 kernels: AVX2, AVX-512 without BF16, or
+// ONEDNN_MAX_CPU_ISA below them) lowered takes weight-bound problems (batch x output
+// pixels at most a quarter / half / all of out_channels for forward / backward-data /
+// backward-weights, 8 or more output channels) and, with fewer than 8 input channels,
+// backward-data into 32 or more output channels and backward-weights from 2 input
+// channels into 64 or more. Otherwise the one-input-channel backward-data goes to the
+// reference; bf16 backward-weights goes batch-as-channels on bf16 kernels; bf16 without
+// bf16 kernels runs fp32 kernels on rounded operands.
 ConvRoute ExpectedRoute(const ConvProblem& p, ConvOp op) {
+  const bool fp32_kernels = p.precision == MathPrecision::kFp32 || !onednn::NativeBf16Kernels().native;
+  const int64_t reuse = p.batch * p.out_height * p.out_width, o = p.out_channels;
+  bool lowered;
+  if (p.in_channels < 8 && op == ConvOp::kBackwardData) {
+    lowered = o >= 32;
+  } else if (p.in_channels < 8 && op == ConvOp::kBackwardWeights) {
+    lowered = p.in_channels > 1 && o >= 64;
+  } else {
+    const int64_t per_weight = op == ConvOp::kForward ? 4 : op == ConvOp::kBackwardData ? 2 : 1;
+    lowered = o >= 8 && per_weight * reuse <= o;
+  }
+  if (fp32_kernels && lowered) return ConvRoute::kLowered;
   if (p.in_channels == 1 && op == ConvOp::kBackwardData) return ConvRoute::kReference;
   if (p.precision != MathPrecision::kBf16) return ConvRoute::kNative;
   if (!onednn::NativeBf16Kernels().native) return ConvRoute::kRoundedFp32;
   return op == ConvOp::kBackwardWeights ? ConvRoute::kBatchAsChannels : ConvRoute::kNative;
 }
 
-// Every op of the DCGAN's problems has oneDNN kernels on the native and batch-as-channels
-// routes (no silent fallback to the reference, on any x86-64 CPU), and the automatic
-// choice is the one ExpectedRoute gives for this CPU.
-TEST(OnednnConvTest, DcganProblemsRunWhereTheRoutesSay) {
+// Every op of the DCGAN's problems (at their training batch, 64) and of the Pix2Pix U-Net's
+// (a wide outer layer and a weight-bound inner one, batch 4) has oneDNN kernels on the
+// native and batch-as-channels routes (no silent fallback to the reference, on any x86-64
+// CPU), and the automatic choice is the one ExpectedRoute gives for this CPU.
+TEST(OnednnConvTest, DcganAndPix2pixProblemsRunWhereTheRoutesSay) {
   SCOPED_TRACE("bf16 kernels: " + onednn::NativeBf16Kernels().isa);
+  std::vector<ConvProblem> problems;
+  for (int i = 0; i < 3; ++i) {
+    problems.push_back(Problems()[static_cast<size_t>(i)]);
+    problems.back().batch = 64;
+  }
+  problems.push_back(Problem(4, 64, 128, 64, 64, 4, 2, 1));   // U-Net down block 1 at 128 px
+  problems.push_back(Problem(4, 512, 1024, 4, 4, 4, 2, 1));   // the adjoint of up block 1 at 128 px
+  problems.push_back(Problem(4, 3, 128, 128, 128, 4, 2, 1));  // the adjoint of the output block
+  problems.push_back(Problem(4, 7, 16, 128, 128, 4, 2, 1));   // PatchGAN's first convolution at ndf 16
   for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16}) {
-    for (int i = 0; i < 3; ++i) {
-      ConvProblem p = Problems()[static_cast<size_t>(i)];
+    for (ConvProblem p : problems) {
       p.precision = prec;
       for (ConvOp op : {ConvOp::kForward, ConvOp::kBackwardData, ConvOp::kBackwardWeights}) {
         SCOPED_TRACE(p.ToString() + " " + OpName(op));

@@ -25,7 +25,7 @@ Tensor ConcatChannels::Forward(const Context& ctx, const Tensor& a, const Tensor
   const int64_t n = a.dim(0);
   const int64_t sa = a.dim(1) * ChannelSize(a.shape());  // per-sample sizes
   const int64_t sb = b.dim(1) * ChannelSize(b.shape());
-  Tensor y = ctx.Zeros(WithChannels(a.shape(), a.dim(1) + b.dim(1)));
+  Tensor y = ctx.Uninitialized(WithChannels(a.shape(), a.dim(1) + b.dim(1)));  // every element copied below
   for (int64_t i = 0; i < n; ++i) {
     float* yi = y.data() + i * (sa + sb);
     ctx.backend->Copy(sa, a.data() + i * sa, yi);
@@ -42,8 +42,8 @@ std::pair<Tensor, Tensor> ConcatChannels::Backward(const Context& ctx, const Ten
   const int64_t n = dy.dim(0);
   const int64_t sa = channels_a * ChannelSize(dy.shape());
   const int64_t sb = (dy.dim(1) - channels_a) * ChannelSize(dy.shape());
-  Tensor da = ctx.Zeros(WithChannels(dy.shape(), channels_a));
-  Tensor db = ctx.Zeros(WithChannels(dy.shape(), dy.dim(1) - channels_a));
+  Tensor da = ctx.Uninitialized(WithChannels(dy.shape(), channels_a));  // both filled below
+  Tensor db = ctx.Uninitialized(WithChannels(dy.shape(), dy.dim(1) - channels_a));
   for (int64_t i = 0; i < n; ++i) {
     const float* dyi = dy.data() + i * (sa + sb);
     ctx.backend->Copy(sa, dyi, da.data() + i * sa);

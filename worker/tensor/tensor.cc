@@ -7,13 +7,20 @@
 #include <cstring>
 #include <new>
 
+#include "worker/tensor/host_block_cache.h"
+
 #if GANTRY_HAVE_CUDA
 #include "worker/tensor/cuda/cuda_memory.h"
 #endif
 
 namespace gantry {
 namespace {
-constexpr size_t kAlignment = 64;  // one cache line, and an AVX-512 vector
+constexpr size_t kAlignment = HostBlockCache::kAlignment;  // one cache line, and an AVX-512 vector
+
+// The host allocation for a storage of `nbytes`: whole cache lines, at least one.
+size_t HostBytes(size_t nbytes) {
+  return std::max<size_t>(kAlignment, (nbytes + kAlignment - 1) / kAlignment * kAlignment);
+}
 
 // A training step allocates and frees the same activation-sized buffers (up to ~26 MB at
 // batch 512) every step. glibc serves blocks above its mmap threshold with fresh mappings
@@ -21,6 +28,7 @@ constexpr size_t kAlignment = 64;  // one cache line, and an AVX-512 vector
 // (about 10% of a oneDNN step at batch 256). Keep such blocks in the heap instead: the
 // threshold at glibc's maximum (32 MB on 64-bit) and trimming only past 1 GB free. This
 // is process-wide; it changes where memory comes from, never what a program computes.
+// Blocks past that maximum go through HostBlockCache, for the same reason.
 bool KeepActivationBuffersInTheHeap() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
@@ -49,10 +57,9 @@ Storage::Storage(size_t nbytes, bool zeroed, Device device) : nbytes_(nbytes), d
   }
   static const bool heap_tuned = KeepActivationBuffersInTheHeap();
   (void)heap_tuned;
-  const size_t rounded = std::max<size_t>(kAlignment, (nbytes + kAlignment - 1) / kAlignment * kAlignment);
-  bytes_ = static_cast<std::byte*>(std::aligned_alloc(kAlignment, rounded));
+  bytes_ = static_cast<std::byte*>(HostBlockCache::Instance().Allocate(HostBytes(nbytes)));
   if (bytes_ == nullptr) throw std::bad_alloc();
-  if (zeroed) std::memset(bytes_, 0, rounded);
+  if (zeroed) std::memset(bytes_, 0, HostBytes(nbytes));
 }
 
 Storage::~Storage() {
@@ -62,7 +69,7 @@ Storage::~Storage() {
     return;
   }
 #endif
-  std::free(bytes_);
+  HostBlockCache::Instance().Release(bytes_, HostBytes(nbytes_));
 }
 
 Tensor Tensor::Zeros(Shape shape, DType dtype, Device device) {

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "common/check.h"
@@ -42,6 +43,49 @@ std::vector<double> ChannelReduce(int64_t n, int64_t c, int64_t hw, Term term) {
     }
   }
   return out;
+}
+
+// ChannelReduce of two terms in one pass over memory, each summed in the same order as
+// ChannelReduce sums it alone (so the results are bit-identical to two calls).
+template <typename TermA, typename TermB>
+std::pair<std::vector<double>, std::vector<double>> ChannelReducePair(int64_t n, int64_t c, int64_t hw, TermA term_a,
+                                                                      TermB term_b) {
+  std::vector<double> out_a(static_cast<size_t>(c), 0.0), out_b(static_cast<size_t>(c), 0.0);
+  if (hw == 1) {
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t ch = 0; ch < c; ++ch) {
+        out_a[ch] += term_a(i * c + ch, ch);
+        out_b[ch] += term_b(i * c + ch, ch);
+      }
+    }
+    return {std::move(out_a), std::move(out_b)};
+  }
+  constexpr int kLanes = 8;  // as LaneSum
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const int64_t base = (i * c + ch) * hw;
+      double lanes_a[kLanes] = {}, lanes_b[kLanes] = {};
+      int64_t k = 0;
+      for (; k + kLanes <= hw; k += kLanes) {
+        for (int l = 0; l < kLanes; ++l) {
+          lanes_a[l] += term_a(base + k + l, ch);
+          lanes_b[l] += term_b(base + k + l, ch);
+        }
+      }
+      double sum_a = 0.0, sum_b = 0.0;
+      for (; k < hw; ++k) {
+        sum_a += term_a(base + k, ch);
+        sum_b += term_b(base + k, ch);
+      }
+      for (int l = 0; l < kLanes; ++l) {
+        sum_a += lanes_a[l];
+        sum_b += lanes_b[l];
+      }
+      out_a[ch] += sum_a;
+      out_b[ch] += sum_b;
+    }
+  }
+  return {std::move(out_a), std::move(out_b)};
 }
 
 // y = (x - center[ch]) * scale[ch] + shift[ch]. Centring first keeps a large mean from
@@ -91,9 +135,9 @@ template <typename Grad>
 void NormBackward(int64_t n, int64_t c, int64_t hw, const float* x, Grad g, const float* mean, const float* var,
                   float eps, const float* gamma, float* dx, float* dgamma, float* dbeta) {
   const double count = static_cast<double>(n * hw);
-  const std::vector<double> sum_dy = ChannelReduce(n, c, hw, [&](int64_t j, int64_t) { return double{g(j)}; });
-  const std::vector<double> sum_dy_dev = ChannelReduce(
-      n, c, hw, [&](int64_t j, int64_t ch) { return double{g(j)} * (double{x[j]} - double{mean[ch]}); });
+  const auto [sum_dy, sum_dy_dev] = ChannelReducePair(
+      n, c, hw, [&](int64_t j, int64_t) { return double{g(j)}; },
+      [&](int64_t j, int64_t ch) { return double{g(j)} * (double{x[j]} - double{mean[ch]}); });
   std::vector<float> a(static_cast<size_t>(c)), b(static_cast<size_t>(c)), d(static_cast<size_t>(c));
   for (int64_t ch = 0; ch < c; ++ch) {
     const double invstd = 1.0 / std::sqrt(double{var[ch]} + eps);
@@ -107,6 +151,26 @@ void NormBackward(int64_t n, int64_t c, int64_t hw, const float* x, Grad g, cons
     d[ch] = static_cast<float>(-gi * sum_dy[ch] / count);
   }
   if (dx != nullptr) BatchNormInputGrad(n, c, hw, x, g, mean, a.data(), b.data(), d.data(), dx);
+}
+
+// y = act((x - center[ch]) * scale[ch] + shift[ch]) in one pass, for a branch-free `act`.
+template <typename Act>
+void NormThenSelect(int64_t n, int64_t c, int64_t hw, const float* x, const float* center, const float* scale,
+                    const float* shift, float* y, Act act) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (hw == 1) {
+      const float* xi = x + i * c;
+      float* yi = y + i * c;
+      for (int64_t ch = 0; ch < c; ++ch) yi[ch] = act((xi[ch] - center[ch]) * scale[ch] + shift[ch]);
+      continue;
+    }
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const float m = center[ch], sc = scale[ch], b = shift[ch];
+      const float* xr = x + (i * c + ch) * hw;
+      float* yr = y + (i * c + ch) * hw;
+      for (int64_t k = 0; k < hw; ++k) yr[k] = act((xr[k] - m) * sc + b);
+    }
+  }
 }
 
 // Per-channel scale gamma / sqrt(var + eps), computed in double.
@@ -159,32 +223,18 @@ void EigenCpuBackend::BatchNormActivationForward(int64_t n, int64_t c, int64_t h
                                                  float* y) {
   CHECK(f != Activation::kLeakyRelu || slope >= 0.0f) << "fused LeakyReLU needs slope >= 0, got " << slope;
   const std::vector<float> scale = NormScale(c, var, eps, gamma);
-  if (f != Activation::kLeakyRelu) {
-    CenteredChannelAffine(n, c, hw, x, mean, scale.data(), beta, y);
-    for (int64_t j = 0; j < n * c * hw; ++j) y[j] = ApplyActivation(f, slope, y[j]);
+  if (f == Activation::kLeakyRelu) {
+    // The DCGAN's and PatchGAN's case: one branch-free pass that vectorises.
+    NormThenSelect(n, c, hw, x, mean, scale.data(), beta, y, [slope](float v) { return v > 0.0f ? v : slope * v; });
     return;
   }
-  // LeakyReLU, the DCGAN's case: one branch-free pass that vectorises.
-  for (int64_t i = 0; i < n; ++i) {
-    if (hw == 1) {
-      const float* xi = x + i * c;
-      float* yi = y + i * c;
-      for (int64_t ch = 0; ch < c; ++ch) {
-        const float v = (xi[ch] - mean[ch]) * scale[ch] + beta[ch];
-        yi[ch] = v > 0.0f ? v : slope * v;
-      }
-      continue;
-    }
-    for (int64_t ch = 0; ch < c; ++ch) {
-      const float m = mean[ch], sc = scale[ch], b = beta[ch];
-      const float* xr = x + (i * c + ch) * hw;
-      float* yr = y + (i * c + ch) * hw;
-      for (int64_t k = 0; k < hw; ++k) {
-        const float v = (xr[k] - m) * sc + b;
-        yr[k] = v > 0.0f ? v : slope * v;
-      }
-    }
+  if (f == Activation::kRelu) {
+    // The U-Net's up blocks: likewise (ApplyActivation's ReLU, without its switch).
+    NormThenSelect(n, c, hw, x, mean, scale.data(), beta, y, [](float v) { return v > 0.0f ? v : 0.0f; });
+    return;
   }
+  CenteredChannelAffine(n, c, hw, x, mean, scale.data(), beta, y);
+  for (int64_t j = 0; j < n * c * hw; ++j) y[j] = ApplyActivation(f, slope, y[j]);
 }
 
 void EigenCpuBackend::BatchNormActivationBackward(int64_t n, int64_t c, int64_t hw, const float* x,
@@ -193,9 +243,15 @@ void EigenCpuBackend::BatchNormActivationBackward(int64_t n, int64_t c, int64_t 
                                                   float slope, float* dx, float* dgamma, float* dbeta) {
   CHECK(f != Activation::kLeakyRelu || slope >= 0.0f) << "fused LeakyReLU needs slope >= 0, got " << slope;
   // The activation's gradient is recomputed where it is read instead of stored; for
-  // LeakyReLU as a branch-free select, so the passes vectorise.
+  // LeakyReLU and ReLU as a branch-free select, so the passes vectorise. ReLU's is
+  // ActivationSlopeAtOutput's (dy times 1 or 0, so -0 and NaN come out the same).
   if (f == Activation::kLeakyRelu) {
     auto g = [=](int64_t j) { return y[j] > 0.0f ? dy[j] : slope * dy[j]; };
+    NormBackward(n, c, hw, x, g, mean, var, eps, gamma, dx, dgamma, dbeta);
+    return;
+  }
+  if (f == Activation::kRelu) {
+    auto g = [=](int64_t j) { return dy[j] * (y[j] > 0.0f ? 1.0f : 0.0f); };
     NormBackward(n, c, hw, x, g, mean, var, eps, gamma, dx, dgamma, dbeta);
     return;
   }

@@ -1,5 +1,5 @@
 // The Eigen-based reference CPU backend. Its methods are defined in one file per
-// kind of op (gemm.cc, conv.cc over conv_lowering.cc and swap_leading_dims.cc, bias.cc,
+// kind of op (gemm.cc, conv.cc over lowered_conv.cc, conv_lowering.cc and swap_leading_dims.cc, bias.cc,
 // channel_affine.cc, activation.cc, elementwise.cc, dropout.cc, batchnorm.cc, loss.cc,
 // optimizer_kernels.cc, bf16_copies.cc). Single-threaded: data parallelism comes from ranks, not threads.
 // Mixed precision (MathPrecision) rounds the operands and runs the fp32 code, which is
@@ -9,6 +9,7 @@
 #pragma once
 
 #include "worker/tensor/backend.h"
+#include "worker/tensor/cpu/lowered_conv.h"
 
 namespace gantry {
 
@@ -81,6 +82,8 @@ class EigenCpuBackend : public Backend {
   bool UnscaleFromBf16AndCheckFinite(int64_t count, const uint16_t* wire, float inv_scale, float* grads) override;
 
  private:
+  // EigenGemm as the lowered convolutions' GEMM.
+  LoweringGemm ReferenceGemm();
   void EigenGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
   // Samples per chunk of a convolution (1..batch), from the GEMM width wanted and the cap.

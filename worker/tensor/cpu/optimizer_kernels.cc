@@ -6,6 +6,8 @@ namespace gantry {
 
 void EigenCpuBackend::AdamStep(int64_t count, float lr, float beta1, float beta2, float eps, int64_t step,
                                const float* grad, float* param, float* m, float* v) {
+  // One pass over the four buffers, vectorised (worker/CMakeLists.txt builds this file
+  // without errno from sqrt; distinct buffers, as FlatParameters hands them over).
   // Bias corrections folded into the step size and epsilon, computed in double once.
   const double c1 = 1.0 - std::pow(static_cast<double>(beta1), static_cast<double>(step));
   const double c2 = 1.0 - std::pow(static_cast<double>(beta2), static_cast<double>(step));

@@ -31,6 +31,10 @@ enum class ConvRoute {
   // Backward-weights only: a forward convolution with batch and channels swapped, at the
   // problem's precision (onednn_conv_plans.h says how).
   kBatchAsChannels,
+  // im2col of a chunk of samples (the whole batch where the columns fit) and oneDNN's
+  // fp32 matmul on operands rounded to the precision (worker/tensor/cpu/lowered_conv.h):
+  // the weights stay in the caller's layout, with no reorder to a blocked one and back.
+  kLowered,
 };
 std::string_view ConvRouteName(ConvRoute route);
 
@@ -56,6 +60,11 @@ class OnednnBackend : public EigenCpuBackend {
   // What runs `op` of `p` on this thread: the route and oneDNN's name for the kernel
   // ("eigen reference" where the reference runs it). For benchmarks and logs.
   static std::string ConvImplementation(const ConvProblem& p, ConvOp op);
+
+ private:
+  // Runs `op` of `p` along its route: inputs (a, b) and output in FindConvPlan's order.
+  void RunConv(const ConvProblem& p, ConvOp op, const float* a, int64_t a_count, const float* b, int64_t b_count,
+               float* out);
 };
 
 // The process-wide instance (its state is per thread).

@@ -15,6 +15,38 @@
 //  - Everything else: oneDNN's kernels at the problem's precision (bf16 forward and
 //    backward-data 350-740 against 160-215 for fp32 kernels on rounded operands).
 // A CPU with AVX512-BF16 but no AMX may rank these differently; measure there.
+//
+// On fp32 kernels (fp32, fp16, bf16 without bf16 units) two more rules, from the Pix2Pix
+// layers (gantry-bench-pix2pix --profile against the same with every convolution forced
+// down kLowered; CPU ms per call, ngf = ndf = 64 at 128 px batch 4 and 8 and at 256 px
+// batch 2, and ngf = ndf = 16 at 128 px batch 4):
+//  - Weight-bound problems go kLowered. oneDNN's kernels reorder the weights to a
+//    blocked layout on every call (and a weight gradient back, adding it to the
+//    caller's): work in proportion to the weights. The lowered route's extra work, the
+//    column matrix, is in proportion to batch x output pixels x in_channels x k x k. So
+//    lowered wins where batch x output pixels is small against out_channels (the ratio
+//    of the two); the U-Net's inner layers (4-8 Mi weights each at ngf 64) ran at 5-60
+//    GFLOP/s natively. Per op, lowered wins up to:
+//      forward          batch x pixels <= out_channels / 4 (8x512x4x4 -> 1024x2x2: 4.9
+//                       against 13.4 ms; at / 2 a loss, 8x256x16x16 -> 1024x8x8: 32.5
+//                       against 27.6 ms),
+//      backward-data    <= out_channels / 2 (2x256x32x32 -> 1024x16x16: 30.3 against
+//                       33.9 ms; at 1x a draw, 8x256x16x16 -> 512x8x8: 18.1 / 17.4),
+//      backward-weights <= out_channels (8x512x8x8 -> 1024x4x4: 20.9 against 36.4 ms,
+//                       8x256x16x16 -> 512x8x8: 17.9 against 20.6; at 2x a draw, at 7x
+//                       a loss: 4x64x16x16 -> 128x15x15, 5.0 against 3.1 ms).
+//    Not where the output has fewer than 8 channels (PatchGAN's logits: the GEMM is then
+//    a matrix-vector product, and native wins 3 / 7 ms).
+//  - Fewer than 8 input channels (the image side: D's first convolution, G's last
+//    transposed one), where oneDNN's kernels scatter (backward-data) or run AVX2 code
+//    (backward-weights): backward-data goes kLowered from 32 output channels
+//    (8x3x128x128 -> 128x64x64: 4.8 against 16.5 ms; 4x3x128x128 -> 32x64x64: 1.0
+//    against 2.3; 4x7x128x128 -> 16x64x64 loses, 1.9 against 1.3), backward-weights from
+//    2 input channels and 64 output channels (8x7x128x128 -> 64x64x64: 10.7 against
+//    16.9 ms; with 16 or 32 output channels it loses, 3.9 against 2.6 ms). The DCGAN's
+//    one-channel layers (gantry-bench-kernels, batch 64): backward-data 70-72
+//    GFLOP/s lowered, as on the reference (71) that took it before, against 10 natively;
+//    but backward-weights 55 against 85 natively.
 #include <atomic>
 
 #include "worker/tensor/onednn/onednn_backend.h"
@@ -26,6 +58,24 @@ namespace {
 // -1: no override; else a ConvRoute.
 std::atomic<int> forced_route{-1};
 
+// Where kLowered beats oneDNN's fp32 kernels (see the top comment).
+bool LoweredWins(const ConvProblem& p, ConvOp op) {
+  constexpr int64_t kFewChannels = 8;
+  if (p.in_channels < kFewChannels) {
+    if (op == ConvOp::kBackwardData) return p.out_channels >= 32;
+    if (op == ConvOp::kBackwardWeights) return p.in_channels > 1 && p.out_channels >= 64;
+  }
+  if (p.out_channels < kFewChannels) return false;
+  // Multiply-adds per weight; lowered wins while they are few against out_channels.
+  const int64_t reuse = p.batch * p.out_height * p.out_width;
+  switch (op) {
+    case ConvOp::kForward: return 4 * reuse <= p.out_channels;
+    case ConvOp::kBackwardData: return 2 * reuse <= p.out_channels;
+    case ConvOp::kBackwardWeights: return reuse <= p.out_channels;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string_view ConvRouteName(ConvRoute route) {
@@ -34,6 +84,7 @@ std::string_view ConvRouteName(ConvRoute route) {
     case ConvRoute::kRoundedFp32: return "rounded-fp32";
     case ConvRoute::kReference: return "reference";
     case ConvRoute::kBatchAsChannels: return "batch-as-channels";
+    case ConvRoute::kLowered: return "lowered";
   }
   return "?";
 }
@@ -52,6 +103,7 @@ ConvRoute OnednnBackend::ChooseConvRoute(const ConvProblem& p, ConvOp op) {
   };
   const int forced = forced_route.load();
   if (forced >= 0) return native_or_rounded(static_cast<ConvRoute>(forced));
+  if ((p.precision == MathPrecision::kFp32 || fp32_kernels) && LoweredWins(p, op)) return ConvRoute::kLowered;
   if (p.in_channels == 1 && op == ConvOp::kBackwardData) return ConvRoute::kReference;
   // Batch-as-channels wins only on bf16 kernels (on fp32 ones it loses, see above).
   if (p.precision == MathPrecision::kBf16 && !fp32_kernels && op == ConvOp::kBackwardWeights) {

@@ -1,0 +1,119 @@
+#include "worker/tensor/cpu/lowered_conv.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "common/check.h"
+#include "worker/tensor/cpu/conv_lowering.h"
+#include "worker/tensor/cpu/swap_leading_dims.h"
+
+namespace gantry {
+namespace {
+
+// Per-thread scratch (ranks may run as threads sharing one backend): the column matrix
+// and a channel-major chunk.
+struct Scratch {
+  std::vector<float> cols, channel_major;
+};
+Scratch& ThreadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+// The first `count` floats of `buf`, grown (never shrunk) as needed.
+float* Reserve(std::vector<float>& buf, int64_t count) {
+  if (buf.size() < static_cast<size_t>(count)) buf.resize(static_cast<size_t>(count));
+  return buf.data();
+}
+
+// The chunk of m samples at `nchw` ([m, channels, pixels]) as [channels, m * pixels]:
+// `nchw` itself for one sample, else rearranged into `buf`.
+const float* ChannelMajor(int64_t m, int64_t channels, int64_t pixels, const float* nchw, float* buf) {
+  if (m == 1) return nchw;
+  SwapLeadingDims(m, channels, pixels, nchw, buf);
+  return buf;
+}
+
+// Im2Col of m images (image_size floats apart) into side-by-side blocks of one
+// [rows, m * pixels] column matrix.
+void LowerChunk(ConvGeometry g, int64_t m, const float* images, int64_t image_size, float* cols) {
+  const int64_t pixels = g.col_cols();
+  g.cols_stride = m * pixels;
+  for (int64_t j = 0; j < m; ++j) Im2Col(g, images + j * image_size, cols + j * pixels);
+}
+
+// The adjoint of LowerChunk: images[j] += col2im(block j of cols).
+void ScatterChunk(ConvGeometry g, int64_t m, const float* cols, float* images, int64_t image_size) {
+  const int64_t pixels = g.col_cols();
+  g.cols_stride = m * pixels;
+  for (int64_t j = 0; j < m; ++j) Col2Im(g, cols + j * pixels, images + j * image_size);
+}
+
+void CheckChunk(const ConvProblem& p, int64_t chunk) {
+  CheckConvProblem(p);
+  CHECK(chunk >= 1 && chunk <= p.batch) << "chunk of " << chunk << " samples for " << p.ToString();
+}
+
+}  // namespace
+
+int64_t ColumnFloatsPerSample(const ConvProblem& p) {
+  const ConvGeometry g = LoweringGeometry(p);
+  return g.col_rows() * g.col_cols();
+}
+
+void LoweredConvForward(const ConvProblem& p, int64_t chunk, const float* x, const float* w, float* y,
+                        const LoweringGemm& gemm) {
+  CheckChunk(p, chunk);
+  Scratch& s = ThreadScratch();
+  const ConvGeometry g = LoweringGeometry(p);
+  const int64_t rows = g.col_rows(), pixels = g.col_cols(), out = p.out_channels;
+  float* cols = Reserve(s.cols, rows * pixels * chunk);
+  float* y_cm = chunk > 1 ? Reserve(s.channel_major, out * pixels * chunk) : nullptr;
+  for (int64_t i0 = 0; i0 < p.batch; i0 += chunk) {
+    const int64_t m = std::min(chunk, p.batch - i0), wide = m * pixels;
+    LowerChunk(g, m, x + i0 * p.in_image_size(), p.in_image_size(), cols);
+    // [out, m*pixels] = W [out, rows] * cols [rows, m*pixels], then back to NCHW (one
+    // sample's product already is).
+    float* y_chunk = y + i0 * p.out_image_size();
+    float* product = m == 1 ? y_chunk : y_cm;
+    gemm(false, false, out, wide, rows, 1.0f, w, rows, cols, wide, 0.0f, product, wide);
+    if (m > 1) SwapLeadingDims(out, m, pixels, y_cm, y_chunk);
+  }
+}
+
+void LoweredConvBackwardData(const ConvProblem& p, int64_t chunk, const float* dy, const float* w, float* dx,
+                             const LoweringGemm& gemm) {
+  CheckChunk(p, chunk);
+  Scratch& s = ThreadScratch();
+  const ConvGeometry g = LoweringGeometry(p);
+  const int64_t rows = g.col_rows(), pixels = g.col_cols(), out = p.out_channels;
+  float* cols = Reserve(s.cols, rows * pixels * chunk);
+  float* dy_cm = chunk > 1 ? Reserve(s.channel_major, out * pixels * chunk) : nullptr;
+  std::fill_n(dx, p.batch * p.in_image_size(), 0.0f);  // Col2Im accumulates
+  for (int64_t i0 = 0; i0 < p.batch; i0 += chunk) {
+    const int64_t m = std::min(chunk, p.batch - i0), wide = m * pixels;
+    const float* dy_chunk = ChannelMajor(m, out, pixels, dy + i0 * p.out_image_size(), dy_cm);
+    // dcols [rows, m*pixels] = W^T dy_chunk, scattered back onto each input image.
+    gemm(true, false, rows, wide, out, 1.0f, w, rows, dy_chunk, wide, 0.0f, cols, wide);
+    ScatterChunk(g, m, cols, dx + i0 * p.in_image_size(), p.in_image_size());
+  }
+}
+
+void LoweredConvBackwardWeights(const ConvProblem& p, int64_t chunk, const float* x, const float* dy, float* dw,
+                                const LoweringGemm& gemm) {
+  CheckChunk(p, chunk);
+  Scratch& s = ThreadScratch();
+  const ConvGeometry g = LoweringGeometry(p);
+  const int64_t rows = g.col_rows(), pixels = g.col_cols(), out = p.out_channels;
+  float* cols = Reserve(s.cols, rows * pixels * chunk);
+  float* dy_cm = chunk > 1 ? Reserve(s.channel_major, out * pixels * chunk) : nullptr;
+  for (int64_t i0 = 0; i0 < p.batch; i0 += chunk) {
+    const int64_t m = std::min(chunk, p.batch - i0), wide = m * pixels;
+    const float* dy_chunk = ChannelMajor(m, out, pixels, dy + i0 * p.out_image_size(), dy_cm);
+    // dW [out, rows] += dy_chunk [out, m*pixels] * cols^T: one GEMM sums over the chunk.
+    LowerChunk(g, m, x + i0 * p.in_image_size(), p.in_image_size(), cols);
+    gemm(false, true, out, rows, wide, 1.0f, dy_chunk, wide, cols, wide, 1.0f, dw, rows);
+  }
+}
+
+}  // namespace gantry
