@@ -54,6 +54,26 @@ void CheckChunk(const ConvProblem& p, int64_t chunk) {
   CHECK(chunk >= 1 && chunk <= p.batch) << "chunk of " << chunk << " samples for " << p.ToString();
 }
 
+// What each lowered pass shares: the problem's geometry and this thread's scratch, sized
+// for `chunk` samples (the channel-major buffer only when a chunk holds several).
+struct Lowering {
+  ConvGeometry g;
+  int64_t rows, pixels, out;
+  float* cols;
+  float* channel_major;
+};
+Lowering PrepareLowering(const ConvProblem& p, int64_t chunk) {
+  CheckChunk(p, chunk);
+  Scratch& s = ThreadScratch();
+  Lowering l{.g = LoweringGeometry(p), .rows = 0, .pixels = 0, .out = p.out_channels, .cols = nullptr,
+             .channel_major = nullptr};
+  l.rows = l.g.col_rows();
+  l.pixels = l.g.col_cols();
+  l.cols = Reserve(s.cols, l.rows * l.pixels * chunk);
+  if (chunk > 1) l.channel_major = Reserve(s.channel_major, l.out * l.pixels * chunk);
+  return l;
+}
+
 }  // namespace
 
 int64_t ColumnFloatsPerSample(const ConvProblem& p) {
@@ -63,12 +83,11 @@ int64_t ColumnFloatsPerSample(const ConvProblem& p) {
 
 void LoweredConvForward(const ConvProblem& p, int64_t chunk, const float* x, const float* w, float* y,
                         const LoweringGemm& gemm) {
-  CheckChunk(p, chunk);
-  Scratch& s = ThreadScratch();
-  const ConvGeometry g = LoweringGeometry(p);
-  const int64_t rows = g.col_rows(), pixels = g.col_cols(), out = p.out_channels;
-  float* cols = Reserve(s.cols, rows * pixels * chunk);
-  float* y_cm = chunk > 1 ? Reserve(s.channel_major, out * pixels * chunk) : nullptr;
+  const Lowering l = PrepareLowering(p, chunk);
+  const ConvGeometry& g = l.g;
+  const int64_t rows = l.rows, pixels = l.pixels, out = l.out;
+  float* cols = l.cols;
+  float* y_cm = l.channel_major;
   for (int64_t i0 = 0; i0 < p.batch; i0 += chunk) {
     const int64_t m = std::min(chunk, p.batch - i0), wide = m * pixels;
     LowerChunk(g, m, x + i0 * p.in_image_size(), p.in_image_size(), cols);
@@ -83,12 +102,11 @@ void LoweredConvForward(const ConvProblem& p, int64_t chunk, const float* x, con
 
 void LoweredConvBackwardData(const ConvProblem& p, int64_t chunk, const float* dy, const float* w, float* dx,
                              const LoweringGemm& gemm) {
-  CheckChunk(p, chunk);
-  Scratch& s = ThreadScratch();
-  const ConvGeometry g = LoweringGeometry(p);
-  const int64_t rows = g.col_rows(), pixels = g.col_cols(), out = p.out_channels;
-  float* cols = Reserve(s.cols, rows * pixels * chunk);
-  float* dy_cm = chunk > 1 ? Reserve(s.channel_major, out * pixels * chunk) : nullptr;
+  const Lowering l = PrepareLowering(p, chunk);
+  const ConvGeometry& g = l.g;
+  const int64_t rows = l.rows, pixels = l.pixels, out = l.out;
+  float* cols = l.cols;
+  float* dy_cm = l.channel_major;
   std::fill_n(dx, p.batch * p.in_image_size(), 0.0f);  // Col2Im accumulates
   for (int64_t i0 = 0; i0 < p.batch; i0 += chunk) {
     const int64_t m = std::min(chunk, p.batch - i0), wide = m * pixels;
@@ -101,12 +119,11 @@ void LoweredConvBackwardData(const ConvProblem& p, int64_t chunk, const float* d
 
 void LoweredConvBackwardWeights(const ConvProblem& p, int64_t chunk, const float* x, const float* dy, float* dw,
                                 const LoweringGemm& gemm) {
-  CheckChunk(p, chunk);
-  Scratch& s = ThreadScratch();
-  const ConvGeometry g = LoweringGeometry(p);
-  const int64_t rows = g.col_rows(), pixels = g.col_cols(), out = p.out_channels;
-  float* cols = Reserve(s.cols, rows * pixels * chunk);
-  float* dy_cm = chunk > 1 ? Reserve(s.channel_major, out * pixels * chunk) : nullptr;
+  const Lowering l = PrepareLowering(p, chunk);
+  const ConvGeometry& g = l.g;
+  const int64_t rows = l.rows, pixels = l.pixels, out = l.out;
+  float* cols = l.cols;
+  float* dy_cm = l.channel_major;
   for (int64_t i0 = 0; i0 < p.batch; i0 += chunk) {
     const int64_t m = std::min(chunk, p.batch - i0), wide = m * pixels;
     const float* dy_chunk = ChannelMajor(m, out, pixels, dy + i0 * p.out_image_size(), dy_cm);
