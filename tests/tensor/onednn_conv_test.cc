@@ -195,8 +195,9 @@ TEST(OnednnConvTest, BackwardWeightsAccumulates) {
 // backward-weights, 8 or more output channels) and, with fewer than 8 input channels,
 // backward-data into 32 or more output channels and backward-weights from 2 input
 // channels into 64 or more. Otherwise the one-input-channel backward-data goes to the
-// reference; bf16 backward-weights goes batch-as-channels on bf16 kernels; bf16 without
-// bf16 kernels runs fp32 kernels on rounded operands.
+// reference, and so does its backward-weights on fp32 kernels that are not AVX-512 (AVX2);
+// bf16 backward-weights goes batch-as-channels on bf16 kernels; bf16 without bf16
+// kernels runs fp32 kernels on rounded operands.
 ConvRoute ExpectedRoute(const ConvProblem& p, ConvOp op) {
   const bool fp32_kernels = p.precision == MathPrecision::kFp32 || !onednn::NativeBf16Kernels().native;
   const int64_t reuse = p.batch * p.out_height * p.out_width, o = p.out_channels;
@@ -211,6 +212,9 @@ ConvRoute ExpectedRoute(const ConvProblem& p, ConvOp op) {
   }
   if (fp32_kernels && lowered) return ConvRoute::kLowered;
   if (p.in_channels == 1 && op == ConvOp::kBackwardData) return ConvRoute::kReference;
+  if (p.in_channels == 1 && op == ConvOp::kBackwardWeights && fp32_kernels && !onednn::HasAvx512Fp32Kernels()) {
+    return ConvRoute::kReference;
+  }
   if (p.precision != MathPrecision::kBf16) return ConvRoute::kNative;
   if (!onednn::NativeBf16Kernels().native) return ConvRoute::kRoundedFp32;
   return op == ConvOp::kBackwardWeights ? ConvRoute::kBatchAsChannels : ConvRoute::kNative;

@@ -1,5 +1,7 @@
 #include "worker/tensor/bf16_wire.h"
 
+#include "common/vector_clones.h"
+
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define GANTRY_WIRE_AVX512 1
 #include <immintrin.h>
@@ -8,10 +10,12 @@
 namespace gantry {
 namespace {
 
+GANTRY_VECTOR_CLONES
 void ToWirePortable(const float* src, uint16_t* dst, int64_t count) {
   for (int64_t i = 0; i < count; ++i) dst[i] = WireBf16(src[i]);
 }
 
+GANTRY_VECTOR_CLONES
 void SumIntoPortable(const uint16_t* in, uint16_t* inout, int64_t count) {
   for (int64_t i = 0; i < count; ++i) inout[i] = WireSum(in[i], inout[i]);
 }

@@ -1,12 +1,16 @@
 #include <cmath>
 
 #include "common/check.h"
+#include "common/vector_clones.h"
 #include "worker/tensor/cpu/activation_math.h"
 #include "worker/tensor/cpu/cpu_backend.h"
 
 namespace gantry {
 
-void EigenCpuBackend::ActivationForward(Activation f, float slope, int64_t count, const float* x, float* y) {
+namespace {
+
+GANTRY_VECTOR_CLONES
+void ActivationForwardKernel(Activation f, float slope, int64_t count, const float* x, float* y) {
   // One loop per function keeps the branch out of the loop body, so each vectorises.
   switch (f) {
     case Activation::kLeakyRelu:
@@ -24,8 +28,17 @@ void EigenCpuBackend::ActivationForward(Activation f, float slope, int64_t count
   }
 }
 
-void EigenCpuBackend::ActivationBackward(Activation f, float slope, int64_t count, const float* x,
-                                         const float* y, const float* dy, float* dx) {
+}  // namespace
+
+void EigenCpuBackend::ActivationForward(Activation f, float slope, int64_t count, const float* x, float* y) {
+  ActivationForwardKernel(f, slope, count, x, y);
+}
+
+namespace {
+
+GANTRY_VECTOR_CLONES
+void ActivationBackwardKernel(Activation f, float slope, int64_t count, const float* x, const float* y, const float* dy,
+                              float* dx) {
   switch (f) {
     case Activation::kLeakyRelu:
       CHECK(x != nullptr) << "LeakyReLU backward needs x";
@@ -44,6 +57,13 @@ void EigenCpuBackend::ActivationBackward(Activation f, float slope, int64_t coun
       for (int64_t i = 0; i < count; ++i) dx[i] = dy[i] * y[i] * (1.0f - y[i]);
       return;
   }
+}
+
+}  // namespace
+
+void EigenCpuBackend::ActivationBackward(Activation f, float slope, int64_t count, const float* x, const float* y,
+                                         const float* dy, float* dx) {
+  ActivationBackwardKernel(f, slope, count, x, y, dy, dx);
 }
 
 }  // namespace gantry

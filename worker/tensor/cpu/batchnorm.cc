@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "common/vector_clones.h"
 #include "worker/tensor/cpu/activation_math.h"
 #include "worker/tensor/cpu/cpu_backend.h"
 
@@ -184,8 +185,10 @@ std::vector<float> NormScale(int64_t c, const float* var, float eps, const float
 
 }  // namespace
 
-void EigenCpuBackend::BatchNormStats(int64_t n, int64_t c, int64_t hw, const float* x, float* mean,
-                                     float* var) {
+namespace {
+
+GANTRY_VECTOR_CLONES
+void BatchNormStatsKernel(int64_t n, int64_t c, int64_t hw, const float* x, float* mean, float* var) {
   const double count = static_cast<double>(n * hw);
   CHECK_GT(count, 0.0);
   // Two passes, both in double: the variance never suffers E[x^2] - E[x]^2 cancellation.
@@ -202,25 +205,52 @@ void EigenCpuBackend::BatchNormStats(int64_t n, int64_t c, int64_t hw, const flo
   }
 }
 
-void EigenCpuBackend::BatchNormApply(int64_t n, int64_t c, int64_t hw, const float* x, const float* mean,
-                                     const float* var, float eps, const float* gamma, const float* beta,
-                                     float* y) {
+}  // namespace
+
+void EigenCpuBackend::BatchNormStats(int64_t n, int64_t c, int64_t hw, const float* x, float* mean, float* var) {
+  BatchNormStatsKernel(n, c, hw, x, mean, var);
+}
+
+namespace {
+
+GANTRY_VECTOR_CLONES
+void BatchNormApplyKernel(int64_t n, int64_t c, int64_t hw, const float* x, const float* mean, const float* var,
+                          float eps, const float* gamma, const float* beta, float* y) {
   // gamma / sqrt(var + eps) once per channel, in double; then one subtract and one
   // multiply-add per element.
   const std::vector<float> scale = NormScale(c, var, eps, gamma);
   CenteredChannelAffine(n, c, hw, x, mean, scale.data(), beta, y);
 }
 
-void EigenCpuBackend::BatchNormBackward(int64_t n, int64_t c, int64_t hw, const float* x, const float* dy,
-                                        const float* mean, const float* var, float eps, const float* gamma,
-                                        float* dx, float* dgamma, float* dbeta) {
+}  // namespace
+
+void EigenCpuBackend::BatchNormApply(int64_t n, int64_t c, int64_t hw, const float* x, const float* mean,
+                                     const float* var, float eps, const float* gamma, const float* beta, float* y) {
+  BatchNormApplyKernel(n, c, hw, x, mean, var, eps, gamma, beta, y);
+}
+
+namespace {
+
+GANTRY_VECTOR_CLONES
+void BatchNormBackwardKernel(int64_t n, int64_t c, int64_t hw, const float* x, const float* dy, const float* mean,
+                             const float* var, float eps, const float* gamma, float* dx, float* dgamma, float* dbeta) {
   NormBackward(n, c, hw, x, [dy](int64_t j) { return dy[j]; }, mean, var, eps, gamma, dx, dgamma, dbeta);
 }
 
-void EigenCpuBackend::BatchNormActivationForward(int64_t n, int64_t c, int64_t hw, const float* x,
-                                                 const float* mean, const float* var, float eps,
-                                                 const float* gamma, const float* beta, Activation f, float slope,
-                                                 float* y) {
+}  // namespace
+
+void EigenCpuBackend::BatchNormBackward(int64_t n, int64_t c, int64_t hw, const float* x, const float* dy,
+                                        const float* mean, const float* var, float eps, const float* gamma, float* dx,
+                                        float* dgamma, float* dbeta) {
+  BatchNormBackwardKernel(n, c, hw, x, dy, mean, var, eps, gamma, dx, dgamma, dbeta);
+}
+
+namespace {
+
+GANTRY_VECTOR_CLONES
+void BatchNormActivationForwardKernel(int64_t n, int64_t c, int64_t hw, const float* x, const float* mean,
+                                      const float* var, float eps, const float* gamma, const float* beta, Activation f,
+                                      float slope, float* y) {
   CHECK(f != Activation::kLeakyRelu || slope >= 0.0f) << "fused LeakyReLU needs slope >= 0, got " << slope;
   const std::vector<float> scale = NormScale(c, var, eps, gamma);
   if (f == Activation::kLeakyRelu) {
@@ -237,10 +267,21 @@ void EigenCpuBackend::BatchNormActivationForward(int64_t n, int64_t c, int64_t h
   for (int64_t j = 0; j < n * c * hw; ++j) y[j] = ApplyActivation(f, slope, y[j]);
 }
 
-void EigenCpuBackend::BatchNormActivationBackward(int64_t n, int64_t c, int64_t hw, const float* x,
-                                                  const float* y, const float* dy, const float* mean,
-                                                  const float* var, float eps, const float* gamma, Activation f,
-                                                  float slope, float* dx, float* dgamma, float* dbeta) {
+}  // namespace
+
+void EigenCpuBackend::BatchNormActivationForward(int64_t n, int64_t c, int64_t hw, const float* x, const float* mean,
+                                                 const float* var, float eps, const float* gamma, const float* beta,
+                                                 Activation f, float slope, float* y) {
+  BatchNormActivationForwardKernel(n, c, hw, x, mean, var, eps, gamma, beta, f, slope, y);
+}
+
+namespace {
+
+GANTRY_VECTOR_CLONES
+void BatchNormActivationBackwardKernel(int64_t n, int64_t c, int64_t hw, const float* x, const float* y,
+                                       const float* dy, const float* mean, const float* var, float eps,
+                                       const float* gamma, Activation f, float slope, float* dx, float* dgamma,
+                                       float* dbeta) {
   CHECK(f != Activation::kLeakyRelu || slope >= 0.0f) << "fused LeakyReLU needs slope >= 0, got " << slope;
   // The activation's gradient is recomputed where it is read instead of stored; for
   // LeakyReLU and ReLU as a branch-free select, so the passes vectorise. ReLU's is
@@ -257,6 +298,15 @@ void EigenCpuBackend::BatchNormActivationBackward(int64_t n, int64_t c, int64_t 
   }
   auto g = [=](int64_t j) { return dy[j] * ActivationSlopeAtOutput(f, slope, y[j]); };
   NormBackward(n, c, hw, x, g, mean, var, eps, gamma, dx, dgamma, dbeta);
+}
+
+}  // namespace
+
+void EigenCpuBackend::BatchNormActivationBackward(int64_t n, int64_t c, int64_t hw, const float* x, const float* y,
+                                                  const float* dy, const float* mean, const float* var, float eps,
+                                                  const float* gamma, Activation f, float slope, float* dx,
+                                                  float* dgamma, float* dbeta) {
+  BatchNormActivationBackwardKernel(n, c, hw, x, y, dy, mean, var, eps, gamma, f, slope, dx, dgamma, dbeta);
 }
 
 }  // namespace gantry

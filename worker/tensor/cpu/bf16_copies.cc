@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdint>
 
+#include "common/vector_clones.h"
 #include "worker/tensor/bf16_wire.h"
 #include "worker/tensor/cpu/cpu_backend.h"
 #include "worker/tensor/cpu/gradient_unscale.h"
@@ -12,7 +13,10 @@ namespace gantry {
 
 // bf16::FromFloat written without branches, so the compiler vectorises the loop: it runs
 // on every bf16 forward, over every saved input.
-void EigenCpuBackend::NarrowToBf16(int64_t count, const float* from, uint16_t* to) {
+namespace {
+
+GANTRY_VECTOR_CLONES
+void NarrowToBf16Kernel(int64_t count, const float* from, uint16_t* to) {
   for (int64_t i = 0; i < count; ++i) {
     const uint32_t u = std::bit_cast<uint32_t>(from[i]);
     const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
@@ -21,8 +25,23 @@ void EigenCpuBackend::NarrowToBf16(int64_t count, const float* from, uint16_t* t
   }
 }
 
-void EigenCpuBackend::WidenFromBf16(int64_t count, const uint16_t* from, float* to) {
+}  // namespace
+
+void EigenCpuBackend::NarrowToBf16(int64_t count, const float* from, uint16_t* to) {
+  NarrowToBf16Kernel(count, from, to);
+}
+
+namespace {
+
+GANTRY_VECTOR_CLONES
+void WidenFromBf16Kernel(int64_t count, const uint16_t* from, float* to) {
   for (int64_t i = 0; i < count; ++i) to[i] = std::bit_cast<float>(static_cast<uint32_t>(from[i]) << 16);
+}
+
+}  // namespace
+
+void EigenCpuBackend::WidenFromBf16(int64_t count, const uint16_t* from, float* to) {
+  WidenFromBf16Kernel(count, from, to);
 }
 
 void EigenCpuBackend::ToWireBf16(int64_t count, const float* grads, uint16_t* wire) {

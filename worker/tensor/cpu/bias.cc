@@ -1,10 +1,14 @@
 #include "common/check.h"
+#include "common/vector_clones.h"
 #include "worker/tensor/cpu/activation_math.h"
 #include "worker/tensor/cpu/cpu_backend.h"
 
 namespace gantry {
 
-void EigenCpuBackend::AddChannelBias(int64_t n, int64_t c, int64_t hw, const float* bias, float* y) {
+namespace {
+
+GANTRY_VECTOR_CLONES
+void AddChannelBiasKernel(int64_t n, int64_t c, int64_t hw, const float* bias, float* y) {
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t ch = 0; ch < c; ++ch) {
       const float b = bias[ch];
@@ -14,8 +18,17 @@ void EigenCpuBackend::AddChannelBias(int64_t n, int64_t c, int64_t hw, const flo
   }
 }
 
-void EigenCpuBackend::AddChannelBiasActivation(int64_t n, int64_t c, int64_t hw, const float* bias, Activation f,
-                                               float slope, float* y) {
+}  // namespace
+
+void EigenCpuBackend::AddChannelBias(int64_t n, int64_t c, int64_t hw, const float* bias, float* y) {
+  AddChannelBiasKernel(n, c, hw, bias, y);
+}
+
+namespace {
+
+GANTRY_VECTOR_CLONES
+void AddChannelBiasActivationKernel(int64_t n, int64_t c, int64_t hw, const float* bias, Activation f, float slope,
+                                    float* y) {
   CHECK(f != Activation::kLeakyRelu || slope >= 0.0f) << "fused LeakyReLU needs slope >= 0, got " << slope;
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t ch = 0; ch < c; ++ch) {
@@ -33,7 +46,17 @@ void EigenCpuBackend::AddChannelBiasActivation(int64_t n, int64_t c, int64_t hw,
   }
 }
 
-void EigenCpuBackend::ChannelSum(int64_t n, int64_t c, int64_t hw, const float* dy, float* out) {
+}  // namespace
+
+void EigenCpuBackend::AddChannelBiasActivation(int64_t n, int64_t c, int64_t hw, const float* bias, Activation f,
+                                               float slope, float* y) {
+  AddChannelBiasActivationKernel(n, c, hw, bias, f, slope, y);
+}
+
+namespace {
+
+GANTRY_VECTOR_CLONES
+void ChannelSumKernel(int64_t n, int64_t c, int64_t hw, const float* dy, float* out) {
   for (int64_t ch = 0; ch < c; ++ch) {
     // Summed in double: a channel of a large batch adds up n * hw terms.
     double sum = 0.0;
@@ -43,6 +66,12 @@ void EigenCpuBackend::ChannelSum(int64_t n, int64_t c, int64_t hw, const float* 
     }
     out[ch] += static_cast<float>(sum);
   }
+}
+
+}  // namespace
+
+void EigenCpuBackend::ChannelSum(int64_t n, int64_t c, int64_t hw, const float* dy, float* out) {
+  ChannelSumKernel(n, c, hw, dy, out);
 }
 
 }  // namespace gantry

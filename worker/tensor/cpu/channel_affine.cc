@@ -1,9 +1,13 @@
 #include "worker/tensor/cpu/cpu_backend.h"
+#include "common/vector_clones.h"
 
 namespace gantry {
 
-void EigenCpuBackend::ChannelAffine(int64_t n, int64_t c, int64_t hw, const float* x, const float* scale,
-                                    const float* shift, float* y) {
+namespace {
+
+GANTRY_VECTOR_CLONES
+void ChannelAffineKernel(int64_t n, int64_t c, int64_t hw, const float* x, const float* scale, const float* shift,
+                         float* y) {
   // Each element is read once before its own slot is written, so y may alias x.
   for (int64_t i = 0; i < n; ++i) {
     if (hw == 1) {
@@ -20,6 +24,13 @@ void EigenCpuBackend::ChannelAffine(int64_t n, int64_t c, int64_t hw, const floa
       for (int64_t k = 0; k < hw; ++k) yr[k] = xr[k] * s + b;
     }
   }
+}
+
+}  // namespace
+
+void EigenCpuBackend::ChannelAffine(int64_t n, int64_t c, int64_t hw, const float* x, const float* scale,
+                                    const float* shift, float* y) {
+  ChannelAffineKernel(n, c, hw, x, scale, shift, y);
 }
 
 }  // namespace gantry

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "common/check.h"
+#include "common/vector_clones.h"
 #include "worker/tensor/cpu/conv_lowering.h"
 
 namespace gantry {
@@ -65,6 +66,7 @@ void ForEachRun(const ConvGeometry& g, Col* cols, Img* image, Visit visit, Skip 
 
 }  // namespace
 
+GANTRY_VECTOR_CLONES
 void Im2Col(const ConvGeometry& g, const float* image, float* cols) {
   CheckGeometry(g);
   const int64_t s = g.stride;
@@ -90,6 +92,7 @@ ConvGeometry LoweringGeometry(const ConvProblem& p) {
                       .out_width = p.out_width};
 }
 
+GANTRY_VECTOR_CLONES
 void Col2Im(const ConvGeometry& g, const float* cols, float* image) {
   CheckGeometry(g);
   const int64_t s = g.stride;

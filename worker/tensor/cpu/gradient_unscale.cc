@@ -2,6 +2,8 @@
 
 #include <bit>
 
+#include "common/vector_clones.h"
+
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 #define GANTRY_UNSCALE_AVX512 1
 #include <immintrin.h>
@@ -33,6 +35,7 @@ __m512 WidenBf16(__m256i bits) { return _mm512_castsi512_ps(_mm512_slli_epi32(_m
 
 }  // namespace
 
+GANTRY_VECTOR_CLONES
 bool UnscaleAndCheckFinitePortable(float* grads, int64_t count, float inv_scale) {
   uint32_t bad = 0;
   for (int64_t i = 0; i < count; ++i) {
@@ -42,6 +45,7 @@ bool UnscaleAndCheckFinitePortable(float* grads, int64_t count, float inv_scale)
   return bad == 0;
 }
 
+GANTRY_VECTOR_CLONES
 bool UnscaleFromBf16AndCheckFinitePortable(const uint16_t* wire, float* grads, int64_t count, float inv_scale) {
   uint32_t bad = 0;
   for (int64_t i = 0; i < count; ++i) {

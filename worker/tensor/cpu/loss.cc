@@ -2,11 +2,15 @@
 #include <cmath>
 
 #include "common/check.h"
+#include "common/vector_clones.h"
 #include "worker/tensor/cpu/cpu_backend.h"
 
 namespace gantry {
 
-double EigenCpuBackend::BceWithLogits(int64_t count, const float* logits, float target, float* dlogits) {
+namespace {
+
+GANTRY_VECTOR_CLONES
+double BceWithLogitsKernel(int64_t count, const float* logits, float target, float* dlogits) {
   CHECK_GT(count, 0);
   double sum = 0.0;
   for (int64_t i = 0; i < count; ++i) {
@@ -24,6 +28,12 @@ double EigenCpuBackend::BceWithLogits(int64_t count, const float* logits, float 
     }
   }
   return sum / static_cast<double>(count);
+}
+
+}  // namespace
+
+double EigenCpuBackend::BceWithLogits(int64_t count, const float* logits, float target, float* dlogits) {
+  return BceWithLogitsKernel(count, logits, target, dlogits);
 }
 
 double EigenCpuBackend::L1Loss(int64_t count, const float* pred, const float* target, float* dpred) {

@@ -5,6 +5,7 @@
 #include "common/bf16.h"
 #include "common/check.h"
 #include "common/fp16.h"
+#include "common/vector_clones.h"
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -16,6 +17,7 @@ namespace {
 // Both formats round to nearest, ties to even, exactly as common/bf16.h and
 // common/fp16.h (tests/tensor/mixed_precision_reference_test.cc checks it); the
 // instructions only make it fast where the build targets them (-march=native).
+GANTRY_VECTOR_CLONES
 void RoundToBf16(int64_t count, const float* src, float* dst) {
   int64_t i = 0;
 #if defined(__AVX512F__)
@@ -36,6 +38,7 @@ void RoundToBf16(int64_t count, const float* src, float* dst) {
   for (; i < count; ++i) dst[i] = bf16::FromFloat(src[i]).ToFloat();
 }
 
+GANTRY_VECTOR_CLONES
 void RoundToFp16(int64_t count, const float* src, float* dst) {
   int64_t i = 0;
 #if defined(__AVX512F__)

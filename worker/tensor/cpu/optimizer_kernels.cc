@@ -1,11 +1,15 @@
 #include <cmath>
 
+#include "common/vector_clones.h"
 #include "worker/tensor/cpu/cpu_backend.h"
 
 namespace gantry {
 
-void EigenCpuBackend::AdamStep(int64_t count, float lr, float beta1, float beta2, float eps, int64_t step,
-                               const float* grad, float* param, float* m, float* v) {
+namespace {
+
+GANTRY_VECTOR_CLONES
+void AdamStepKernel(int64_t count, float lr, float beta1, float beta2, float eps, int64_t step, const float* grad,
+                    float* param, float* m, float* v) {
   // One pass over the four buffers, vectorised (worker/CMakeLists.txt builds this file
   // without errno from sqrt; distinct buffers, as FlatParameters hands them over).
   // Bias corrections folded into the step size and epsilon, computed in double once.
@@ -25,13 +29,29 @@ void EigenCpuBackend::AdamStep(int64_t count, float lr, float beta1, float beta2
   }
 }
 
-void EigenCpuBackend::SgdStep(int64_t count, float lr, float momentum, const float* grad, float* param,
-                              float* momentum_buf) {
+}  // namespace
+
+void EigenCpuBackend::AdamStep(int64_t count, float lr, float beta1, float beta2, float eps, int64_t step,
+                               const float* grad, float* param, float* m, float* v) {
+  AdamStepKernel(count, lr, beta1, beta2, eps, step, grad, param, m, v);
+}
+
+namespace {
+
+GANTRY_VECTOR_CLONES
+void SgdStepKernel(int64_t count, float lr, float momentum, const float* grad, float* param, float* momentum_buf) {
   for (int64_t i = 0; i < count; ++i) {
     const float b = momentum * momentum_buf[i] + grad[i];
     momentum_buf[i] = b;
     param[i] -= lr * b;
   }
+}
+
+}  // namespace
+
+void EigenCpuBackend::SgdStep(int64_t count, float lr, float momentum, const float* grad, float* param,
+                              float* momentum_buf) {
+  SgdStepKernel(count, lr, momentum, grad, param, momentum_buf);
 }
 
 }  // namespace gantry

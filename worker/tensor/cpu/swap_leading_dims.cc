@@ -1,10 +1,12 @@
 #include <cstring>
 
 #include "common/check.h"
+#include "common/vector_clones.h"
 #include "worker/tensor/cpu/swap_leading_dims.h"
 
 namespace gantry {
 
+GANTRY_VECTOR_CLONES
 void SwapLeadingDims(int64_t a, int64_t b, int64_t inner, const float* x, float* y) {
   CHECK(a >= 0 && b >= 0 && inner >= 0) << "a=" << a << " b=" << b << " inner=" << inner;
   const size_t run = static_cast<size_t>(inner) * sizeof(float);

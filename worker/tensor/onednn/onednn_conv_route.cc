@@ -47,6 +47,11 @@
 //    one-channel layers (gantry-bench-kernels, batch 64): backward-data 70-72
 //    GFLOP/s lowered, as on the reference (71) that took it before, against 10 natively;
 //    but backward-weights 55 against 85 natively.
+//  - Except on AVX2 (a CPU without AVX-512, or ONEDNN_MAX_CPU_ISA=AVX2): there oneDNN's
+//    kernels run the one-input-channel backward-weights at 13 GFLOP/s, the reference's
+//    im2col + Eigen GEMM at 55-58, lowered at 48-49 (fp32; bf16 on rounded operands 12 /
+//    42 / 38; gantry-bench-kernels --batch 128 --conv-route auto,reference,lowered under
+//    ONEDNN_MAX_CPU_ISA=AVX2, Sapphire Rapids). -> reference there.
 #include <atomic>
 
 #include "worker/tensor/onednn/onednn_backend.h"
@@ -105,6 +110,10 @@ ConvRoute OnednnBackend::ChooseConvRoute(const ConvProblem& p, ConvOp op) {
   if (forced >= 0) return native_or_rounded(static_cast<ConvRoute>(forced));
   if ((p.precision == MathPrecision::kFp32 || fp32_kernels) && LoweredWins(p, op)) return ConvRoute::kLowered;
   if (p.in_channels == 1 && op == ConvOp::kBackwardData) return ConvRoute::kReference;
+  if (p.in_channels == 1 && op == ConvOp::kBackwardWeights && (p.precision == MathPrecision::kFp32 || fp32_kernels) &&
+      !onednn::HasAvx512Fp32Kernels()) {
+    return ConvRoute::kReference;
+  }
   // Batch-as-channels wins only on bf16 kernels (on fp32 ones it loses, see above).
   if (p.precision == MathPrecision::kBf16 && !fp32_kernels && op == ConvOp::kBackwardWeights) {
     return ConvRoute::kBatchAsChannels;

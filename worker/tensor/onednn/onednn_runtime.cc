@@ -57,7 +57,31 @@ Bf16Kernels ProbeBf16Kernels() {
   }
 }
 
+// Asks a small fp32 convolution which implementation oneDNN chose: the name carries the
+// ISA ("jit:avx512_core", "jit:avx2").
+bool ProbeAvx512Fp32Kernels() {
+  const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  const dnnl::memory::desc src({1, 16, 8, 8}, dt::f32, tag::any), wei({16, 16, 3, 3}, dt::f32, tag::any);
+  const dnnl::memory::desc dst({1, 16, 8, 8}, dt::f32, tag::any);
+  try {
+    const dnnl::convolution_forward::primitive_desc pd(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, src,
+                                        wei, dst, {1, 1}, {1, 1}, {1, 1}),
+        eng);
+    return std::string(pd.impl_info_str()).find("avx512") != std::string::npos;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
 }  // namespace
+
+bool HasAvx512Fp32Kernels() {
+  static const bool probed = ProbeAvx512Fp32Kernels();
+  return probed;
+}
 
 const Bf16Kernels& NativeBf16Kernels() {
   static const Bf16Kernels probed = ProbeBf16Kernels();

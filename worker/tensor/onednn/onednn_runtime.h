@@ -58,6 +58,11 @@ const Bf16Kernels& NativeBf16Kernels();
 // where the CPU has no bf16 kernels.
 bool RunsOnFp32Kernels(MathPrecision precision);
 
+// Whether oneDNN's fp32 convolutions here are its AVX-512 kernels (false on AVX2-only
+// CPUs, or under ONEDNN_MAX_CPU_ISA=AVX2). Some of its kernels rank differently on the
+// two (onednn_conv_route.cc). Probed once per process, like NativeBf16Kernels.
+bool HasAvx512Fp32Kernels();
+
 // "oneDNN 2.6.3 (OpenMP runtime, 1 thread per rank), ISA: ..." for logs and benchmarks.
 std::string Describe();
 
