@@ -41,6 +41,34 @@ TEST(MixedPrecisionReferenceTest, RoundToPrecisionUsesTheStorageFormats) {
 
 // The vectorised rounding against the scalar definitions over a sweep of float bit
 // patterns: every exponent (subnormals, overflow to Inf, NaN) and many mantissas.
+// An operand that holds bf16 values already (a saved input widened back) is used in
+// place; one value that is not, anywhere (first block, last element), makes a rounded copy.
+TEST(MixedPrecisionReferenceTest, OperandsAlreadyRoundedAreUsedInPlace) {
+  const std::vector<float> exact = Rounded(MathPrecision::kBf16, Random(1000, 3));
+  std::vector<float> scratch;
+  const auto n = static_cast<int64_t>(exact.size());
+  EXPECT_TRUE(AlreadyAtPrecision(MathPrecision::kBf16, n, exact.data()));
+  EXPECT_EQ(RoundedOperand(MathPrecision::kBf16, n, exact.data(), scratch), exact.data());
+  EXPECT_FALSE(AlreadyAtPrecision(MathPrecision::kFp16, n, exact.data()));  // fp16 is never checked
+  for (size_t at : {size_t{0}, size_t{300}, exact.size() - 1}) {
+    SCOPED_TRACE(at);
+    std::vector<float> one_off = exact;
+    one_off[at] = std::nextafter(one_off[at], 1e30f);
+    EXPECT_FALSE(AlreadyAtPrecision(MathPrecision::kBf16, n, one_off.data()));
+    const float* rounded = RoundedOperand(MathPrecision::kBf16, n, one_off.data(), scratch);
+    ASSERT_EQ(rounded, scratch.data());
+    EXPECT_EQ(std::vector<float>(rounded, rounded + n), Rounded(MathPrecision::kBf16, one_off));
+  }
+  // A strided matrix: only the rows' cols values count, not the padding between rows.
+  std::vector<float> padded = exact;
+  for (size_t r = 0; r < 10; ++r) padded[r * 100 + 99] = 1.0f + std::ldexp(1.0f, -20);
+  int64_t ld = 0;
+  EXPECT_TRUE(RowsAlreadyAtPrecision(MathPrecision::kBf16, 10, 99, padded.data(), 100));
+  EXPECT_EQ(RoundedMatrix(MathPrecision::kBf16, 10, 99, padded.data(), 100, scratch, &ld), padded.data());
+  EXPECT_EQ(ld, 100);
+  EXPECT_FALSE(RowsAlreadyAtPrecision(MathPrecision::kBf16, 10, 100, padded.data(), 100));
+}
+
 TEST(MixedPrecisionReferenceTest, RoundToPrecisionMatchesTheScalarDefinitionEverywhere) {
   std::vector<float> v;
   for (uint64_t u = 0; u < 0x100000000ull; u += 0x10001ull * 13) {

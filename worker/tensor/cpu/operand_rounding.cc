@@ -1,6 +1,7 @@
 #include "worker/tensor/cpu/operand_rounding.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "common/bf16.h"
 #include "common/check.h"
@@ -51,7 +52,32 @@ void RoundToFp16(int64_t count, const float* src, float* dst) {
   for (; i < count; ++i) dst[i] = fp16::FromFloat(src[i]).ToFloat();
 }
 
+// Blocks of 256 values: the OR of their low halves vectorises, and an fp32 activation
+// (low bits set almost everywhere) stops after the first block.
+GANTRY_VECTOR_CLONES
+bool BitsBelowBf16AllZero(int64_t count, const float* src) {
+  constexpr int64_t kBlock = 256;
+  for (int64_t begin = 0; begin < count; begin += kBlock) {
+    const int64_t end = std::min(count, begin + kBlock);
+    uint32_t low = 0;
+    for (int64_t i = begin; i < end; ++i) low |= std::bit_cast<uint32_t>(src[i]) & 0xffffu;
+    if (low != 0) return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+bool AlreadyAtPrecision(MathPrecision precision, int64_t count, const float* src) {
+  switch (precision) {
+    case MathPrecision::kFp32: return true;
+    // A NaN whose low half is zero stays as it is: rounding would only quiet it, and
+    // a NaN in a product operand gives NaN either way.
+    case MathPrecision::kBf16: return BitsBelowBf16AllZero(count, src);
+    case MathPrecision::kFp16: return false;
+  }
+  return false;
+}
 
 void RoundToPrecision(MathPrecision precision, int64_t count, const float* src, float* dst) {
   CHECK_GE(count, 0);
@@ -69,15 +95,22 @@ void RoundToPrecision(MathPrecision precision, int64_t count, const float* src, 
 }
 
 const float* RoundedOperand(MathPrecision precision, int64_t count, const float* src, std::vector<float>& scratch) {
-  if (precision == MathPrecision::kFp32) return src;
+  if (AlreadyAtPrecision(precision, count, src)) return src;
   if (scratch.size() < static_cast<size_t>(count)) scratch.resize(static_cast<size_t>(count));
   RoundToPrecision(precision, count, src, scratch.data());
   return scratch.data();
 }
 
+bool RowsAlreadyAtPrecision(MathPrecision precision, int64_t rows, int64_t cols, const float* src, int64_t ld) {
+  for (int64_t r = 0; r < rows; ++r) {
+    if (!AlreadyAtPrecision(precision, cols, src + r * ld)) return false;
+  }
+  return true;
+}
+
 const float* RoundedMatrix(MathPrecision precision, int64_t rows, int64_t cols, const float* src, int64_t ld,
                            std::vector<float>& scratch, int64_t* out_ld) {
-  if (precision == MathPrecision::kFp32) {
+  if (RowsAlreadyAtPrecision(precision, rows, cols, src, ld)) {
     *out_ld = ld;
     return src;
   }

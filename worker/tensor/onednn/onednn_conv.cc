@@ -32,6 +32,15 @@ ConvAlgorithm AlgorithmOf(ConvRoute route) {
   return route == ConvRoute::kBatchAsChannels ? ConvAlgorithm::kBatchAsChannels : ConvAlgorithm::kDirect;
 }
 
+// `src` rounded to `precision` in this thread's `slot`, or `src` itself where it holds
+// values of that precision already (a saved input widened from bf16).
+const float* RoundedStaging(Runtime& rt, Slot slot, MathPrecision precision, int64_t count, const float* src) {
+  if (AlreadyAtPrecision(precision, count, src)) return src;
+  auto* rounded = static_cast<float*>(rt.Buffer(slot, static_cast<size_t>(count) * sizeof(float)));
+  RoundToPrecision(precision, count, src, rounded);
+  return rounded;
+}
+
 // Runs `op` of `p` on oneDNN along `route`; false where oneDNN has no plan for it (the
 // caller then runs the reference).
 bool RunOnOnednn(ConvRoute route, const ConvProblem& p, ConvOp op, const float* a, int64_t a_count,
@@ -42,12 +51,8 @@ bool RunOnOnednn(ConvRoute route, const ConvProblem& p, ConvOp op, const float* 
   if (plan == nullptr) return false;
   Runtime& rt = Runtime::ForThisThread();
   if (kernel.precision != p.precision) {
-    auto* ra = static_cast<float*>(rt.Buffer(Slot::kStagingA, static_cast<size_t>(a_count) * sizeof(float)));
-    auto* rb = static_cast<float*>(rt.Buffer(Slot::kStagingB, static_cast<size_t>(b_count) * sizeof(float)));
-    RoundToPrecision(p.precision, a_count, a, ra);
-    RoundToPrecision(p.precision, b_count, b, rb);
-    a = ra;
-    b = rb;
+    a = RoundedStaging(rt, Slot::kStagingA, p.precision, a_count, a);
+    b = RoundedStaging(rt, Slot::kStagingB, p.precision, b_count, b);
   }
   const void* in[] = {a, b};
   plan->Run(rt, in, out);
@@ -68,18 +73,14 @@ int64_t LoweredChunk(const ConvProblem& p) {
 }
 
 // Runs `op` of `p` along kLowered: operands a (a_count floats) and b rounded to the
-// precision into staging buffers (fp32 operands are used in place), then the lowered
+// precision into staging buffers (fp32 and already-rounded operands are used in place), then the lowered
 // convolution on oneDNN's fp32 matmul.
 void RunLowered(OnednnBackend& backend, const ConvProblem& p, ConvOp op, const float* a, int64_t a_count,
                 const float* b, int64_t b_count, float* out) {
   if (p.precision != MathPrecision::kFp32) {
     Runtime& rt = Runtime::ForThisThread();
-    auto* ra = static_cast<float*>(rt.Buffer(Slot::kStagingA, static_cast<size_t>(a_count) * sizeof(float)));
-    auto* rb = static_cast<float*>(rt.Buffer(Slot::kStagingB, static_cast<size_t>(b_count) * sizeof(float)));
-    RoundToPrecision(p.precision, a_count, a, ra);
-    RoundToPrecision(p.precision, b_count, b, rb);
-    a = ra;
-    b = rb;
+    a = RoundedStaging(rt, Slot::kStagingA, p.precision, a_count, a);
+    b = RoundedStaging(rt, Slot::kStagingB, p.precision, b_count, b);
   }
   // The matmul at fp32 never touches the staging slots, so the rounded operands stay put.
   // Weight gradients of weight-bound problems are rank-k updates of a large dW (k = the

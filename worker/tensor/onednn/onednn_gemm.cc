@@ -89,6 +89,18 @@ Plan* FindGemmPlan(const GemmKey& key) {
   return it->second ? &*it->second : nullptr;
 }
 
+// A rows x cols matrix (row stride *ld) rounded to `precision`, packed densely into
+// this thread's `slot` (*ld becomes cols); the matrix itself where it holds values of that
+// precision already.
+const float* RoundedStagingMatrix(Runtime& rt, Slot slot, MathPrecision precision, int64_t rows, int64_t cols,
+                                  const float* src, int64_t* ld) {
+  if (RowsAlreadyAtPrecision(precision, rows, cols, src, *ld)) return src;
+  auto* rounded = static_cast<float*>(rt.Buffer(slot, static_cast<size_t>(rows * cols) * sizeof(float)));
+  for (int64_t r = 0; r < rows; ++r) RoundToPrecision(precision, cols, src + r * *ld, rounded + r * cols);
+  *ld = cols;
+  return rounded;
+}
+
 }  // namespace
 
 void OnednnBackend::Gemm(MathPrecision precision, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
@@ -109,14 +121,8 @@ void OnednnBackend::Gemm(MathPrecision precision, bool trans_a, bool trans_b, in
   if (onednn::RunsOnFp32Kernels(precision)) {
     // fp32 kernels on operands rounded to the precision's values: the same numbers.
     Runtime& rt = Runtime::ForThisThread();
-    auto* ra = static_cast<float*>(rt.Buffer(Slot::kStagingA, static_cast<size_t>(a_rows * a_cols) * sizeof(float)));
-    auto* rb = static_cast<float*>(rt.Buffer(Slot::kStagingB, static_cast<size_t>(b_rows * b_cols) * sizeof(float)));
-    for (int64_t r = 0; r < a_rows; ++r) RoundToPrecision(precision, a_cols, a + r * lda, ra + r * a_cols);
-    for (int64_t r = 0; r < b_rows; ++r) RoundToPrecision(precision, b_cols, b + r * ldb, rb + r * b_cols);
-    a = ra;
-    b = rb;
-    lda = a_cols;
-    ldb = b_cols;
+    a = RoundedStagingMatrix(rt, Slot::kStagingA, precision, a_rows, a_cols, a, &lda);
+    b = RoundedStagingMatrix(rt, Slot::kStagingB, precision, b_rows, b_cols, b, &ldb);
     precision = MathPrecision::kFp32;
   }
   Plan* plan = FindGemmPlan(GemmKey{precision, trans_a, trans_b, m, n, k, lda, ldb, ldc, alpha, beta});
