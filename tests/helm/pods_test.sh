@@ -114,16 +114,21 @@ show_logs() {
   done
 }
 
+kill_namespaces() {
+  for ns in "${netns[@]}"; do
+    # shellcheck disable=SC2046
+    kill -9 $(ip netns pids "$ns" 2>/dev/null) 2>/dev/null
+  done
+}
+
 cleanup() {
   local status=$?
   trap - EXIT INT TERM
   touch "$work/stop"
   for pid in "${kubelet_pid[@]}"; do kill "$pid" 2>/dev/null; done
-  for ns in "${netns[@]}"; do
-    # shellcheck disable=SC2046
-    kill -9 $(ip netns pids "$ns" 2>/dev/null) 2>/dev/null
-  done
+  kill_namespaces
   for pid in "${kubelet_pid[@]}"; do wait "$pid" 2>/dev/null; done
+  kill_namespaces  # a container a kubelet was starting as it was stopped
   for ns in "${netns[@]}"; do ip netns del "$ns" 2>/dev/null; done
   ip link del "$bridge" 2>/dev/null
   if [[ $status -ne 0 ]]; then show_logs; fi
@@ -140,13 +145,14 @@ fail() { echo "FAIL $1"; failed=$((failed + 1)); }
 fatal() { echo "FAIL $1"; echo "$passed passed, $((failed + 1)) failed"; exit 1; }
 elapsed() { local ms=$(($(date +%s%3N) - started_ms)); printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)); }
 
-# wait_for SECONDS COMMAND...: true once COMMAND succeeds, false after SECONDS.
+# wait_for SECONDS COMMAND...: true once COMMAND succeeds, false after SECONDS. It tries
+# every POLL_S seconds (0.2 unless set).
 wait_for() {
   local deadline=$(($(date +%s) + $1))
   shift
   until "$@" >/dev/null 2>&1; do
     (($(date +%s) >= deadline)) && return 1
-    sleep 0.2
+    sleep "${POLL_S:-0.2}"
   done
 }
 
@@ -162,7 +168,7 @@ node "$here/validate/validate.mjs" --modules "$modules" --crd "$crd" "$rendered"
 subnet=""
 for try in $(seq 0 40); do
   candidate=10.$((77 + ($$ + try) % 100)).$((($$ + try * 7) % 250))
-  if [[ -z $(ip -4 route show to match "$candidate.1" | grep -v '^default') ]]; then subnet=$candidate; break; fi
+  if ! ip -4 route show to match "$candidate.1" | grep -qv '^default'; then subnet=$candidate; break; fi
 done
 [[ -n $subnet ]] || fatal "no free 10.x.y.0/24 for the pods' network"
 node "$here/pods/plan_pods.mjs" --modules "$modules" --rendered "$rendered" --namespace "$NAMESPACE" \
@@ -240,21 +246,25 @@ start_pod() {
   kubelet_pid[$1]=$!
 }
 
+# shellcheck source=/dev/null
 pod_var() { (source "$work/pods/$1/pod.sh" && eval "echo \"\$$2\""); }
 restarts() { [[ -f $work/pods/$1/exits ]] && wc -l <"$work/pods/$1/exits" || echo 0; }
 
-# The kubelet's probes, from the node: "grpc PORT [SERVICE]" or "tcp PORT".
+# probe POD KIND: the pod's KIND probe (startup, liveness, readiness), sent from the node
+# to the pod's address as the kubelet sends it, with the probe's timeoutSeconds; true
+# when the pod has no such probe.
 probe() {
-  local pod=$1 kind=$2 line
+  local pod=$1 kind=$2 line ip timeout_s type port service
   line=$(grep "^$kind " "$work/pods/$pod/probes") || return 0
-  read -r _ type port service <<<"$line"
-  local ip
+  read -r _ timeout_s _ type port service <<<"$line"
   ip=$(pod_var "$pod" IP)
   case $type in
-    grpc) "$health_check" "$ip:$port" "$service" --timeout 1 ;;
-    tcp) timeout 2 bash -c "exec 3<>/dev/tcp/$ip/$port" ;;
+    grpc) "$health_check" "$ip:$port" "$service" --timeout "$timeout_s" ;;
+    tcp) timeout "$timeout_s" bash -c "exec 3<>/dev/tcp/$ip/$port" ;;
   esac
 }
+# The seconds a KIND probe of POD may keep failing (periodSeconds x failureThreshold).
+probe_budget() { grep "^$2 " "$work/pods/$1/probes" | cut -d' ' -f3; }
 
 gantry() { GANTRY_COORDINATOR=$COORDINATOR_IP:${SERVICE_ADDRESS##*:} GANTRY_TOKEN=$TOKEN "$bin_dir/gantry" "$@"; }
 json() { node -e "const j=JSON.parse(require('fs').readFileSync(0,'utf8')); const v=($1); \
@@ -263,8 +273,11 @@ job_field() { gantry --json status "$1" 2>/dev/null | json "$2"; }
 
 # --- 1. The coordinator and its probes ----------------------------------------------
 start_pod "$COORDINATOR_POD"
-wait_for 30 probe "$COORDINATOR_POD" startup || fatal "$COORDINATOR_POD: the startup probe did not pass in 30 s"
-pass "$COORDINATOR_POD: started; startup probe ($(grep '^startup ' "$work/pods/$COORDINATOR_POD/probes"))"
+# Started within the startup probe's budget, or the kubelet would have killed it.
+startup_s=$(probe_budget "$COORDINATOR_POD" startup)
+wait_for "${startup_s:-30}" probe "$COORDINATOR_POD" startup ||
+  fatal "$COORDINATOR_POD: the startup probe did not pass within its ${startup_s:-30} s"
+pass "$COORDINATOR_POD: started; startup probe passed ($(elapsed) s since start)"
 for kind in liveness readiness; do
   if out=$(probe "$COORDINATOR_POD" "$kind" 2>&1); then
     pass "$COORDINATOR_POD: $kind probe, no token: $out"
@@ -324,7 +337,8 @@ fi
 second=$(gantry --json submit --dataset fashion-mnist --world-size 2 "${SECOND_JOB[@]}" --name pods-resumed | json j.id) ||
   fatal "gantry submit (second job)"
 has_checkpoint() { compgen -G "$RUNS_DIR/$second/checkpoints/ckpt-*.bin" >/dev/null; }
-wait_for 120 has_checkpoint || fatal "$second: no checkpoint in $RUNS_DIR/$second/checkpoints after 120 s"
+# Looked for often: the sooner the kill, the more of the job is left to resume.
+POLL_S=0.05 wait_for 120 has_checkpoint || fatal "$second: no checkpoint in $RUNS_DIR/$second/checkpoints after 120 s"
 victim=${WORKER_PODS[1]}
 launcher_runs=$(restarts "$LAUNCHER_POD")
 victim_runs=$(restarts "$victim")
@@ -345,13 +359,16 @@ if out=$(gantry watch "$second" --for 180 2>&1); then
 else
   fail "$second did not succeed after the kill: $out"
 fi
-[[ $out == *"requeued after attempt 1 of"* ]] && pass "$second was requeued after its group was lost" ||
+if [[ $out == *"requeued after attempt 1 of"* ]]; then
+  pass "$second was requeued after its group was lost"
+else
   fail "$second: gantry watch does not say it was requeued: $out"
+fi
 attempts=$(job_field "$second" j.attempts)
 run_log=$(cat "$RUNS_DIR/$second/log.txt" 2>/dev/null)
 if [[ $attempts == 2 && $run_log == *"$second (attempt 2 of"*"resuming from its newest checkpoint"* &&
       ! -e $RUNS_DIR/$second.attempt-2 ]]; then
-  pass "$second resumed from its checkpoint on the restarted group: $(grep -o 'resuming at [^)]*' <<<"$run_log" | head -n 1)"
+  pass "$second resumed from its checkpoint on the restarted group: $(grep -o 'resuming at [^)]*)' <<<"$run_log" | head -n 1)"
 else
   fail "$second did not resume from its checkpoint (attempts $attempts): $(tail -n 5 <<<"$run_log")"
 fi

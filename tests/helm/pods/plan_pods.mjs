@@ -20,7 +20,8 @@
 //   pods/<pod>/argv, env   the container's command line and environment (NUL-separated)
 //   pods/<pod>/mounts      "SOURCE<TAB>TARGET<TAB>ro|rw" for the pod's mount namespace
 //   pods/<pod>/hosts       the pod's /etc/hosts, as the kubelet writes it
-//   pods/<pod>/probes      "startup|liveness|readiness grpc|tcp PORT [SERVICE]"
+//   pods/<pod>/probes      "startup|liveness|readiness TIMEOUT_S BUDGET_S grpc|tcp PORT [SERVICE]"
+//                          (BUDGET_S: periodSeconds x failureThreshold)
 //   pods/<pod>/pod.sh      shell variables: ROLE, IP, HOSTNAME, RUN_AS_UID, ...
 //   plan.sh                shell variables naming the pods and the addresses
 // Exit 0 planned, 1 the chart renders something the play cannot run (said why), 2 usage.
@@ -208,14 +209,16 @@ function probesOf(container) {
   for (const kind of ["startup", "liveness", "readiness"]) {
     const p = container[`${kind}Probe`];
     if (!p) continue;
+    // The kubelet's defaults: timeoutSeconds 1, periodSeconds 10, failureThreshold 3.
+    const head = `${kind} ${p.timeoutSeconds ?? 1} ${(p.periodSeconds ?? 10) * (p.failureThreshold ?? 3)}`;
     if (p.grpc) {
       if (typeof p.grpc.port !== "number") refuse(`${kind}Probe.grpc.port ${p.grpc.port}: the kubelet takes a number only`);
-      lines.push(`${kind} grpc ${p.grpc.port} ${p.grpc.service ?? ""}`.trim());
+      lines.push(`${head} grpc ${p.grpc.port} ${p.grpc.service ?? ""}`.trim());
     } else if (p.tcpSocket) {
       const port = typeof p.tcpSocket.port === "number" ? p.tcpSocket.port
         : (container.ports ?? []).find((q) => q.name === p.tcpSocket.port)?.containerPort;
       if (!port) refuse(`${kind}Probe.tcpSocket.port ${p.tcpSocket.port}: no such container port`);
-      lines.push(`${kind} tcp ${port}`);
+      lines.push(`${head} tcp ${port}`);
     } else refuse(`${kind}Probe: only grpc and tcpSocket probes are played`);
   }
   return lines;
