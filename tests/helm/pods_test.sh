@@ -28,7 +28,9 @@
 # /usr/local/bin). Exit 0 passed, 1 failed, 2 bad usage, 77 skipped with the reason: not
 # root or no network namespaces, no mpirun, node or the dataset, the registry that helm
 # comes from cannot be reached, or the MPIJob CRD (the project's ../shared/k8s) is absent.
-# Set GANTRY_PODS_KEEP=1 to keep the work folder (its path is printed).
+# Every wait is bounded, and the whole play stops after GANTRY_PODS_DEADLINE_S (270 s)
+# and cleans up (namespaces, processes, the bridge) whatever happened. Set
+# GANTRY_PODS_KEEP=1 to keep the work folder (its path is printed).
 set -uo pipefail
 
 if [[ $# -ne 4 ]]; then
@@ -49,6 +51,7 @@ readonly NAMESPACE=play
 readonly LEASE_SECONDS=5
 # The kubelet waits 10 s, doubling, before restarting a failed container; the play 1 s.
 readonly RESTART_DELAY_S=1
+readonly DEADLINE_S=${GANTRY_PODS_DEADLINE_S:-270}
 # Job 1: 4 steps. Job 2: 2 epochs of 32 steps, a checkpoint every 4 steps, so there is
 # much left to do after the first checkpoint, whatever the machine's speed.
 readonly FIRST_JOB=(--limit-images 128 --batch-size 32 --epochs 1)
@@ -125,6 +128,8 @@ cleanup() {
   local status=$?
   trap - EXIT INT TERM
   touch "$work/stop"
+  pkill -P "$watchdog" 2>/dev/null
+  kill "$watchdog" 2>/dev/null
   for pid in "${kubelet_pid[@]}"; do kill "$pid" 2>/dev/null; done
   kill_namespaces
   for pid in "${kubelet_pid[@]}"; do wait "$pid" 2>/dev/null; done
@@ -138,6 +143,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# The whole play's deadline, inside CTest's TIMEOUT (300 s), so that the clean-up above
+# always runs: SIGTERM to the script, then to its children (this one among them), which
+# ends the command the script waits for (bash runs a trap only once that returns).
+( sleep "$DEADLINE_S"
+  echo "FAIL the play ran past its $DEADLINE_S s deadline"
+  kill -TERM $$
+  pkill -TERM -P $$ ) &
+watchdog=$!
 
 pass() { echo "PASS $1"; passed=$((passed + 1)); }
 fail() { echo "FAIL $1"; failed=$((failed + 1)); }

@@ -107,6 +107,8 @@ function secretVolume(secretName, defaultMode, gid) {
   return dir;
 }
 
+// A ConfigMap's keys as files: the rendered ConfigMap's data, or `files` ({key: {text,
+// mode}}) for one a controller makes (the MPI Operator's <job>-config).
 function configMapVolume(mapName, files) {
   const data = files ?? (named("ConfigMap", mapName) ?? refuse(`ConfigMap ${mapName} is not rendered`)).data;
   const dir = join(work, "volumes", `configmap-${mapName}`);
