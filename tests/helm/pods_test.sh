@@ -261,7 +261,8 @@ start_pod() {
 
 # shellcheck source=/dev/null
 pod_var() { (source "$work/pods/$1/pod.sh" && eval "echo \"\$$2\""); }
-restarts() { [[ -f $work/pods/$1/exits ]] && wc -l <"$work/pods/$1/exits" || echo 0; }
+# How many times the pod's container has ended (the kubelet's log of exits).
+runs_ended() { [[ -f $work/pods/$1/exits ]] && wc -l <"$work/pods/$1/exits" || echo 0; }
 
 # probe POD KIND: the pod's KIND probe (startup, liveness, readiness), sent from the node
 # to the pod's address as the kubelet sends it, with the probe's timeoutSeconds; true
@@ -353,19 +354,19 @@ has_checkpoint() { compgen -G "$RUNS_DIR/$second/checkpoints/ckpt-*.bin" >/dev/n
 # Looked for often: the sooner the kill, the more of the job is left to resume.
 POLL_S=0.05 wait_for 120 has_checkpoint || fatal "$second: no checkpoint in $RUNS_DIR/$second/checkpoints after 120 s"
 victim=${WORKER_PODS[1]}
-launcher_runs=$(restarts "$LAUNCHER_POD")
-victim_runs=$(restarts "$victim")
+launcher_runs=$(runs_ended "$LAUNCHER_POD")
+victim_runs=$(runs_ended "$victim")
 # shellcheck disable=SC2046
 kill -9 $(ip netns pids "${netns[$victim]}")
 checkpoints=$(compgen -G "$RUNS_DIR/$second/checkpoints/ckpt-*.bin" | xargs -n1 basename | tr '\n' ' ')
 state=$(job_field "$second" j.state)
 echo "killed every process of $victim's namespace; checkpoints then: $checkpoints; job state: $state"
 [[ $state == JOB_STATE_RUNNING ]] || fatal "$second was $state when the worker was killed, not running"
-both_restarted() { (($(restarts "$LAUNCHER_POD") > launcher_runs && $(restarts "$victim") > victim_runs)); }
+both_restarted() { (($(runs_ended "$LAUNCHER_POD") > launcher_runs && $(runs_ended "$victim") > victim_runs)); }
 if wait_for 30 both_restarted; then
   pass "the group died with the worker: the launcher's mpirun failed and the kubelet restarted it and $victim"
 else
-  fail "after the kill: launcher runs $(restarts "$LAUNCHER_POD") (was $launcher_runs), $victim runs $(restarts "$victim")"
+  fail "after the kill: launcher runs $(runs_ended "$LAUNCHER_POD") (was $launcher_runs), $victim runs $(runs_ended "$victim")"
 fi
 if out=$(gantry watch "$second" --for 180 2>&1); then
   pass "$second (${SECOND_JOB[*]}) SUCCEEDED after the kill ($(elapsed) s since start)"
