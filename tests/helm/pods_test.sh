@@ -126,10 +126,11 @@ kill_namespaces() {
 
 cleanup() {
   local status=$?
-  trap - EXIT INT TERM
+  # Nothing may stop the clean-up half-way.
+  trap - EXIT
+  trap '' INT TERM
   touch "$work/stop"
-  pkill -P "$watchdog" 2>/dev/null
-  kill "$watchdog" 2>/dev/null
+  pkill -P "$watchdog" 2>/dev/null  # its sleep; it then ends without a word
   for pid in "${kubelet_pid[@]}"; do kill "$pid" 2>/dev/null; done
   kill_namespaces
   for pid in "${kubelet_pid[@]}"; do wait "$pid" 2>/dev/null; done
@@ -146,7 +147,7 @@ trap 'exit 143' TERM
 # The whole play's deadline, inside CTest's TIMEOUT (300 s), so that the clean-up above
 # always runs: SIGTERM to the script, then to its children (this one among them), which
 # ends the command the script waits for (bash runs a trap only once that returns).
-( sleep "$DEADLINE_S"
+( sleep "$DEADLINE_S" || exit 0  # the clean-up stopped this sleep: nothing to do
   echo "FAIL the play ran past its $DEADLINE_S s deadline"
   kill -TERM $$
   pkill -TERM -P $$ ) &
@@ -222,10 +223,28 @@ ip link set "gpv$$x$index" master "$bridge" up
 ip -n "$ns" link set lo up
 ip -n "$ns" addr add "$DNS_IP/24" dev eth0
 ip -n "$ns" link set eth0 up
-ip netns exec "$ns" node "$here/pods/cluster_dns.mjs" --records "$work/dns-records" --listen "$DNS_IP" \
+cp "$work/dns-records" "$work/dns-zone"
+ip netns exec "$ns" node "$here/pods/cluster_dns.mjs" --records "$work/dns-zone" --listen "$DNS_IP" \
   >"$work/cluster-dns.log" 2>&1 &
 disown  # ended with its namespace's processes in cleanup
 wait_for 10 grep -q "names on" "$work/cluster-dns.log" || fatal "the cluster DNS did not start: $(cat "$work/cluster-dns.log")"
+
+# The endpoints of the headless Services, played: every 0.5 s, the DNS zone is the
+# records that do not depend on readiness and those of the pods whose readiness probe
+# passes now (a worker that dies loses its name until it is Ready again).
+publish_ready_pods() {
+  local pod
+  while [[ ! -e $work/stop ]]; do
+    cat "$work/dns-records" >"$work/dns-zone.next"
+    for pod in "${ALL_PODS[@]}"; do
+      if [[ -f $work/pods/$pod/dns-record ]] && probe "$pod" readiness >/dev/null 2>&1; then
+        cat "$work/pods/$pod/dns-record" >>"$work/dns-zone.next"
+      fi
+    done
+    if ! cmp -s "$work/dns-zone.next" "$work/dns-zone"; then mv "$work/dns-zone.next" "$work/dns-zone"; fi
+    sleep 0.5
+  done
+}
 echo "network: bridge $bridge $subnet.0/24 (the node is $subnet.1), namespaces $netns_prefix-*, DNS $DNS_IP"
 
 # --- The kubelet: starts a pod's container and restarts it per its restartPolicy --------
@@ -284,6 +303,9 @@ gantry() { GANTRY_COORDINATOR=$COORDINATOR_IP:${SERVICE_ADDRESS##*:} GANTRY_TOKE
 json() { node -e "const j=JSON.parse(require('fs').readFileSync(0,'utf8')); const v=($1); \
   console.log(typeof v === 'string' ? v : JSON.stringify(v))"; }
 job_field() { gantry --json status "$1" 2>/dev/null | json "$2"; }
+
+publish_ready_pods 2>>"$work/kubelet.log" &
+kubelet_pid[endpoints]=$!
 
 # --- 1. The coordinator and its probes ----------------------------------------------
 start_pod "$COORDINATOR_POD"

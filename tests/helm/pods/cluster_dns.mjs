@@ -1,13 +1,14 @@
 // The cluster's DNS, played (CoreDNS's part): answers A queries over UDP for the names
 // in a records file, "IP NAME..." per line (the pods' <hostname>.<subdomain>.<ns>.svc.
-// cluster.local and the Services' <name>.<ns>.svc.cluster.local, which plan_pods.mjs
-// writes). A known name asked for another type gets an empty answer; an unknown name
-// NXDOMAIN (no upstream: the pods reach nothing outside the test). Names match without
-// regard to case, as DNS does.
+// cluster.local and the Services' <name>.<ns>.svc.cluster.local; pods_test.sh keeps it
+// up to date as pods turn Ready or not, and it is read again whenever it changes). A
+// known name asked for another type gets an empty answer; an unknown name NXDOMAIN (no
+// upstream: the pods reach nothing outside the test). Names match without regard to
+// case, as DNS does.
 //
 //   node cluster_dns.mjs --records FILE --listen IP [--port 53]
 import { createSocket } from "node:dgram";
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 
 const TYPE_A = 1;
 const CLASS_IN = 1;
@@ -85,11 +86,21 @@ function header(msg, rcode, answers, questionEnd) {
 }
 
 const args = parseArgs(process.argv.slice(2));
-const records = loadRecords(args.records);
+let records = loadRecords(args.records);
+let loadedVersion = statSync(args.records).mtimeMs;
+// The records, read again when the file changed (it is replaced by a rename).
+function currentRecords() {
+  const version = statSync(args.records, { throwIfNoEntry: false })?.mtimeMs;
+  if (version !== undefined && version !== loadedVersion) {
+    records = loadRecords(args.records);
+    loadedVersion = version;
+  }
+  return records;
+}
 const socket = createSocket("udp4");
 socket.on("message", (msg, peer) => {
   if (msg.length < 12) return;
-  socket.send(answer(msg, records), peer.port, peer.address);
+  socket.send(answer(msg, currentRecords()), peer.port, peer.address);
 });
 socket.on("error", (e) => {
   console.error(`cluster DNS: ${e.message}`);

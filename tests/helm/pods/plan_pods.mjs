@@ -14,12 +14,14 @@
 // test` Job as one more pod.
 //
 // Writes under --work:
-//   dns-records, resolv.conf  the cluster's DNS names (for cluster_dns.mjs), the pods' resolv.conf
+//   dns-records, resolv.conf  the cluster's DNS names that do not depend on readiness (for
+//                          cluster_dns.mjs), the pods' resolv.conf
 //   passwd, group          this machine's, plus the images' user when its uid is missing
 //   volumes/...            Secret, ConfigMap and operator files; PVC and emptyDir folders
 //   pods/<pod>/argv, env   the container's command line and environment (NUL-separated)
 //   pods/<pod>/mounts      "SOURCE<TAB>TARGET<TAB>ro|rw" for the pod's mount namespace
 //   pods/<pod>/hosts       the pod's /etc/hosts, as the kubelet writes it
+//   pods/<pod>/dns-record  the pod's DNS record, published while it is Ready
 //   pods/<pod>/probes      "startup|liveness|readiness TIMEOUT_S BUDGET_S grpc|tcp PORT [SERVICE]"
 //                          (BUDGET_S: periodSeconds x failureThreshold)
 //   pods/<pod>/pod.sh      shell variables: ROLE, IP, HOSTNAME, RUN_AS_UID, ...
@@ -357,21 +359,37 @@ const testPod = testJobs.length === 1 ? addPod(testJobs[0].metadata.name, testJo
 }) : refuse(`expected one helm test Job, rendered ${testJobs.length}`);
 
 // --- The cluster's DNS and each pod's /etc/hosts ------------------------------------
-// A pod with a hostname and subdomain (StatefulSet, MPIJob workers) is
-// <hostname>.<subdomain>.<ns>.svc.cluster.local; a Service <name>.<ns>.svc.cluster.local.
-// pods/cluster_dns.mjs answers for them at dnsIp; each pod's resolv.conf is the
-// kubelet's (dnsPolicy ClusterFirst), its /etc/hosts the kubelet's (itself only).
+// pods/cluster_dns.mjs answers at dnsIp, as CoreDNS would: a Service's name
+// <name>.<ns>.svc.cluster.local (here the address of the pod it selects, as there is no
+// ClusterIP), and <hostname>.<subdomain>.<ns>.svc.cluster.local for a pod whose subdomain
+// is a headless Service that has it among its endpoints: Ready pods only, unless the
+// Service publishes not-ready addresses. The MPI Operator makes such a Service, <job>,
+// for the workers (publishNotReadyAddresses only with runLauncherAsWorker). A pod's
+// record that depends on its readiness goes to pods/<pod>/dns-record, for the test's
+// endpoints loop to publish while the pod is Ready. Each pod's resolv.conf is the
+// kubelet's (dnsPolicy ClusterFirst); its /etc/hosts the kubelet's (itself only).
 const dnsIp = `${args.subnet}.250`;
 const domain = "cluster.local";
+const headless = new Map(ofKind("Service").filter((svc) => svc.spec.clusterIP === "None")
+  .map((svc) => [svc.metadata.name, Boolean(svc.spec.publishNotReadyAddresses)]));
+headless.set(jobName, false);
+note(`${jobName}: the operator's headless Service is played by the DNS records of the workers while they are Ready`);
 const records = [];
 for (const pod of pods) {
   const own = pod.subdomain ? `${fqdn(pod.hostname, pod.subdomain)}.${domain}` : "";
-  if (own) records.push(`${pod.ip} ${own}`);
   writeFile(join(work, "pods", pod.name, "hosts"), ["127.0.0.1 localhost", "::1 localhost ip6-localhost ip6-loopback",
     `${pod.ip} ${[own, pod.hostname].filter(Boolean).join(" ")}`, ""].join("\n"), 0o644);
+  if (!own) continue;
+  if (!headless.has(pod.subdomain)) {
+    note(`${pod.name}: subdomain ${pod.subdomain} is not a headless Service, so ${own} is in no DNS (as in a cluster)`);
+  } else if (headless.get(pod.subdomain)) {
+    records.push(`${pod.ip} ${own}`);
+  } else {
+    writeFile(join(work, "pods", pod.name, "dns-record"), `${pod.ip} ${own}\n`, 0o644);
+  }
 }
 let serviceAddress = "";
-for (const svc of ofKind("Service")) {
+for (const svc of ofKind("Service").filter((s) => !headless.has(s.metadata.name))) {
   const target = pods.find((p) => matches(svc.spec.selector, p.labels)) ??
     refuse(`Service ${svc.metadata.name} selects no played pod`);
   for (const p of svc.spec.ports) {
@@ -387,7 +405,6 @@ for (const svc of ofKind("Service")) {
   note(`Service ${svc.metadata.name}: the cluster DNS answers ${name}.${domain} with pod ${target.name}'s ` +
        `address ${target.ip} (no ClusterIP, no kube-proxy)`);
 }
-note(`the cluster DNS (pods/cluster_dns.mjs at ${dnsIp}) publishes every pod's name at once, Ready or not`);
 writeFile(join(work, "dns-records"), `${records.join("\n")}\n`, 0o644);
 writeFile(join(work, "resolv.conf"), `search ${ns}.svc.${domain} svc.${domain} ${domain}\n` +
   `nameserver ${dnsIp}\noptions ndots:5\n`, 0o644);

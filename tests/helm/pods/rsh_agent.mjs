@@ -7,8 +7,9 @@
 //
 //   node rsh_agent.mjs --port PORT [-o Option=value]... [-x|-T|-n|-q]... [-p PORT] [-l USER] HOST COMMAND...
 //
-// Honoured: -o ConnectionAttempts=N (the MPI Operator sets 10: N tries, 1 s apart, as
-// ssh does) and -p; the other options are accepted and ignored.
+// Honoured: -o ConnectionAttempts=N (the MPI Operator sets 10: N tries to connect, 1 s
+// apart, as ssh does; a name that does not resolve is not retried) and -p; the other
+// options are accepted and ignored.
 import { connect } from "node:net";
 
 const CHANNEL_STDOUT = 1;
@@ -66,6 +67,12 @@ function tryConnect(attempt) {
   });
   socket.on("error", (e) => {
     if (connected) return;  // "close" reports it
+    // ssh's ConnectionAttempts retries connecting, not resolving: a name the DNS does not
+    // know (yet) ends it at once, as in kubeflow/mpi-operator#481.
+    if (e.code === "ENOTFOUND" || e.code === "EAI_AGAIN") {
+      console.error(`ssh: Could not resolve hostname ${args.host}: Name or service not known (rsh-agent)`);
+      process.exit(255);
+    }
     if (attempt < args.attempts) {
       setTimeout(() => tryConnect(attempt + 1), 1000);
     } else {
