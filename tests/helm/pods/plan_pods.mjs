@@ -228,7 +228,40 @@ function probesOf(container) {
   return lines;
 }
 
-// Adds a pod: `template` is a PodTemplateSpec; `extra` what a controller adds to it.
+// The container's command line, as the pod runs it: `extra.replaceCommand` applied (a
+// stand-in), mount paths rewritten (the launcher's also with the workers', where its
+// mpirun command runs), and the program found in the pods' PATH.
+function podCommand(name, container, extra, rewrites) {
+  let argv = [...(container.command ?? []), ...(container.args ?? [])];
+  if (argv.length === 0) refuse(`pod ${name}: no command; the play cannot know the image's entrypoint`);
+  if (extra.replaceCommand) argv = extra.replaceCommand(argv);
+  const argvRewrites = [...rewrites, ...(extra.commandRewrites ?? [])];
+  argv = argv.map((a) => rewritePaths(a, argvRewrites));
+  const program = argv[0];
+  if (!program.includes("/")) {
+    const found = podPath.split(":").map((d) => join(d, program)).find((p) => existsSync(p));
+    if (!found) refuse(`pod ${name}: ${program} is not in ${podPath}`);
+    if (found.startsWith(binDir)) note(`${name}: ${program} is ${found} (the image's /usr/local/bin/${program})`);
+  }
+  return argv;
+}
+
+function writePodFiles(pod, argv, env, mounts) {
+  const dir = join(work, "pods", pod.name);
+  writeFile(join(dir, "argv"), argv.map((a) => `${a}\0`).join(""));
+  writeFile(join(dir, "env"), env.map(([k, v]) => `${k}=${v}\0`).join(""));
+  writeFile(join(dir, "mounts"), mounts.map((m) => `${m.join("\t")}\n`).join(""));
+  writeFile(join(dir, "probes"), probesOf(pod.container).map((l) => `${l}\n`).join(""));
+  writeFile(join(dir, "pod.sh"), shellVars({
+    POD: pod.name, ROLE: pod.role, IP: pod.ip, POD_HOSTNAME: pod.hostname, RUN_AS_UID: pod.user.uid,
+    RUN_AS_GID: pod.user.gid, FS_GROUP: pod.user.fsGroup, READ_ONLY_ROOT: pod.user.readOnlyRoot ? 1 : 0,
+    RESTART_POLICY: pod.restartPolicy, BACKOFF_LIMIT: pod.backoffLimit, WORKDIR: homePath,
+  }));
+}
+
+// Adds a pod: `template` is a PodTemplateSpec; `extra` what a controller adds to it
+// (role, hostname, subdomain, restartPolicy, backoffLimit, volumes and volumeMounts,
+// env, claimTemplates, replaceCommand, commandRewrites).
 function addPod(name, template, extra) {
   const spec = template.spec;
   if (spec.containers.length !== 1) refuse(`pod ${name}: ${spec.containers.length} containers; the play runs one`);
@@ -241,35 +274,12 @@ function addPod(name, template, extra) {
   const volumes = [...(spec.volumes ?? []), ...(extra.volumes ?? [])];
   const withMounts = { ...container, volumeMounts: [...(container.volumeMounts ?? []), ...(extra.volumeMounts ?? [])] };
   const { mounts, rewrites } = planMounts(pod, withMounts, volumes, extra.claimTemplates ?? new Set());
-
-  let argv = [...(container.command ?? []), ...(container.args ?? [])];
-  if (argv.length === 0) refuse(`pod ${name}: no command; the play cannot know the image's entrypoint`);
-  if (extra.replaceCommand) argv = extra.replaceCommand(argv);
-  // The launcher's mpirun command runs on the workers: their mount paths count there.
-  const argvRewrites = [...rewrites, ...(extra.commandRewrites ?? [])];
-  argv = argv.map((a) => rewritePaths(a, argvRewrites));
-  const program = argv[0];
-  if (!program.includes("/")) {
-    const found = podPath.split(":").map((d) => join(d, program)).find((p) => existsSync(p));
-    if (!found) refuse(`pod ${name}: ${program} is not in ${podPath}`);
-    if (found.startsWith(binDir)) note(`${name}: ${program} is ${found} (the image's /usr/local/bin/${program})`);
-  }
-
+  const argv = podCommand(name, container, extra, rewrites);
   const env = [["PATH", podPath], ["HOME", homePath], ["HOSTNAME", pod.hostname],
                ...containerEnv(pod, container), ...(extra.env ?? [])].map(([k, v]) => [k, rewritePaths(v, rewrites)]);
   const home = ownedFolder(join(work, "pods", name, "home"), pod.user.uid, pod.user.gid);
   mounts.push([home, homePath, pod.user.readOnlyRoot ? "ro" : "rw"]);
-
-  const dir = join(work, "pods", name);
-  writeFile(join(dir, "argv"), argv.map((a) => `${a}\0`).join(""));
-  writeFile(join(dir, "env"), env.map(([k, v]) => `${k}=${v}\0`).join(""));
-  writeFile(join(dir, "mounts"), mounts.map((m) => `${m.join("\t")}\n`).join(""));
-  writeFile(join(dir, "probes"), probesOf(container).map((l) => `${l}\n`).join(""));
-  writeFile(join(dir, "pod.sh"), shellVars({
-    POD: name, ROLE: pod.role, IP: pod.ip, POD_HOSTNAME: pod.hostname, RUN_AS_UID: pod.user.uid,
-    RUN_AS_GID: pod.user.gid, FS_GROUP: pod.user.fsGroup, READ_ONLY_ROOT: pod.user.readOnlyRoot ? 1 : 0,
-    RESTART_POLICY: pod.restartPolicy, BACKOFF_LIMIT: pod.backoffLimit, WORKDIR: homePath,
-  }));
+  writePodFiles(pod, argv, env, mounts);
   pod.rewrites = rewrites;
   pods.push(pod);
   return pod;
@@ -293,7 +303,7 @@ const coordinator = addPod(`${sts.metadata.name}-0`, sts.spec.template, {
   claimTemplates: new Set((sts.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name)),
 });
 
-// Every MPIJob: what the MPI Operator (v2beta1, OpenMPI) makes of it.
+// The MPIJob (the pool): what the MPI Operator (v2beta1, OpenMPI) makes of it.
 const mpiJobs = ofKind("MPIJob");
 if (mpiJobs.length !== 1) refuse(`the play runs one MPIJob (the pool); ${mpiJobs.length} are rendered`);
 const job = mpiJobs[0];
