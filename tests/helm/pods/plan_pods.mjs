@@ -293,83 +293,105 @@ function matches(selector, labels) {
   return Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v);
 }
 
-// The coordinator: a StatefulSet's pod <name>-0, hostname <name>-0, subdomain serviceName.
-const statefulSets = ofKind("StatefulSet");
-if (statefulSets.length !== 1) refuse(`expected one StatefulSet (the coordinator), rendered ${statefulSets.length}`);
-const sts = statefulSets[0];
-if (sts.spec.replicas !== 1) refuse(`StatefulSet ${sts.metadata.name}: replicas ${sts.spec.replicas}, the play runs 1`);
-const coordinator = addPod(`${sts.metadata.name}-0`, sts.spec.template, {
-  role: "coordinator", hostname: `${sts.metadata.name}-0`, subdomain: sts.spec.serviceName, restartPolicy: "Always",
-  claimTemplates: new Set((sts.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name)),
-});
-
-// The MPIJob (the pool): what the MPI Operator (v2beta1, OpenMPI) makes of it.
-const mpiJobs = ofKind("MPIJob");
-if (mpiJobs.length !== 1) refuse(`the play runs one MPIJob (the pool); ${mpiJobs.length} are rendered`);
-const job = mpiJobs[0];
-const jobName = job.metadata.name;
-const specs = job.spec.mpiReplicaSpecs;
-if (job.spec.mpiImplementation && job.spec.mpiImplementation !== "OpenMPI") {
-  refuse(`MPIJob ${jobName}: mpiImplementation ${job.spec.mpiImplementation}; the play speaks Open MPI`);
-}
-if (job.spec.runLauncherAsWorker) refuse(`MPIJob ${jobName}: runLauncherAsWorker is not played`);
-const slots = job.spec.slotsPerWorker ?? 1;
-const workerCount = specs.Worker.replicas ?? 0;
 const fqdn = (hostname, subdomain) => `${hostname}.${subdomain}.${ns}.svc`;
-const workerNames = [...Array(workerCount).keys()].map((i) => `${jobName}-worker-${i}`);
-const hostfile = workerNames.map((w) => `${fqdn(w, jobName)} slots=${slots}\n`).join("");
-const sshPort = (c) => (c.ports ?? []).find((p) => p.name === "ssh")?.containerPort ??
-  c.readinessProbe?.tcpSocket?.port ?? refuse(`MPIJob ${jobName}: the worker exposes no ssh port`);
-const workerContainer = specs.Worker.template.spec.containers[0];
-const port = sshPort(workerContainer);
-const standin = [resolve(args.node), join(dirname(fileURLToPath(import.meta.url)), "sshd_standin.mjs")];
-// ssh from the launcher is played by an rsh agent that reaches this stand-in (pods/
-// sshd_standin.mjs) on the worker's ssh port; real sshd and its keys are not.
-const replaceSshd = (argv) => {
-  if (!/(^|\/)sshd$/.test(argv[0])) refuse(`MPIJob ${jobName}: workers run ${argv[0]}, expected sshd`);
-  return [...standin, "--port", String(port)];
-};
-note(`${jobName} workers: "${[...(workerContainer.command ?? []), ...(workerContainer.args ?? [])].join(" ")}" -> ` +
-     `the sshd stand-in on port ${port} (tests/helm/pods/sshd_standin.mjs)`);
-note(`${jobName}: the operator's ssh key Secret at ${job.spec.sshAuthMountPath ?? "/root/.ssh"} is not made (no real ssh)`);
-const workers = workerNames.map((name) =>
-  addPod(name, specs.Worker.template, {
-    role: "worker", hostname: name, subdomain: jobName, restartPolicy: specs.Worker.restartPolicy ?? "Never",
+
+// The coordinator: a StatefulSet's pod <name>-0, hostname <name>-0, subdomain serviceName.
+function playCoordinator() {
+  const statefulSets = ofKind("StatefulSet");
+  if (statefulSets.length !== 1) refuse(`expected one StatefulSet (the coordinator), rendered ${statefulSets.length}`);
+  const sts = statefulSets[0];
+  if (sts.spec.replicas !== 1) refuse(`StatefulSet ${sts.metadata.name}: replicas ${sts.spec.replicas}, the play runs 1`);
+  return addPod(`${sts.metadata.name}-0`, sts.spec.template, {
+    role: "coordinator", hostname: `${sts.metadata.name}-0`, subdomain: sts.spec.serviceName, restartPolicy: "Always",
+    claimTemplates: new Set((sts.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name)),
+  });
+}
+
+// The worker's ssh port: its container port "ssh", else its readiness probe's.
+function sshPort(jobName, container) {
+  return (container.ports ?? []).find((p) => p.name === "ssh")?.containerPort ??
+    container.readinessProbe?.tcpSocket?.port ?? refuse(`MPIJob ${jobName}: the worker exposes no ssh port`);
+}
+
+// The workers, <job>-worker-<i> (hostname, subdomain <job>), running the sshd stand-in
+// (pods/sshd_standin.mjs) on the ssh port instead of sshd; real sshd and its keys are not
+// played, and the launcher reaches the stand-in through the rsh agent.
+function playWorkers(job, port) {
+  const jobName = job.metadata.name;
+  const spec = job.spec.mpiReplicaSpecs.Worker;
+  const container = spec.template.spec.containers[0];
+  const standin = [resolve(args.node), join(dirname(fileURLToPath(import.meta.url)), "sshd_standin.mjs"), "--port",
+                   String(port)];
+  const replaceSshd = (argv) => {
+    if (!/(^|\/)sshd$/.test(argv[0])) refuse(`MPIJob ${jobName}: workers run ${argv[0]}, expected sshd`);
+    return standin;
+  };
+  note(`${jobName} workers: "${[...(container.command ?? []), ...(container.args ?? [])].join(" ")}" -> ` +
+       `the sshd stand-in on port ${port} (tests/helm/pods/sshd_standin.mjs)`);
+  note(`${jobName}: the operator's ssh key Secret at ${job.spec.sshAuthMountPath ?? "/root/.ssh"} is not made (no real ssh)`);
+  return [...Array(spec.replicas ?? 0).keys()].map((i) => addPod(`${jobName}-worker-${i}`, spec.template, {
+    role: "worker", hostname: `${jobName}-worker-${i}`, subdomain: jobName, restartPolicy: spec.restartPolicy ?? "Never",
     env: [["K_MPI_JOB_ROLE", "worker"]], replaceCommand: replaceSshd,
   }));
-// The operator's ConfigMap <job>-config at /etc/mpi, and its launcher environment.
-const discoverHosts = `#!/bin/sh\n${workerNames.map((w) => `echo ${fqdn(w, jobName)}\n`).join("")}`;
-const mpiConfig = { name: "mpi-job-config", configMap: { name: `${jobName}-config` }, files: {
-  "hostfile": { text: hostfile, mode: 0o444 },
-  "discover_hosts.sh": { text: discoverHosts, mode: 0o555 },
-} };
-const launcher = addPod(`${jobName}-launcher`, specs.Launcher.template, {
-  role: "launcher", restartPolicy: specs.Launcher.restartPolicy ?? "OnFailure",
-  backoffLimit: job.spec.runPolicy?.backoffLimit ?? 6,
-  volumes: [mpiConfig], volumeMounts: [{ name: "mpi-job-config", mountPath: "/etc/mpi" }],
-  env: [["K_MPI_JOB_ROLE", "launcher"], ["OMPI_MCA_orte_keep_fqdn_hostnames", "true"],
-        ["OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile"],
-        ["OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"], ["OMPI_MCA_orte_set_default_slots", String(slots)],
-        ["NVIDIA_VISIBLE_DEVICES", ""], ["NVIDIA_DRIVER_CAPABILITIES", ""],
-        ["OMPI_MCA_plm_rsh_agent", join(work, "bin", "rsh-agent")]],
-  commandRewrites: workers[0]?.rewrites ?? [],
-});
-if (workers.length > 0 && workers[0].rewrites.length > 0) {
-  note(`${launcher.name}: the mpirun command's ${workers[0].rewrites.map(([from]) => from).join(", ")} ` +
-       "(mounted in the workers, where its ranks run) rewritten as in the workers");
 }
-note(`${launcher.name}: OMPI_MCA_plm_rsh_agent=${join(work, "bin", "rsh-agent")} stands in for the image's ssh ` +
-     `(tests/helm/pods/rsh_agent.mjs, port ${port})`);
+
+// The launcher, <job>-launcher: the operator's ConfigMap <job>-config (hostfile,
+// discover_hosts.sh) at /etc/mpi, its launcher environment, and the rsh agent for ssh.
+function playLauncher(job, workers, port) {
+  const jobName = job.metadata.name;
+  const slots = job.spec.slotsPerWorker ?? 1;
+  const names = workers.map((w) => fqdn(w.hostname, w.subdomain));
+  const mpiConfig = { name: "mpi-job-config", configMap: { name: `${jobName}-config` }, files: {
+    "hostfile": { text: names.map((n) => `${n} slots=${slots}\n`).join(""), mode: 0o444 },
+    "discover_hosts.sh": { text: `#!/bin/sh\n${names.map((n) => `echo ${n}\n`).join("")}`, mode: 0o555 },
+  } };
+  const agent = join(work, "bin", "rsh-agent");
+  const launcher = addPod(`${jobName}-launcher`, job.spec.mpiReplicaSpecs.Launcher.template, {
+    role: "launcher", restartPolicy: job.spec.mpiReplicaSpecs.Launcher.restartPolicy ?? "OnFailure",
+    backoffLimit: job.spec.runPolicy?.backoffLimit ?? 6,
+    volumes: [mpiConfig], volumeMounts: [{ name: "mpi-job-config", mountPath: "/etc/mpi" }],
+    env: [["K_MPI_JOB_ROLE", "launcher"], ["OMPI_MCA_orte_keep_fqdn_hostnames", "true"],
+          ["OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile"],
+          ["OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10"], ["OMPI_MCA_orte_set_default_slots", String(slots)],
+          ["NVIDIA_VISIBLE_DEVICES", ""], ["NVIDIA_DRIVER_CAPABILITIES", ""], ["OMPI_MCA_plm_rsh_agent", agent]],
+    commandRewrites: workers[0]?.rewrites ?? [],
+  });
+  if ((workers[0]?.rewrites ?? []).length > 0) {
+    note(`${launcher.name}: the mpirun command's ${workers[0].rewrites.map(([from]) => from).join(", ")} ` +
+         "(mounted in the workers, where its ranks run) rewritten as in the workers");
+  }
+  note(`${launcher.name}: OMPI_MCA_plm_rsh_agent=${agent} stands in for the image's ssh ` +
+       `(tests/helm/pods/rsh_agent.mjs, port ${port})`);
+  return launcher;
+}
+
+// The MPIJob (the pool): what the MPI Operator (v2beta1, OpenMPI) makes of it.
+function playMpiJob() {
+  const mpiJobs = ofKind("MPIJob");
+  if (mpiJobs.length !== 1) refuse(`the play runs one MPIJob (the pool); ${mpiJobs.length} are rendered`);
+  const job = mpiJobs[0];
+  const jobName = job.metadata.name;
+  if (job.spec.mpiImplementation && job.spec.mpiImplementation !== "OpenMPI") {
+    refuse(`MPIJob ${jobName}: mpiImplementation ${job.spec.mpiImplementation}; the play speaks Open MPI`);
+  }
+  if (job.spec.runLauncherAsWorker) refuse(`MPIJob ${jobName}: runLauncherAsWorker is not played`);
+  const port = sshPort(jobName, job.spec.mpiReplicaSpecs.Worker.template.spec.containers[0]);
+  const workers = playWorkers(job, port);
+  return { jobName, port, workers, launcher: playLauncher(job, workers, port) };
+}
 
 // The `helm test` Job's pod.
-const testJobs = ofKind("Job").filter((j) => j.metadata.annotations?.["helm.sh/hook"]?.includes("test"));
-const testPod = testJobs.length === 1 ? addPod(testJobs[0].metadata.name, testJobs[0].spec.template, {
-  role: "test", restartPolicy: testJobs[0].spec.template.spec.restartPolicy,
-  backoffLimit: testJobs[0].spec.backoffLimit ?? 6,
-}) : refuse(`expected one helm test Job, rendered ${testJobs.length}`);
+function playTestJob() {
+  const testJobs = ofKind("Job").filter((j) => j.metadata.annotations?.["helm.sh/hook"]?.includes("test"));
+  if (testJobs.length !== 1) refuse(`expected one helm test Job, rendered ${testJobs.length}`);
+  return addPod(testJobs[0].metadata.name, testJobs[0].spec.template, {
+    role: "test", restartPolicy: testJobs[0].spec.template.spec.restartPolicy,
+    backoffLimit: testJobs[0].spec.backoffLimit ?? 6,
+  });
+}
 
 // --- The cluster's DNS and each pod's /etc/hosts ------------------------------------
-// pods/cluster_dns.mjs answers at dnsIp, as CoreDNS would: a Service's name
+// pods/cluster_dns.mjs answers at DNS_IP, as CoreDNS would: a Service's name
 // <name>.<ns>.svc.cluster.local (here the address of the pod it selects, as there is no
 // ClusterIP), and <hostname>.<subdomain>.<ns>.svc.cluster.local for a pod whose subdomain
 // is a headless Service that has it among its endpoints: Ready pods only, unless the
@@ -378,72 +400,102 @@ const testPod = testJobs.length === 1 ? addPod(testJobs[0].metadata.name, testJo
 // record that depends on its readiness goes to pods/<pod>/dns-record, for the test's
 // endpoints loop to publish while the pod is Ready. Each pod's resolv.conf is the
 // kubelet's (dnsPolicy ClusterFirst); its /etc/hosts the kubelet's (itself only).
-const dnsIp = `${args.subnet}.250`;
-const domain = "cluster.local";
-const headless = new Map(ofKind("Service").filter((svc) => svc.spec.clusterIP === "None")
-  .map((svc) => [svc.metadata.name, Boolean(svc.spec.publishNotReadyAddresses)]));
-headless.set(jobName, false);
-note(`${jobName}: the operator's headless Service is played by the DNS records of the workers while they are Ready`);
-const records = [];
-for (const pod of pods) {
-  const own = pod.subdomain ? `${fqdn(pod.hostname, pod.subdomain)}.${domain}` : "";
-  writeFile(join(work, "pods", pod.name, "hosts"), ["127.0.0.1 localhost", "::1 localhost ip6-localhost ip6-loopback",
-    `${pod.ip} ${[own, pod.hostname].filter(Boolean).join(" ")}`, ""].join("\n"), 0o644);
-  if (!own) continue;
-  if (!headless.has(pod.subdomain)) {
-    note(`${pod.name}: subdomain ${pod.subdomain} is not a headless Service, so ${own} is in no DNS (as in a cluster)`);
-  } else if (headless.get(pod.subdomain)) {
-    records.push(`${pod.ip} ${own}`);
-  } else {
-    writeFile(join(work, "pods", pod.name, "dns-record"), `${pod.ip} ${own}\n`, 0o644);
-  }
-}
-let serviceAddress = "";
-for (const svc of ofKind("Service").filter((s) => !headless.has(s.metadata.name))) {
-  const target = pods.find((p) => matches(svc.spec.selector, p.labels)) ??
-    refuse(`Service ${svc.metadata.name} selects no played pod`);
-  for (const p of svc.spec.ports) {
-    const containerPort = typeof p.targetPort === "number" ? p.targetPort
-      : (target.container.ports ?? []).find((q) => q.name === (p.targetPort ?? p.port))?.containerPort ?? p.port;
-    if (containerPort !== p.port) {
-      refuse(`Service ${svc.metadata.name} port ${p.port} -> ${containerPort}: without kube-proxy the play needs them equal`);
+const DNS_IP = `${args.subnet}.250`;
+const DOMAIN = "cluster.local";
+
+// Writes each pod's hosts and, when its name hangs on its readiness, dns-record;
+// returns the records that do not.
+function podRecords(headless) {
+  const records = [];
+  for (const pod of pods) {
+    const own = pod.subdomain ? `${fqdn(pod.hostname, pod.subdomain)}.${DOMAIN}` : "";
+    writeFile(join(work, "pods", pod.name, "hosts"), ["127.0.0.1 localhost", "::1 localhost ip6-localhost ip6-loopback",
+      `${pod.ip} ${[own, pod.hostname].filter(Boolean).join(" ")}`, ""].join("\n"), 0o644);
+    if (!own) continue;
+    if (!headless.has(pod.subdomain)) {
+      note(`${pod.name}: subdomain ${pod.subdomain} is not a headless Service, so ${own} is in no DNS (as in a cluster)`);
+    } else if (headless.get(pod.subdomain)) {
+      records.push(`${pod.ip} ${own}`);
+    } else {
+      writeFile(join(work, "pods", pod.name, "dns-record"), `${pod.ip} ${own}\n`, 0o644);
     }
   }
-  const name = `${svc.metadata.name}.${ns}.svc`;
-  records.push(`${target.ip} ${name}.${domain}`);
-  if (target === coordinator) serviceAddress = `${name}:${svc.spec.ports.find((p) => p.name === "grpc").port}`;
-  note(`Service ${svc.metadata.name}: the cluster DNS answers ${name}.${domain} with pod ${target.name}'s ` +
-       `address ${target.ip} (no ClusterIP, no kube-proxy)`);
+  return records;
 }
-writeFile(join(work, "dns-records"), `${records.join("\n")}\n`, 0o644);
-writeFile(join(work, "resolv.conf"), `search ${ns}.svc.${domain} svc.${domain} ${domain}\n` +
-  `nameserver ${dnsIp}\noptions ndots:5\n`, 0o644);
 
-// The images' user (Dockerfile: useradd --uid 1000 gantry), for Open MPI and the shells.
-let passwd = readFileSync("/etc/passwd", "utf8");
-let group = readFileSync("/etc/group", "utf8");
-for (const uid of new Set(pods.map((p) => p.user.uid))) {
-  if (!passwd.split("\n").some((l) => l.split(":")[2] === String(uid))) {
-    passwd += `gantry:x:${uid}:${uid}::${homePath}:/bin/sh\n`;
-    note(`/etc/passwd in the pods: added gantry (uid ${uid}), the images' user`);
+// The records of the Services that have an address (not headless): the pod each selects.
+function serviceRecords(headless) {
+  const records = [];
+  for (const svc of ofKind("Service").filter((s) => !headless.has(s.metadata.name))) {
+    const target = pods.find((p) => matches(svc.spec.selector, p.labels)) ??
+      refuse(`Service ${svc.metadata.name} selects no played pod`);
+    for (const p of svc.spec.ports) {
+      const containerPort = typeof p.targetPort === "number" ? p.targetPort
+        : (target.container.ports ?? []).find((q) => q.name === (p.targetPort ?? p.port))?.containerPort ?? p.port;
+      if (containerPort !== p.port) {
+        refuse(`Service ${svc.metadata.name} port ${p.port} -> ${containerPort}: without kube-proxy the play needs them equal`);
+      }
+    }
+    const name = `${svc.metadata.name}.${ns}.svc.${DOMAIN}`;
+    records.push(`${target.ip} ${name}`);
+    note(`Service ${svc.metadata.name}: the cluster DNS answers ${name} with pod ${target.name}'s address ` +
+         `${target.ip} (no ClusterIP, no kube-proxy)`);
   }
-  if (!group.split("\n").some((l) => l.split(":")[2] === String(uid))) group += `gantry:x:${uid}:\n`;
+  return records;
 }
-writeFile(join(work, "passwd"), passwd, 0o644);
-writeFile(join(work, "group"), group, 0o644);
 
-const tokenSecret = ofKind("Secret").find((s) => s.data?.token) ?? refuse("no Secret with a token is rendered");
-const runsClaim = ofKind("PersistentVolumeClaim")[0]?.metadata.name ?? refuse("no runs PersistentVolumeClaim");
-const serveArgs = launcher.container.args ?? [];
-const flag = (name) => serveArgs[serveArgs.indexOf(name) + 1];
-writeFile(join(work, "plan.sh"), shellVars({
-  COORDINATOR_POD: coordinator.name, COORDINATOR_IP: coordinator.ip, WORKER_PODS: workerNames,
-  LAUNCHER_POD: launcher.name, TEST_POD: testPod.name, SERVICE_ADDRESS: serviceAddress,
-  GROUP_NAME: flag("--name") ?? "", RUNS_DIR: join(work, "volumes", `pvc-${runsClaim}`),
-  TOKEN: Buffer.from(tokenSecret.data.token, "base64").toString(), SSH_PORT: port, DNS_IP: dnsIp,
-  ALL_PODS: pods.map((p) => p.name),
-}));
+function planDns(jobName) {
+  const headless = new Map(ofKind("Service").filter((svc) => svc.spec.clusterIP === "None")
+    .map((svc) => [svc.metadata.name, Boolean(svc.spec.publishNotReadyAddresses)]));
+  headless.set(jobName, false);
+  note(`${jobName}: the operator's headless Service is played by the DNS records of the workers while they are Ready`);
+  const records = [...podRecords(headless), ...serviceRecords(headless)];
+  writeFile(join(work, "dns-records"), `${records.join("\n")}\n`, 0o644);
+  writeFile(join(work, "resolv.conf"), `search ${ns}.svc.${DOMAIN} svc.${DOMAIN} ${DOMAIN}\n` +
+    `nameserver ${DNS_IP}\noptions ndots:5\n`, 0o644);
+}
 
+// The images' user (Dockerfile: useradd --uid 1000 gantry), for Open MPI and the shells:
+// this machine's passwd and group, plus that user when its uid is missing.
+function writeImageUsers() {
+  let passwd = readFileSync("/etc/passwd", "utf8");
+  let group = readFileSync("/etc/group", "utf8");
+  for (const uid of new Set(pods.map((p) => p.user.uid))) {
+    if (!passwd.split("\n").some((l) => l.split(":")[2] === String(uid))) {
+      passwd += `gantry:x:${uid}:${uid}::${homePath}:/bin/sh\n`;
+      note(`/etc/passwd in the pods: added gantry (uid ${uid}), the images' user`);
+    }
+    if (!group.split("\n").some((l) => l.split(":")[2] === String(uid))) group += `gantry:x:${uid}:\n`;
+  }
+  writeFile(join(work, "passwd"), passwd, 0o644);
+  writeFile(join(work, "group"), group, 0o644);
+}
+
+// plan.sh: what pods_test.sh needs to know of the play.
+function writePlan(coordinator, pool, testPod) {
+  const tokenSecret = ofKind("Secret").find((s) => s.data?.token) ?? refuse("no Secret with a token is rendered");
+  const runsClaim = ofKind("PersistentVolumeClaim")[0]?.metadata.name ?? refuse("no runs PersistentVolumeClaim");
+  const serviceName = ofKind("Service").find((svc) => matches(svc.spec.selector, coordinator.labels)) ??
+    refuse("no Service selects the coordinator");
+  const serveArgs = pool.launcher.container.args ?? [];
+  const nameAt = serveArgs.indexOf("--name");
+  if (nameAt < 0) refuse(`${pool.launcher.name}: gantry-worker serve has no --name, the group the test looks for`);
+  writeFile(join(work, "plan.sh"), shellVars({
+    COORDINATOR_POD: coordinator.name, COORDINATOR_IP: coordinator.ip, WORKER_PODS: pool.workers.map((w) => w.name),
+    LAUNCHER_POD: pool.launcher.name, TEST_POD: testPod.name,
+    SERVICE_ADDRESS: `${serviceName.metadata.name}.${ns}.svc:${serviceName.spec.ports.find((p) => p.name === "grpc").port}`,
+    GROUP_NAME: serveArgs[nameAt + 1], RUNS_DIR: join(work, "volumes", `pvc-${runsClaim}`),
+    TOKEN: Buffer.from(tokenSecret.data.token, "base64").toString(), SSH_PORT: pool.port, DNS_IP,
+    ALL_PODS: pods.map((p) => p.name),
+  }));
+}
+
+const coordinator = playCoordinator();
+const pool = playMpiJob();
+const testPod = playTestJob();
+planDns(pool.jobName);
+writeImageUsers();
+writePlan(coordinator, pool, testPod);
 console.log(`Played: ${pods.map((p) => `${p.name} (${p.role}, ${p.ip})`).join(", ")}`);
 console.log("What the play does differently from a cluster:");
 for (const s of substitutions) console.log(`  - ${s}`);
