@@ -37,6 +37,9 @@
 //                       a loss: 4x64x16x16 -> 128x15x15, 5.0 against 3.1 ms).
 //    Not where the output has fewer than 8 channels (PatchGAN's logits: the GEMM is then
 //    a matrix-vector product, and native wins 3 / 7 ms).
+//  - One output channel (PatchGAN's logits) goes kOneOutput: oneDNN's blocked kernels
+//    pad the channel to a block of 16 and ran these at ~9 GFLOP/s; the direct kernels
+//    (one_output_conv.h) run FIGURES_PENDING.
 //  - Fewer than 8 input channels (the image side: D's first convolution, G's last
 //    transposed one), where oneDNN's kernels scatter (backward-data) or run AVX2 code
 //    (backward-weights): backward-data goes kLowered from 32 output channels
@@ -49,6 +52,7 @@
 //    but backward-weights 55 against 85 natively.
 #include <atomic>
 
+#include "worker/tensor/cpu/one_output_conv.h"
 #include "worker/tensor/onednn/onednn_backend.h"
 #include "worker/tensor/onednn/onednn_runtime.h"
 
@@ -85,6 +89,7 @@ std::string_view ConvRouteName(ConvRoute route) {
     case ConvRoute::kReference: return "reference";
     case ConvRoute::kBatchAsChannels: return "batch-as-channels";
     case ConvRoute::kLowered: return "lowered";
+    case ConvRoute::kOneOutput: return "one-output";
   }
   return "?";
 }
@@ -97,13 +102,17 @@ ConvRoute OnednnBackend::ChooseConvRoute(const ConvProblem& p, ConvOp op) {
   // fp16 (no x86 fp16 kernels in oneDNN 2.6) and bf16 on a CPU without bf16 kernels have
   // no native route; batch-as-channels is a backward-weights route only.
   const bool fp32_kernels = onednn::RunsOnFp32Kernels(p.precision);
-  const auto native_or_rounded = [fp32_kernels, op](ConvRoute r) {
+  const auto native_or_rounded = [fp32_kernels, op, &p](ConvRoute r) {
     if (r == ConvRoute::kBatchAsChannels && op != ConvOp::kBackwardWeights) r = ConvRoute::kNative;
+    if (r == ConvRoute::kOneOutput && !OneOutputConvApplies(p)) r = ConvRoute::kNative;
     return r == ConvRoute::kNative && fp32_kernels ? ConvRoute::kRoundedFp32 : r;
   };
   const int forced = forced_route.load();
   if (forced >= 0) return native_or_rounded(static_cast<ConvRoute>(forced));
-  if ((p.precision == MathPrecision::kFp32 || fp32_kernels) && LoweredWins(p, op)) return ConvRoute::kLowered;
+  if (p.precision == MathPrecision::kFp32 || fp32_kernels) {
+    if (OneOutputConvApplies(p)) return ConvRoute::kOneOutput;
+    if (LoweredWins(p, op)) return ConvRoute::kLowered;
+  }
   if (p.in_channels == 1 && op == ConvOp::kBackwardData) return ConvRoute::kReference;
   // Batch-as-channels wins only on bf16 kernels (on fp32 ones it loses, see above).
   if (p.precision == MathPrecision::kBf16 && !fp32_kernels && op == ConvOp::kBackwardWeights) {
