@@ -38,8 +38,9 @@
 //    Not where the output has fewer than 8 channels (PatchGAN's logits: the GEMM is then
 //    a matrix-vector product, and native wins 3 / 7 ms).
 //  - One output channel (PatchGAN's logits) goes kOneOutput: oneDNN's blocked kernels
-//    pad the channel to a block of 16 and ran these at ~9 GFLOP/s; the direct kernels
-//    (one_output_conv.h) run FIGURES_PENDING.
+//    ran 2x512x31x31 -> 1x30x30 (256 px, batch 2) at 8-10 GFLOP/s, 7.3 / 9.3 / 7.0 ms per
+//    step for forward (2 calls) / backward-data (3) / backward-weights (2); the direct
+//    kernels (one_output_conv.h) 2.6 / 3.4 / 3.5 ms (17-26 GFLOP/s).
 //  - Fewer than 8 input channels (the image side: D's first convolution, G's last
 //    transposed one), where oneDNN's kernels scatter (backward-data) or run AVX2 code
 //    (backward-weights): backward-data goes kLowered from 32 output channels
