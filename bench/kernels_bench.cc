@@ -50,7 +50,7 @@ struct Column {
     std::optional<ConvRoute> forced;
     for (ConvRoute r :
          {ConvRoute::kNative, ConvRoute::kRoundedFp32, ConvRoute::kReference, ConvRoute::kBatchAsChannels,
-          ConvRoute::kLowered}) {
+          ConvRoute::kLowered, ConvRoute::kOneOutput}) {
       if (route == ConvRouteName(r)) forced = r;
     }
     OnednnBackend::ForceConvRoute(forced);
@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
                  "oneDNN columns, comma separated: auto (the measured choice), or forced native, rounded-fp32, "
                  "reference, batch-as-channels (backward-weights only), lowered")
       ->delimiter(',')
-      ->check(CLI::IsMember({"auto", "native", "rounded-fp32", "reference", "batch-as-channels", "lowered"}));
+      ->check(CLI::IsMember({"auto", "native", "rounded-fp32", "reference", "batch-as-channels", "lowered", "one-output"}));
   CLI11_PARSE(app, argc, argv);
 
   std::vector<Column> columns;

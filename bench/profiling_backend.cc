@@ -79,6 +79,14 @@ void ProfilingBackend::ConvBackwardData(const ConvProblem& p, const float* dy, c
 void ProfilingBackend::ConvBackwardWeights(const ConvProblem& p, const float* x, const float* dy, float* dw) {
   Timed(ConvKey("conv-bwd-weights", p), [&] { inner_.ConvBackwardWeights(p, x, dy, dw); }, p.macs());
 }
+void ProfilingBackend::ConvBackward(const ConvProblem& p, const float* x, const float* dy, const float* w, float* dx,
+                                    float* dw) {
+  Timed(ConvKey("conv-bwd-both", p), [&] { inner_.ConvBackward(p, x, dy, w, dx, dw); }, 2 * p.macs());
+}
+void ProfilingBackend::ConvTransposeBackward(const ConvProblem& p, const float* g, const float* x, const float* w,
+                                             float* dx, float* dw) {
+  Timed(ConvKey("convt-bwd-both", p), [&] { inner_.ConvTransposeBackward(p, g, x, w, dx, dw); }, 2 * p.macs());
+}
 void ProfilingBackend::AddChannelBias(int64_t n, int64_t c, int64_t hw, const float* bias, float* y) {
   Timed(ChannelsKey("bias", n, c, hw), [&] { inner_.AddChannelBias(n, c, hw, bias, y); });
 }

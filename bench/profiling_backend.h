@@ -45,6 +45,11 @@ class ProfilingBackend final : public Backend {
   void ConvForward(const ConvProblem& p, const float* x, const float* w, float* y) override;
   void ConvBackwardData(const ConvProblem& p, const float* dy, const float* w, float* dx) override;
   void ConvBackwardWeights(const ConvProblem& p, const float* x, const float* dy, float* dw) override;
+  // Timed as one op ("conv-bwd-both", "convt-bwd-both"): the passes may share work.
+  void ConvBackward(const ConvProblem& p, const float* x, const float* dy, const float* w, float* dx,
+                    float* dw) override;
+  void ConvTransposeBackward(const ConvProblem& p, const float* g, const float* x, const float* w, float* dx,
+                             float* dw) override;
   void AddChannelBias(int64_t n, int64_t c, int64_t hw, const float* bias, float* y) override;
   void ChannelSum(int64_t n, int64_t c, int64_t hw, const float* dy, float* out) override;
   void ChannelAffine(int64_t n, int64_t c, int64_t hw, const float* x, const float* scale, const float* shift,

@@ -39,6 +39,12 @@ std::vector<LayerCase> Cases() {
        Shape{2, 128, 7, 7}},
       {"convT s1", [] { return std::make_unique<ConvTranspose2d>(6, 4, 5, 1, 2, 0, true); }, Shape{1, 6, 5, 6}},
       {"convT s3 op2", [] { return std::make_unique<ConvTranspose2d>(2, 3, 4, 3, 1, 2, true); }, Shape{3, 2, 3, 5}},
+      // Every pass on oneDNN's kernels, so the backward shares dy (g) between its two.
+      {"conv2d blocked", [] { return std::make_unique<Conv2d>(16, 32, 4, 2, 1, false); }, Shape{2, 16, 16, 16}},
+      {"convT blocked", [] { return std::make_unique<ConvTranspose2d>(32, 16, 4, 2, 1, 0, false); },
+       Shape{2, 32, 8, 8}},
+      // One output channel: the direct kernels (one_output_conv.h).
+      {"conv2d PatchGAN logits", [] { return std::make_unique<Conv2d>(24, 1, 4, 1, 1, true); }, Shape{2, 24, 9, 9}},
       {"linear", [] { return std::make_unique<Linear>(37, 11, true); }, Shape{3, 37}},
   };
 }

@@ -38,6 +38,9 @@ std::vector<ConvProblem> Problems() {
       Problem(3, 2, 4, 6, 6, 3, 2, 0),       // a trailing input row no window reaches
       Problem(3, 17, 19, 10, 9, 4, 3, 2),    // channels off the 16-blocking, stride 3
       Problem(2, 5, 3, 8, 8, 5, 1, 2),
+      Problem(2, 40, 1, 11, 9, 4, 1, 1),     // one output channel (PatchGAN's logits)
+      Problem(3, 6, 1, 9, 7, 3, 2, 0),       // one output channel, strided, a trailing row
+      Problem(1, 3, 1, 37, 35, 5, 3, 2),     // one output channel, rows wider than a block
   };
 }
 
@@ -88,7 +91,9 @@ const char* OpName(ConvOp op) {
 
 // The oneDNN routes a test runs under: the measured choice, and each route forced (so
 // every route is checked on every shape, not only where the choice sends it).
-std::vector<std::string> Routes() { return {"auto", "native", "rounded-fp32", "batch-as-channels", "lowered"}; }
+std::vector<std::string> Routes() {
+  return {"auto", "native", "rounded-fp32", "batch-as-channels", "lowered", "one-output"};
+}
 
 // Makes `route` the oneDNN backend's (process-wide) convolution route.
 void SelectRoute(const std::string& route) {
@@ -98,6 +103,7 @@ void SelectRoute(const std::string& route) {
   if (route == "rounded-fp32") forced = ConvRoute::kRoundedFp32;
   if (route == "batch-as-channels") forced = ConvRoute::kBatchAsChannels;
   if (route == "lowered") forced = ConvRoute::kLowered;
+  if (route == "one-output") forced = ConvRoute::kOneOutput;
   OnednnBackend::ForceConvRoute(forced);
 #endif
 }
@@ -176,6 +182,38 @@ TEST(OnednnConvTest, ThreadsShareTheBackendSafely) {
   }
 }
 
+// A layer's fused backward passes (ConvBackward, ConvTransposeBackward) give exactly what
+// the separate ops give, whether the passes share the operand they both read (both on
+// oneDNN's kernels: the first problem at fp32) or not (a lowered or staged pass).
+TEST(OnednnConvTest, FusedBackwardsEqualTheSeparatePasses) {
+  GANTRY_ONEDNN_OR_SKIP(onednn);
+  std::vector<ConvProblem> problems = {Problem(2, 16, 32, 16, 16, 4, 2, 1), Problems()[1], Problems()[5]};
+  for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16, MathPrecision::kFp16}) {
+    for (ConvProblem p : problems) {
+      p.precision = prec;
+      SCOPED_TRACE(p.ToString() + " " + std::string(MathPrecisionName(prec)));
+      const Case c = MakeCase(p);
+      // ConvBackward: dw += grad(x, dy), dx = input gradient of dy.
+      Tensor dw_apart = c.dw0.Clone(), dw_fused = c.dw0.Clone();
+      Tensor dx_apart = Tensor::Zeros(c.x.shape()), dx_fused = Tensor::Zeros(c.x.shape());
+      onednn->ConvBackwardWeights(p, c.x.data(), c.dy.data(), dw_apart.data());
+      onednn->ConvBackwardData(p, c.dy.data(), c.w.data(), dx_apart.data());
+      onednn->ConvBackward(p, c.x.data(), c.dy.data(), c.w.data(), dx_fused.data(), dw_fused.data());
+      for (int64_t i = 0; i < dw_apart.numel(); ++i) ASSERT_EQ(dw_fused.at(i), dw_apart.at(i)) << "dw " << i;
+      for (int64_t i = 0; i < dx_apart.numel(); ++i) ASSERT_EQ(dx_fused.at(i), dx_apart.at(i)) << "dx " << i;
+      // ConvTransposeBackward: the layer's g is the convolution's input (c.x), its x the
+      // convolution's output side (c.dy).
+      Tensor tw_apart = c.dw0.Clone(), tw_fused = c.dw0.Clone();
+      Tensor tx_apart = Tensor::Zeros(c.dy.shape()), tx_fused = Tensor::Zeros(c.dy.shape());
+      onednn->ConvBackwardWeights(p, c.x.data(), c.dy.data(), tw_apart.data());
+      onednn->ConvForward(p, c.x.data(), c.w.data(), tx_apart.data());
+      onednn->ConvTransposeBackward(p, c.x.data(), c.dy.data(), c.w.data(), tx_fused.data(), tw_fused.data());
+      for (int64_t i = 0; i < tw_apart.numel(); ++i) ASSERT_EQ(tw_fused.at(i), tw_apart.at(i)) << "transposed dw " << i;
+      for (int64_t i = 0; i < tx_apart.numel(); ++i) ASSERT_EQ(tx_fused.at(i), tx_apart.at(i)) << "transposed dx " << i;
+    }
+  }
+}
+
 // Backward-weights adds to what the gradient held; twice is two contributions.
 TEST(OnednnConvTest, BackwardWeightsAccumulates) {
   GANTRY_ONEDNN_OR_SKIP(onednn);
@@ -197,9 +235,11 @@ TEST(OnednnConvTest, BackwardWeightsAccumulates) {
 // channels into 64 or more. Otherwise the one-input-channel backward-data goes to the
 // reference, and so does its backward-weights on fp32 kernels that are not AVX-512 (AVX2);
 // bf16 backward-weights goes batch-as-channels on bf16 kernels; bf16 without bf16
-// kernels runs fp32 kernels on rounded operands.
+// kernels runs fp32 kernels on rounded operands. Before all that, on fp32 kernels, one
+// output channel goes to the direct kernels.
 ConvRoute ExpectedRoute(const ConvProblem& p, ConvOp op) {
   const bool fp32_kernels = p.precision == MathPrecision::kFp32 || !onednn::NativeBf16Kernels().native;
+  if (fp32_kernels && p.out_channels == 1) return ConvRoute::kOneOutput;
   const int64_t reuse = p.batch * p.out_height * p.out_width, o = p.out_channels;
   bool lowered;
   if (p.in_channels < 8 && op == ConvOp::kBackwardData) {
@@ -235,6 +275,7 @@ TEST(OnednnConvTest, DcganAndPix2pixProblemsRunWhereTheRoutesSay) {
   problems.push_back(Problem(4, 512, 1024, 4, 4, 4, 2, 1));   // the adjoint of up block 1 at 128 px
   problems.push_back(Problem(4, 3, 128, 128, 128, 4, 2, 1));  // the adjoint of the output block
   problems.push_back(Problem(4, 7, 16, 128, 128, 4, 2, 1));   // PatchGAN's first convolution at ndf 16
+  problems.push_back(Problem(4, 512, 1, 31, 31, 4, 1, 1));    // PatchGAN's logits at 256 px
   for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16}) {
     for (ConvProblem p : problems) {
       p.precision = prec;

@@ -89,13 +89,19 @@ Tensor Conv2d::Backward(const Context& ctx, const Tensor& dy_out, const Activati
     be.ActivationBackward(activation_->f, activation_->slope, y.numel(), y.data(), y.data(), dy_out.data(),
                           dy.data());
   }
-  if (ctx.param_grads) {
-    if (has_bias_) be.ChannelSum(p.batch, out_, p.out_height * p.out_width, dy.data(), p_.bias_grad.data());
-    be.ConvBackwardWeights(p, x.data(), dy.data(), p_.weight_grad.data());
+  if (ctx.param_grads && has_bias_) {
+    be.ChannelSum(p.batch, out_, p.out_height * p.out_width, dy.data(), p_.bias_grad.data());
   }
-  if (!want_input_grad) return Tensor();
+  if (!want_input_grad) {
+    be.ConvBackwardWeights(p, x.data(), dy.data(), p_.weight_grad.data());
+    return Tensor();
+  }
   Tensor dx = ctx.Uninitialized(x.shape());
-  be.ConvBackwardData(p, dy.data(), p_.weight.data(), dx.data());
+  if (ctx.param_grads) {
+    be.ConvBackward(p, x.data(), dy.data(), p_.weight.data(), dx.data(), p_.weight_grad.data());
+  } else {
+    be.ConvBackwardData(p, dy.data(), p_.weight.data(), dx.data());
+  }
   return dx;
 }
 

@@ -76,14 +76,20 @@ Tensor ConvTranspose2d::Backward(const Context& ctx, const Tensor& dy, const Act
   const ConvProblem p = Problem(x.shape(), ctx.precision);
   CHECK(dy.shape() == OutputShape(x.shape())) << "conv_transpose2d: dy " << dy.shape().ToString();
   Backend& be = *ctx.backend;
-  if (ctx.param_grads) {
-    if (has_bias_) be.ChannelSum(p.batch, out_, p.in_height * p.in_width, dy.data(), p_.bias_grad.data());
-    // The adjoint conv's x is this layer's dy, and its dy this layer's x.
-    be.ConvBackwardWeights(p, dy.data(), x.data(), p_.weight_grad.data());
+  if (ctx.param_grads && has_bias_) {
+    be.ChannelSum(p.batch, out_, p.in_height * p.in_width, dy.data(), p_.bias_grad.data());
   }
-  if (!want_input_grad) return Tensor();
+  // The adjoint conv's x is this layer's dy, and its dy this layer's x.
+  if (!want_input_grad) {
+    if (ctx.param_grads) be.ConvBackwardWeights(p, dy.data(), x.data(), p_.weight_grad.data());
+    return Tensor();
+  }
   Tensor dx = ctx.Uninitialized(x.shape());
-  be.ConvForward(p, dy.data(), p_.weight.data(), dx.data());
+  if (ctx.param_grads) {
+    be.ConvTransposeBackward(p, dy.data(), x.data(), p_.weight.data(), dx.data(), p_.weight_grad.data());
+  } else {
+    be.ConvForward(p, dy.data(), p_.weight.data(), dx.data());
+  }
   return dx;
 }
 

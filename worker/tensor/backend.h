@@ -52,6 +52,24 @@ class Backend {
   virtual void ConvBackwardData(const ConvProblem& p, const float* dy, const float* w, float* dx) = 0;
   // dw += the weight gradient given x and dy (accumulates).
   virtual void ConvBackwardWeights(const ConvProblem& p, const float* x, const float* dy, float* dw) = 0;
+  // A convolution layer's backward when it wants both gradients: dw += the weight
+  // gradient, then dx = the input gradient, from one dy. The same results as
+  // ConvBackwardWeights then ConvBackwardData (which this default runs); a backend may
+  // share work on the operand both read (the oneDNN one moves dy to its kernels' layout once).
+  virtual void ConvBackward(const ConvProblem& p, const float* x, const float* dy, const float* w, float* dx,
+                            float* dw) {
+    ConvBackwardWeights(p, x, dy, dw);
+    ConvBackwardData(p, dy, w, dx);
+  }
+  // A transposed convolution layer's backward (the adjoint of `p`, conv_problem.h) when it
+  // wants both gradients, from its output gradient g and its input x: dw +=
+  // ConvBackwardWeights(p, g, x), then dx = ConvForward(p, g, w). Both read g as the
+  // convolution's input, which a backend may move to its kernels' layout once.
+  virtual void ConvTransposeBackward(const ConvProblem& p, const float* g, const float* x, const float* w,
+                                     float* dx, float* dw) {
+    ConvBackwardWeights(p, g, x, dw);
+    ConvForward(p, g, w, dx);
+  }
 
   // --- per-channel bias (x viewed as [n, c, hw]) ----------------------------------
   // y[i, ch, :] += bias[ch]

@@ -35,6 +35,9 @@ enum class ConvRoute {
   // fp32 matmul on operands rounded to the precision (worker/tensor/cpu/lowered_conv.h):
   // the weights stay in the caller's layout, with no reorder to a blocked one and back.
   kLowered,
+  // Problems with one output channel (PatchGAN's logits): the direct kernels of
+  // worker/tensor/cpu/one_output_conv.h on operands rounded to the precision.
+  kOneOutput,
 };
 std::string_view ConvRouteName(ConvRoute route);
 
@@ -50,6 +53,12 @@ class OnednnBackend : public EigenCpuBackend {
   void ConvForward(const ConvProblem& p, const float* x, const float* w, float* y) override;
   void ConvBackwardData(const ConvProblem& p, const float* dy, const float* w, float* dx) override;
   void ConvBackwardWeights(const ConvProblem& p, const float* x, const float* dy, float* dw) override;
+  // Where both passes run oneDNN's kernels on the caller's arrays, the operand they share
+  // (dy; the transposed layer's g) is moved to the kernels' layout once.
+  void ConvBackward(const ConvProblem& p, const float* x, const float* dy, const float* w, float* dx,
+                    float* dw) override;
+  void ConvTransposeBackward(const ConvProblem& p, const float* g, const float* x, const float* w, float* dx,
+                             float* dw) override;
 
   // The route `op` of `p` takes.
   static ConvRoute ChooseConvRoute(const ConvProblem& p, ConvOp op);

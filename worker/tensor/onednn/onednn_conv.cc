@@ -4,9 +4,13 @@
 // backward-data (its forward) and forward (its input gradient) of its adjoint problem,
 // which is what oneDNN's own deconvolution runs internally.
 #include <algorithm>
+#include <span>
+#include <tuple>
+#include <utility>
 
 #include "common/check.h"
 #include "worker/tensor/cpu/lowered_conv.h"
+#include "worker/tensor/cpu/one_output_conv.h"
 #include "worker/tensor/cpu/operand_rounding.h"
 #include "worker/tensor/onednn/onednn_backend.h"
 #include "worker/tensor/onednn/onednn_conv_plans.h"
@@ -45,7 +49,7 @@ const float* RoundedStaging(Runtime& rt, Slot slot, MathPrecision precision, int
 // caller then runs the reference).
 bool RunOnOnednn(ConvRoute route, const ConvProblem& p, ConvOp op, const float* a, int64_t a_count,
                  const float* b, int64_t b_count, float* out) {
-  if (route == ConvRoute::kReference || route == ConvRoute::kLowered) return false;
+  if (route == ConvRoute::kReference || route == ConvRoute::kLowered || route == ConvRoute::kOneOutput) return false;
   const ConvProblem kernel = KernelProblem(route, p);
   Plan* plan = onednn::FindConvPlan(kernel, op, AlgorithmOf(route));
   if (plan == nullptr) return false;
@@ -57,6 +61,52 @@ bool RunOnOnednn(ConvRoute route, const ConvProblem& p, ConvOp op, const float* 
   const void* in[] = {a, b};
   plan->Run(rt, in, out);
   return true;
+}
+
+// The plan `op` of `p` runs on where its route is oneDNN's kernels on the caller's arrays
+// (no operand rounded into staging first), so that an input two plans read can be moved to
+// their layout once; else null.
+Plan* UnstagedPlan(const ConvProblem& p, ConvOp op) {
+  const ConvRoute route = OnednnBackend::ChooseConvRoute(p, op);
+  if (route == ConvRoute::kReference || route == ConvRoute::kLowered || route == ConvRoute::kOneOutput) return nullptr;
+  const ConvProblem kernel = KernelProblem(route, p);
+  if (kernel.precision != p.precision) return nullptr;
+  return onednn::FindConvPlan(kernel, op, AlgorithmOf(route));
+}
+
+// Runs `first` then `second` (inputs in FindConvPlan's order), moving the input they
+// share (first_in[shared_first] == second_in[shared_second]) to their layout once where
+// both want the same one.
+void RunSharingInput(Plan& first, std::span<const void* const> first_in, size_t shared_first, float* first_out,
+                     Plan& second, std::span<const void* const> second_in, size_t shared_second,
+                     float* second_out) {
+  Runtime& rt = Runtime::ForThisThread();
+  onednn::SharedInput shared;
+  shared.index = shared_first;
+  first.Run(rt, first_in, first_out, &shared);
+  shared.index = shared_second;
+  second.Run(rt, second_in, second_out, &shared);
+}
+
+// `a` and `b` rounded to p's precision into the staging slots (fp32 or already-rounded
+// operands: themselves).
+std::pair<const float*, const float*> Rounded(const ConvProblem& p, const float* a, int64_t a_count, const float* b,
+                                              int64_t b_count) {
+  if (p.precision == MathPrecision::kFp32) return {a, b};
+  Runtime& rt = Runtime::ForThisThread();
+  return {RoundedStaging(rt, Slot::kStagingA, p.precision, a_count, a),
+          RoundedStaging(rt, Slot::kStagingB, p.precision, b_count, b)};
+}
+
+// Runs `op` of `p` along kOneOutput on operands rounded to the precision.
+void RunOneOutput(const ConvProblem& p, ConvOp op, const float* a, int64_t a_count, const float* b, int64_t b_count,
+                  float* out) {
+  const auto [ra, rb] = Rounded(p, a, a_count, b, b_count);
+  switch (op) {
+    case ConvOp::kForward: return OneOutputConvForward(p, ra, rb, out);
+    case ConvOp::kBackwardData: return OneOutputConvBackwardData(p, ra, rb, out);
+    case ConvOp::kBackwardWeights: return OneOutputConvBackwardWeights(p, ra, rb, out);
+  }
 }
 
 // The lowered route's chunks: samples enough for a GEMM about this many columns wide (the
@@ -73,15 +123,11 @@ int64_t LoweredChunk(const ConvProblem& p) {
 }
 
 // Runs `op` of `p` along kLowered: operands a (a_count floats) and b rounded to the
-// precision into staging buffers (fp32 and already-rounded operands are used in place), then the lowered
-// convolution on oneDNN's fp32 matmul.
+// precision into staging buffers (fp32 and already-rounded operands are used in place),
+// then the lowered convolution on oneDNN's fp32 matmul.
 void RunLowered(OnednnBackend& backend, const ConvProblem& p, ConvOp op, const float* a, int64_t a_count,
                 const float* b, int64_t b_count, float* out) {
-  if (p.precision != MathPrecision::kFp32) {
-    Runtime& rt = Runtime::ForThisThread();
-    a = RoundedStaging(rt, Slot::kStagingA, p.precision, a_count, a);
-    b = RoundedStaging(rt, Slot::kStagingB, p.precision, b_count, b);
-  }
+  std::tie(a, b) = Rounded(p, a, a_count, b, b_count);
   // The matmul at fp32 never touches the staging slots, so the rounded operands stay put.
   // Weight gradients of weight-bound problems are rank-k updates of a large dW (k = the
   // batch's output pixels); up to k = 32 Eigen streams them faster (4x512x4x4 ->
@@ -114,6 +160,7 @@ void OnednnBackend::RunConv(const ConvProblem& p, ConvOp op, const float* a, int
   CheckConvProblem(p);
   const ConvRoute route = ChooseConvRoute(p, op);
   if (route == ConvRoute::kLowered) return RunLowered(*this, p, op, a, a_count, b, b_count, out);
+  if (route == ConvRoute::kOneOutput) return RunOneOutput(p, op, a, a_count, b, b_count, out);
   if (RunOnOnednn(route, p, op, a, a_count, b, b_count, out)) return;
   switch (op) {
     case ConvOp::kForward: return EigenCpuBackend::ConvForward(p, a, b, out);
@@ -134,9 +181,32 @@ void OnednnBackend::ConvBackwardWeights(const ConvProblem& p, const float* x, co
   RunConv(p, ConvOp::kBackwardWeights, x, p.batch * p.in_image_size(), dy, p.batch * p.out_image_size(), dw);
 }
 
+void OnednnBackend::ConvBackward(const ConvProblem& p, const float* x, const float* dy, const float* w, float* dx,
+                                 float* dw) {
+  CheckConvProblem(p);
+  Plan* weights = UnstagedPlan(p, ConvOp::kBackwardWeights);
+  Plan* data = UnstagedPlan(p, ConvOp::kBackwardData);
+  if (weights == nullptr || data == nullptr) return EigenCpuBackend::ConvBackward(p, x, dy, w, dx, dw);
+  const void* weights_in[] = {x, dy};
+  const void* data_in[] = {dy, w};
+  RunSharingInput(*weights, weights_in, 1, dw, *data, data_in, 0, dx);
+}
+
+void OnednnBackend::ConvTransposeBackward(const ConvProblem& p, const float* g, const float* x, const float* w,
+                                          float* dx, float* dw) {
+  CheckConvProblem(p);
+  Plan* weights = UnstagedPlan(p, ConvOp::kBackwardWeights);
+  Plan* forward = UnstagedPlan(p, ConvOp::kForward);
+  if (weights == nullptr || forward == nullptr) return EigenCpuBackend::ConvTransposeBackward(p, g, x, w, dx, dw);
+  const void* weights_in[] = {g, x};
+  const void* forward_in[] = {g, w};
+  RunSharingInput(*weights, weights_in, 0, dw, *forward, forward_in, 0, dx);
+}
+
 std::string OnednnBackend::ConvImplementation(const ConvProblem& p, ConvOp op) {
   const ConvRoute route = ChooseConvRoute(p, op);
   if (route == ConvRoute::kLowered) return "im2col + oneDNN matmul [" + std::string(ConvRouteName(route)) + "]";
+  if (route == ConvRoute::kOneOutput) return "direct one-output-channel kernel [" + std::string(ConvRouteName(route)) + "]";
   Plan* plan = route == ConvRoute::kReference ? nullptr
                                               : onednn::FindConvPlan(KernelProblem(route, p), op, AlgorithmOf(route));
   const std::string kernel = plan != nullptr ? plan->implementation : "eigen reference";

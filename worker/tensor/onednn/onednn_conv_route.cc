@@ -37,6 +37,10 @@
 //                       a loss: 4x64x16x16 -> 128x15x15, 5.0 against 3.1 ms).
 //    Not where the output has fewer than 8 channels (PatchGAN's logits: the GEMM is then
 //    a matrix-vector product, and native wins 3 / 7 ms).
+//  - One output channel (PatchGAN's logits) goes kOneOutput: oneDNN's blocked kernels
+//    ran 2x512x31x31 -> 1x30x30 (256 px, batch 2) at 8-10 GFLOP/s, 7.3 / 9.3 / 7.0 ms per
+//    step for forward (2 calls) / backward-data (3) / backward-weights (2); the direct
+//    kernels (one_output_conv.h) 2.6 / 3.4 / 3.5 ms (17-26 GFLOP/s).
 //  - Fewer than 8 input channels (the image side: D's first convolution, G's last
 //    transposed one), where oneDNN's kernels scatter (backward-data) or run AVX2 code
 //    (backward-weights): backward-data goes kLowered from 32 output channels
@@ -54,6 +58,7 @@
 //    ONEDNN_MAX_CPU_ISA=AVX2, Sapphire Rapids). -> reference there.
 #include <atomic>
 
+#include "worker/tensor/cpu/one_output_conv.h"
 #include "worker/tensor/onednn/onednn_backend.h"
 #include "worker/tensor/onednn/onednn_runtime.h"
 
@@ -90,6 +95,7 @@ std::string_view ConvRouteName(ConvRoute route) {
     case ConvRoute::kReference: return "reference";
     case ConvRoute::kBatchAsChannels: return "batch-as-channels";
     case ConvRoute::kLowered: return "lowered";
+    case ConvRoute::kOneOutput: return "one-output";
   }
   return "?";
 }
@@ -102,13 +108,17 @@ ConvRoute OnednnBackend::ChooseConvRoute(const ConvProblem& p, ConvOp op) {
   // fp16 (no x86 fp16 kernels in oneDNN 2.6) and bf16 on a CPU without bf16 kernels have
   // no native route; batch-as-channels is a backward-weights route only.
   const bool fp32_kernels = onednn::RunsOnFp32Kernels(p.precision);
-  const auto native_or_rounded = [fp32_kernels, op](ConvRoute r) {
+  const auto native_or_rounded = [fp32_kernels, op, &p](ConvRoute r) {
     if (r == ConvRoute::kBatchAsChannels && op != ConvOp::kBackwardWeights) r = ConvRoute::kNative;
+    if (r == ConvRoute::kOneOutput && !OneOutputConvApplies(p)) r = ConvRoute::kNative;
     return r == ConvRoute::kNative && fp32_kernels ? ConvRoute::kRoundedFp32 : r;
   };
   const int forced = forced_route.load();
   if (forced >= 0) return native_or_rounded(static_cast<ConvRoute>(forced));
-  if ((p.precision == MathPrecision::kFp32 || fp32_kernels) && LoweredWins(p, op)) return ConvRoute::kLowered;
+  if (p.precision == MathPrecision::kFp32 || fp32_kernels) {
+    if (OneOutputConvApplies(p)) return ConvRoute::kOneOutput;
+    if (LoweredWins(p, op)) return ConvRoute::kLowered;
+  }
   if (p.in_channels == 1 && op == ConvOp::kBackwardData) return ConvRoute::kReference;
   if (p.in_channels == 1 && op == ConvOp::kBackwardWeights && (p.precision == MathPrecision::kFp32 || fp32_kernels) &&
       !onednn::HasAvx512Fp32Kernels()) {

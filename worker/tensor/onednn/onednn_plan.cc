@@ -51,15 +51,25 @@ Operand MakeOutput(Runtime& rt, int arg, const dnnl::memory::desc& user_md, cons
   return op;
 }
 
-void Plan::Run(Runtime& rt, std::span<const void* const> in, float* out) {
+void Plan::Run(Runtime& rt, std::span<const void* const> in, float* out, SharedInput* shared) {
   dnnl::stream& s = rt.stream();
   std::unordered_map<int, dnnl::memory> args;
   for (size_t i = 0; i < inputs.size(); ++i) {
     Operand& op = inputs[i];
     op.user.set_data_handle(Bindable(in[i]));
     if (op.move) {
-      op.inner.set_data_handle(rt.Buffer(op.slot, op.inner.get_desc().get_size()));
-      op.move->execute(s, op.user, op.inner);
+      const dnnl::memory::desc inner = op.inner.get_desc();
+      if (shared != nullptr && shared->index == i && shared->data != nullptr && shared->inner == inner) {
+        op.inner.set_data_handle(shared->data);  // moved by an earlier plan of this call
+      } else if (shared != nullptr && shared->index == i) {
+        shared->data = rt.Buffer(Slot::kShared, inner.get_size());
+        shared->inner = inner;
+        op.inner.set_data_handle(shared->data);
+        op.move->execute(s, op.user, op.inner);
+      } else {
+        op.inner.set_data_handle(rt.Buffer(op.slot, inner.get_size()));
+        op.move->execute(s, op.user, op.inner);
+      }
     }
     args.emplace(op.arg, op.inner);
   }

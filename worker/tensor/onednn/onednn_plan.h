@@ -29,6 +29,16 @@ enum class OutputMode {
   kAccumulate,  // out += result (a gradient)
 };
 
+// An input that consecutive plans of one call read (a layer's dy for its backward-weights
+// and backward-data): the first plan that moves it to a blocked layout leaves the copy
+// here, in Slot::kShared, and a later one whose operand wants the same layout uses it as
+// is. Valid for one caller array and one thread, until the next use of Slot::kShared.
+struct SharedInput {
+  size_t index = 0;          // which of the plan's inputs it is (differs between plans)
+  dnnl::memory::desc inner;  // the layout of the copy; zero desc: none made yet
+  void* data = nullptr;
+};
+
 struct Plan {
   dnnl::primitive primitive;
   std::vector<Operand> inputs;
@@ -38,7 +48,8 @@ struct Plan {
 
   // Runs the primitive on the caller's arrays (in the order of `inputs`; each of the
   // type its operand's user descriptor says, fp32 unless a plan says otherwise).
-  void Run(Runtime& rt, std::span<const void* const> in, float* out);
+  // With `shared`, input shared->index is the shared operand (see SharedInput).
+  void Run(Runtime& rt, std::span<const void* const> in, float* out, SharedInput* shared = nullptr);
 };
 
 // An input operand: `user_md` is the caller's layout, `inner_md` the primitive's.

@@ -14,8 +14,9 @@ namespace gantry::onednn {
 
 // The scratch buffers of one call: each slot is used at most once per primitive run,
 // so a plan's operands never share memory. Staging slots hold operands prepared before
-// a plan runs (rounded copies, im2col columns).
-enum class Slot { kInputA, kInputB, kOutput, kScratchpad, kStagingA, kStagingB, kCount };
+// a plan runs (rounded copies, im2col columns). kShared holds an operand two plans of one
+// call read, moved to their layout once (Plan::Run's SharedInput).
+enum class Slot { kInputA, kInputB, kOutput, kScratchpad, kStagingA, kStagingB, kShared, kCount };
 
 class Runtime {
  public:
