@@ -5,6 +5,14 @@
 #include <vector>
 
 #include "common/check.h"
+#include "common/vector_clones.h"
+
+// GCC notes (-Wpsabi) that the 64-byte Lanes type below is passed differently with and
+// without AVX-512 (portable and arm64 builds): the helpers taking it are internal to this
+// file, so no ABI boundary is crossed.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
 
 namespace gantry {
 namespace {
@@ -79,6 +87,7 @@ struct PaddedInput {
 
 bool OneOutputConvApplies(const ConvProblem& p) { return p.out_channels == 1 && p.padding < p.kernel; }
 
+GANTRY_VECTOR_CLONES
 void OneOutputConvForward(const ConvProblem& p, const float* x, const float* w, float* y) {
   CheckConvProblem(p);
   CHECK(OneOutputConvApplies(p)) << "one-output convolution on " << p.ToString();
@@ -112,6 +121,7 @@ void OneOutputConvForward(const ConvProblem& p, const float* x, const float* w, 
   }
 }
 
+GANTRY_VECTOR_CLONES
 void OneOutputConvBackwardData(const ConvProblem& p, const float* dy, const float* w, float* dx) {
   CheckConvProblem(p);
   CHECK(OneOutputConvApplies(p)) << "one-output convolution on " << p.ToString();
@@ -146,6 +156,7 @@ void OneOutputConvBackwardData(const ConvProblem& p, const float* dy, const floa
   }
 }
 
+GANTRY_VECTOR_CLONES
 void OneOutputConvBackwardWeights(const ConvProblem& p, const float* x, const float* dy, float* dw) {
   CheckConvProblem(p);
   CHECK(OneOutputConvApplies(p)) << "one-output convolution on " << p.ToString();
