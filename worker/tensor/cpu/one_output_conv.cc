@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "common/check.h"
-#include "common/vector_clones.h"
 
 // GCC notes (-Wpsabi) that the 64-byte Lanes type below is passed differently with and
 // without AVX-512 (portable and arm64 builds): the helpers taking it are internal to this
@@ -87,7 +86,6 @@ struct PaddedInput {
 
 bool OneOutputConvApplies(const ConvProblem& p) { return p.out_channels == 1 && p.padding < p.kernel; }
 
-GANTRY_VECTOR_CLONES
 void OneOutputConvForward(const ConvProblem& p, const float* x, const float* w, float* y) {
   CheckConvProblem(p);
   CHECK(OneOutputConvApplies(p)) << "one-output convolution on " << p.ToString();
@@ -121,7 +119,6 @@ void OneOutputConvForward(const ConvProblem& p, const float* x, const float* w, 
   }
 }
 
-GANTRY_VECTOR_CLONES
 void OneOutputConvBackwardData(const ConvProblem& p, const float* dy, const float* w, float* dx) {
   CheckConvProblem(p);
   CHECK(OneOutputConvApplies(p)) << "one-output convolution on " << p.ToString();
@@ -156,7 +153,6 @@ void OneOutputConvBackwardData(const ConvProblem& p, const float* dy, const floa
   }
 }
 
-GANTRY_VECTOR_CLONES
 void OneOutputConvBackwardWeights(const ConvProblem& p, const float* x, const float* dy, float* dw) {
   CheckConvProblem(p);
   CHECK(OneOutputConvApplies(p)) << "one-output convolution on " << p.ToString();
