@@ -6,13 +6,6 @@
 
 #include "common/check.h"
 
-// GCC notes (-Wpsabi) that the 64-byte Lanes type below is passed differently with and
-// without AVX-512 (portable and arm64 builds): the helpers taking it are internal to this
-// file, so no ABI boundary is crossed.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"
-#endif
-
 namespace gantry {
 namespace {
 
