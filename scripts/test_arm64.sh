@@ -55,17 +55,67 @@ timeout 900 mpirun --allow-run-as-root --oversubscribe -np 2 --mca btl self,tcp 
   >"$log" 2>&1
 code=$?
 ((code == 0)) || { tail -30 "$log"; fail "the 2-rank training run under qemu-aarch64 exited $code"; }
-# column NAME of the first data row of epochs.csv
+# The run folder $out: one epoch of 20 steps on 2 ranks with finite losses, run.json
+# and a sample grid.
 column() { awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i } NR == 2 { print $c }' \
              "$out/epochs.csv"; }
-[[ $(tail -n +2 "$out/epochs.csv" | wc -l) == 1 ]] || fail "$out/epochs.csv should hold one epoch"
-[[ $(column steps) == 20 ]] || fail "the epoch ran $(column steps) steps, not 20"
-[[ $(column world_size) == 2 ]] || fail "epochs.csv says world_size $(column world_size), not 2"
-for loss in d_loss g_loss; do  # finite and positive (BCE): NaN, inf or 0 mean broken arithmetic
-  awk -v v="$(column $loss)" 'BEGIN { exit !(v + 0 > 0 && v + 0 < 100) }' || fail "$loss is $(column $loss)"
-done
-grep -q '"world_size": 2' "$out/run.json" || fail "run.json lacks world_size 2"
-ls "$out"/samples/*/*.png >/dev/null 2>&1 || fail "no sample grid under $out/samples"
+check_run_folder() {
+  [[ $(tail -n +2 "$out/epochs.csv" | wc -l) == 1 ]] || fail "$out/epochs.csv should hold one epoch"
+  [[ $(column steps) == 20 ]] || fail "$out: the epoch ran $(column steps) steps, not 20"
+  [[ $(column world_size) == 2 ]] || fail "$out/epochs.csv says world_size $(column world_size), not 2"
+  local loss
+  for loss in d_loss g_loss; do  # finite and positive (BCE): NaN, inf or 0 mean broken arithmetic
+    awk -v v="$(column $loss)" 'BEGIN { exit !(v + 0 > 0 && v + 0 < 100) }' || fail "$out: $loss is $(column $loss)"
+  done
+  grep -q '"world_size": 2' "$out/run.json" || fail "$out/run.json lacks world_size 2"
+  find "$out/samples" -name '*.png' 2>/dev/null | grep -q . || fail "no sample grid under $out/samples"
+}
+check_run_folder
 echo "test_arm64: training run: 20 steps on 2 arm64 ranks, d_loss $(column d_loss), g_loss $(column g_loss)" \
      "($((SECONDS - start)) s under emulation)"
+
+# An arm64 worker group joins a coordinator like any other: `gantry-worker serve` on 2
+# arm64 ranks registers with gantry-coordinator (the host's amd64 build in
+# GANTRY_HOST_BUILD, default build/, where it is there; else the arm64 one through qemu
+# too), takes the job the gantry CLI submits, trains it and reports its epoch row back.
+host_build=${GANTRY_HOST_BUILD:-build}
+emulate=(qemu-aarch64 -L "$GANTRY_ARM64_ROOT")
+if [[ -x $host_build/bin/gantry-coordinator && -x $host_build/bin/gantry ]]; then
+  coordinator=("$host_build/bin/gantry-coordinator") cli=("$host_build/bin/gantry") plane=amd64
+else
+  coordinator=("${emulate[@]}" "$build/bin/gantry-coordinator") cli=("${emulate[@]}" "$build/bin/gantry") plane=arm64
+fi
+pool=$(dirname "$out")/pool
+mkdir -p "$pool"
+data_dir=$(realpath "$data")
+echo "test_arm64: an arm64 pool of 2 ranks serving an $plane coordinator (logs: $pool)"
+"${coordinator[@]}" --listen 127.0.0.1:0 --port-file "$pool/port" --db "$pool/gantry.db" \
+  --data-root "$(dirname "$data_dir")" >"$pool/coordinator.log" 2>&1 &
+coordinator_pid=$!
+pool_pid=
+stop() { kill "$coordinator_pid" ${pool_pid:+"$pool_pid"} 2>/dev/null; wait 2>/dev/null; }
+trap stop EXIT
+for _ in $(seq 100); do [[ -s $pool/port ]] && break; sleep 0.3; done
+[[ -s $pool/port ]] || { cat "$pool/coordinator.log"; fail "gantry-coordinator did not start within 30 s"; }
+export GANTRY_COORDINATOR=127.0.0.1:$(cat "$pool/port")
+timeout 900 mpirun --allow-run-as-root --oversubscribe -np 2 --mca btl self,tcp "${emulate[@]}" \
+  "$build/bin/gantry-worker" serve --coordinator "$GANTRY_COORDINATOR" --runs-dir "$pool/runs" --name arm64-pool \
+  --max-jobs 1 >"$pool/workers.log" 2>&1 &
+pool_pid=$!
+"${cli[@]}" submit --dataset "$dataset" --data-dir "$data_dir" --limit-images 640 --batch-size 32 --epochs 1 \
+  --world-size 2 >"$pool/submit.log" 2>&1 || { cat "$pool/submit.log"; fail "gantry submit failed"; }
+job=$(grep -o 'job-[0-9]*' "$pool/submit.log" | head -1)
+timeout 900 "${cli[@]}" watch "$job" >"$pool/watch.log" 2>&1
+code=$?
+((code == 0)) || { tail -20 "$pool/watch.log" "$pool/workers.log"; fail "gantry watch $job exited $code"; }
+"${cli[@]}" groups >"$pool/groups.log" 2>&1
+grep -q arm64-pool "$pool/groups.log" || { cat "$pool/groups.log"; fail "gantry groups does not list arm64-pool"; }
+"${cli[@]}" report "$job" --csv >"$pool/report.csv" || fail "gantry report $job --csv failed"
+cmp -s "$pool/report.csv" "$pool/runs/$job/epochs.csv" \
+  || fail "the coordinator's report of $job differs from the arm64 pool's epochs.csv"
+out=$pool/runs/$job
+check_run_folder
+wait "$pool_pid" || fail "the arm64 pool exited $? after its one job (--max-jobs 1)"
+pool_pid=
+echo "test_arm64: pool run: $job trained on arm64-pool, 20 steps, reported back to the $plane coordinator"
 echo "test_arm64: PASS"
