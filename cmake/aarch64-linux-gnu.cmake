@@ -28,6 +28,9 @@ list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES GANTRY_ARM64_ROOT)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
 set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
 set(CMAKE_SYSROOT "${GANTRY_ARM64_ROOT}")
+# GCC's notes that aarch64 passes some structs differently since GCC 10.1 concern linking
+# with objects built by older compilers, which nothing here is.
+set(CMAKE_CXX_FLAGS_INIT "-Wno-psabi")
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
@@ -40,8 +43,11 @@ set(ENV{PKG_CONFIG_LIBDIR}
 
 # Open MPI by hand: FindMPI would ask the host's mpicxx (amd64 paths), and the root's
 # mpi-cxx.pc is a Debian alternatives link that extracting (not installing) never makes.
-set(MPI_CXX_ADDITIONAL_INCLUDE_DIRS "${GANTRY_ARM64_ROOT}/usr/lib/aarch64-linux-gnu/openmpi/include")
-set(MPI_CXX_LIBRARIES "${GANTRY_ARM64_ROOT}/usr/lib/aarch64-linux-gnu/openmpi/lib/libmpi.so")
+# Library names plus include directories make FindMPI skip its search and only check
+# that an MPI program compiles and links.
+set(MPI_CXX_LIB_NAMES mpi)
+set(MPI_mpi_LIBRARY "${GANTRY_ARM64_ROOT}/usr/lib/aarch64-linux-gnu/openmpi/lib/libmpi.so")
+set(MPI_CXX_COMPILER_INCLUDE_DIRS "${GANTRY_ARM64_ROOT}/usr/lib/aarch64-linux-gnu/openmpi/include")
 
 find_program(GANTRY_QEMU_AARCH64 qemu-aarch64)
 if(GANTRY_QEMU_AARCH64)

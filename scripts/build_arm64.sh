@@ -48,5 +48,5 @@ if [[ $host_protoc != "$root_protobuf" || ($host_grpc && $host_grpc != "$root_gr
 fi
 
 cmake -S . -B "$build" -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake" -DCMAKE_BUILD_TYPE=Release \
-  -DGANTRY_CUDA=OFF -DGANTRY_NATIVE=OFF -DGANTRY_BUILD_BENCHMARKS=OFF
-cmake --build "$build" -j"${GANTRY_JOBS:-2}" --target "${targets[@]}"
+  -DGANTRY_CUDA=OFF -DGANTRY_NATIVE=OFF -DGANTRY_BUILD_BENCHMARKS=OFF || exit 1
+cmake --build "$build" -j"${GANTRY_JOBS:-2}" --target "${targets[@]}" || exit 1

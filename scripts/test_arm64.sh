@@ -22,9 +22,10 @@ test_binaries=(common_tests spec_tests report_tests tensor_tests layers_tests op
 
 fail() { echo "test_arm64: FAIL: $*"; exit 1; }
 
-bash scripts/build_arm64.sh gantry-worker "${test_binaries[@]}"
+bash scripts/build_arm64.sh gantry-worker gantry gantry-coordinator "${test_binaries[@]}"
 code=$?
-((code == 0)) || exit "$code"  # 77 (skipped) passes through as it is
+((code == 77)) && exit 77  # skipped, the reason printed
+((code == 0)) || fail "the arm64 build (above)"
 
 echo "test_arm64: unit tests under qemu-aarch64: ${test_binaries[*]}"
 labels="^($(IFS='|'; echo "${test_binaries[*]}"))\$"
