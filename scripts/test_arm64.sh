@@ -16,6 +16,9 @@ cd "$(dirname "$0")/.."
 
 build=${GANTRY_ARM64_BUILD:-build-arm64}
 export GANTRY_ARM64_ROOT=${GANTRY_ARM64_ROOT:-/var/cache/gantry/arm64-root}
+# The emulated CPU (cmake/aarch64-linux-gnu.cmake says why not qemu's SVE default).
+export GANTRY_ARM64_QEMU_CPU=${GANTRY_ARM64_QEMU_CPU:-neoverse-n1}
+emulate=(qemu-aarch64 -cpu "$GANTRY_ARM64_QEMU_CPU" -L "$GANTRY_ARM64_ROOT")
 # The unit tests that run under emulation in reasonable time (ctest labels = binaries).
 test_binaries=(common_tests spec_tests report_tests tensor_tests layers_tests optim_tests models_tests data_tests
                comm_tests)
@@ -51,7 +54,7 @@ log=$out.log
 echo "test_arm64: 2-rank, 20-step DCGAN run on $dataset through qemu-aarch64 (log: $log)"
 start=$SECONDS
 timeout 900 mpirun --allow-run-as-root --oversubscribe -np 2 --mca btl self,tcp \
-  qemu-aarch64 -L "$GANTRY_ARM64_ROOT" "$build/bin/gantry-worker" train --dataset "$dataset" --data-dir "$data" \
+  "${emulate[@]}" "$build/bin/gantry-worker" train --dataset "$dataset" --data-dir "$data" \
   --limit-images 640 --batch-size 32 --epochs 1 --checkpoint-every-steps 0 --progress-seconds 30 --out "$out" \
   >"$log" 2>&1
 code=$?
@@ -80,7 +83,6 @@ echo "test_arm64: training run: 20 steps on 2 arm64 ranks, d_loss $(column d_los
 # GANTRY_HOST_BUILD, default build/, where it is there; else the arm64 one through qemu
 # too), takes the job the gantry CLI submits, trains it and reports its epoch row back.
 host_build=${GANTRY_HOST_BUILD:-build}
-emulate=(qemu-aarch64 -L "$GANTRY_ARM64_ROOT")
 if [[ -x $host_build/bin/gantry-coordinator && -x $host_build/bin/gantry ]]; then
   coordinator=("$host_build/bin/gantry-coordinator") cli=("$host_build/bin/gantry") plane=amd64
 else
