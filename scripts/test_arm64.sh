@@ -2,7 +2,7 @@
 # gantry on arm64, under emulation. Cross-builds gantry-worker and the unit-test binaries
 # (scripts/build_arm64.sh), then on this x86-64 host, through qemu-aarch64 in user mode
 # with the arm64 library root (-L; no binfmt needed):
-#   1. the unit tests of ARM64_TEST_BINARIES, one ctest entry per TEST as in the native
+#   1. the unit tests of the binaries in test_binaries, one ctest entry per TEST as in the native
 #      build (cmake/aarch64-linux-gnu.cmake makes qemu ctest's emulator);
 #   2. a 2-rank, 20-step DCGAN training run: the host's mpirun (Open MPI 4.1, as in the
 #      root) starting two arm64 gantry-worker ranks through qemu; the run folder must
@@ -46,7 +46,8 @@ if [[ ! -e $data/train-images-idx3-ubyte.gz && ! -e $data/train-images-idx3-ubyt
   exit 77
 fi
 command -v mpirun >/dev/null || fail "no mpirun on the host (openmpi-bin) for the training run"
-out=$(mktemp -d)/run
+work=$(mktemp -d)  # logs and run folders; removed when everything passed
+out=$work/run
 log=$out.log
 # 80 images in global batches of 4 (2 per rank): one epoch of 20 steps (a step of 4
 # images takes seconds under emulation). Open MPI's shared-memory transport copies large
@@ -91,7 +92,7 @@ if [[ -x $host_build/bin/gantry-coordinator && -x $host_build/bin/gantry ]]; the
 else
   coordinator=("${emulate[@]}" "$build/bin/gantry-coordinator") cli=("${emulate[@]}" "$build/bin/gantry") plane=arm64
 fi
-pool=$(dirname "$out")/pool
+pool=$work/pool
 mkdir -p "$pool"
 data_dir=$(realpath "$data")
 echo "test_arm64: an arm64 pool of 2 ranks serving an $plane coordinator (logs: $pool)"
@@ -124,4 +125,7 @@ check_run_folder
 wait "$pool_pid" || fail "the arm64 pool exited $? after its one job (--max-jobs 1)"
 pool_pid=
 echo "test_arm64: pool run: $job trained on arm64-pool, 20 steps, reported back to the $plane coordinator"
+stop
+trap - EXIT
+rm -rf "$work"
 echo "test_arm64: PASS"
