@@ -20,6 +20,10 @@ packages=(
 )
 # Reference comparisons (PyTorch goldens, benchmarks side by side) are optional.
 if [[ "${GANTRY_WITH_TORCH:-0}" == 1 ]]; then packages+=(python3-torch python3-numpy); fi
+# The arm64 cross build and its tests under emulation (scripts/build_arm64.sh,
+# scripts/test_arm64.sh): Debian's cross compiler, qemu-user, and mmdebstrap to extract the
+# arm64 libraries into a root of their own (the host's packages stay amd64 only).
+if [[ "${GANTRY_WITH_ARM64:-0}" == 1 ]]; then packages+=(crossbuild-essential-arm64 qemu-user mmdebstrap); fi
 # The dashboard's end-to-end test opens the page in headless Chromium (SKIPPED without it).
 if [[ "${GANTRY_WITH_BROWSER:-0}" == 1 ]]; then packages+=(chromium); fi
 

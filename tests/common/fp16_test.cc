@@ -55,16 +55,25 @@ TEST(Fp16Test, EveryHalfRoundTrips) {
   }
 }
 
-#if defined(__FLT16_MAX__)
-// The compiler's own float -> _Float16 conversion (round to nearest even) over a sweep
-// of float bit patterns covering every exponent.
+// The compiler's own half-precision type: ARM's __fp16 on aarch64 (IEEE format; GCC 12
+// offers _Float16 to C++ on x86 only), else _Float16 where the compiler has it.
+#if defined(__aarch64__)
+#define GANTRY_COMPILER_HALF __fp16
+#elif defined(__FLT16_MAX__)
+#define GANTRY_COMPILER_HALF _Float16
+#endif
+
+#ifdef GANTRY_COMPILER_HALF
+// The compiler's own float -> half conversion (round to nearest even) over a sweep of
+// float bit patterns covering every exponent.
 TEST(Fp16Test, MatchesTheCompilersConversion) {
+  using CompilerHalf = GANTRY_COMPILER_HALF;
   for (uint64_t u = 0; u < 0x100000000ull; u += 0x10001ull * 7) {
     const float f = std::bit_cast<float>(static_cast<uint32_t>(u));
     if (std::isnan(f)) continue;
-    const auto expected = std::bit_cast<uint16_t>(static_cast<_Float16>(f));
+    const auto expected = std::bit_cast<uint16_t>(static_cast<CompilerHalf>(f));
     ASSERT_EQ(fp16::FromFloat(f).bits, expected) << "float bits " << u;
-    ASSERT_EQ(fp16::FromBits(expected).ToFloat(), static_cast<float>(static_cast<_Float16>(f)));
+    ASSERT_EQ(fp16::FromBits(expected).ToFloat(), static_cast<float>(static_cast<CompilerHalf>(f)));
   }
 }
 #endif
