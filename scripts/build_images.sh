@@ -3,13 +3,22 @@
 # daemon), smoke-tests each, and prints their sizes.
 #
 #   scripts/build_images.sh [--only coordinator|worker] [--tag TAG] [--base IMAGE]
-#                           [--cuda] [--jobs N] [--no-smoke]
+#                           [--cuda [--cuda-toolkit DIR]] [--runtime-base IMAGE] [--jobs N]
+#                           [--no-smoke]
 #
 #   --base IMAGE  the Debian 12 image to build on. Default: debian:bookworm-slim when a
 #                 registry can be reached, else a local localhost/debian:bookworm made
 #                 once with mmdebstrap from this machine's apt sources.
 #   --cuda        the worker's CUDA variant (GANTRY_CUDA=ON; --base must have the CUDA
-#                 toolkit and NCCL in /usr/local/cuda); its smoke test still trains on CPU
+#                 toolkit and NCCL in /usr/local/cuda); its smoke test still trains on CPU,
+#                 and checks that the CUDA backend is in (--device cuda names the missing
+#                 device, not a build without CUDA)
+#   --cuda-toolkit DIR  with --cuda and no --base: make the base here, the plain Debian
+#                 12 base plus this machine's CUDA toolkit folder DIR (with NCCL in it, as
+#                 /usr/local/cuda-13.0 here) as /usr/local/cuda: localhost/debian-cuda:bookworm
+#   --runtime-base IMAGE  the base of the runtime images. Default: --base, except with
+#                 --cuda: the plain Debian 12 base (the default above), because the build
+#                 stage copies the CUDA libraries the worker links into the image
 #
 # Images: localhost/gantry-coordinator:TAG and localhost/gantry-worker:TAG (TAG defaults
 # to the project version). Smoke tests, run inside the images as uid 1000:
@@ -21,16 +30,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-only="" tag="" base="" cuda=OFF jobs=2 smoke=1
+only="" tag="" base="" runtime_base="" cuda=OFF cuda_toolkit="" jobs=2 smoke=1
 while [[ $# -gt 0 ]]; do
   case $1 in
     --only) only=$2; shift 2 ;;
     --tag) tag=$2; shift 2 ;;
     --base) base=$2; shift 2 ;;
     --cuda) cuda=ON; shift ;;
+    --runtime-base) runtime_base=$2; shift 2 ;;
+    --cuda-toolkit) cuda_toolkit=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --no-smoke) smoke=0; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ {exit} NR > 1 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
     *) echo "build_images: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -64,21 +75,54 @@ local_base() {
   echo "$image"
 }
 
-pull_flag=()
-if [[ -z $base ]]; then
+# The plain Debian 12 base: the registry's slim image, or a local one.
+default_base() {
   if timeout 60 buildah pull --quiet docker.io/library/debian:bookworm-slim >/dev/null 2>&1; then
-    base=docker.io/library/debian:bookworm-slim
+    echo docker.io/library/debian:bookworm-slim
   else
     echo "build_images: no registry reachable; building on a local Debian 12 base (mmdebstrap)" >&2
-    base=$(local_base)
+    local_base
   fi
+}
+
+# localhost/debian-cuda:bookworm: the plain base plus the CUDA toolkit folder $1.
+cuda_base() {
+  local toolkit image=localhost/debian-cuda:bookworm c
+  toolkit=$(readlink -f "$1")
+  if [[ ! -x $toolkit/bin/nvcc ]] || ! ls "$toolkit"/lib*/libnccl.so* >/dev/null 2>&1; then
+    echo "build_images: --cuda-toolkit $1 has no bin/nvcc or no NCCL library under lib*/: give the toolkit's folder (e.g. /usr/local/cuda-13.0)" >&2
+    exit 2
+  fi
+  c=$(buildah from --pull=never "$(default_base)")
+  buildah copy --quiet "$c" "$toolkit" "$toolkit" >/dev/null
+  buildah run "$c" -- ln -sfn "$toolkit" /usr/local/cuda
+  buildah config --env PATH=/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$c"
+  buildah commit --quiet --rm "$c" "$image" >/dev/null
+  echo "$image"
+}
+
+if [[ $cuda == ON && -z $base ]]; then
+  if [[ -z $cuda_toolkit ]]; then
+    echo "build_images: --cuda needs --base IMAGE (Debian 12 with the CUDA toolkit and NCCL in /usr/local/cuda) or --cuda-toolkit DIR" >&2
+    exit 2
+  fi
+  base=$(cuda_base "$cuda_toolkit")
 fi
-buildah inspect --type image "$base" >/dev/null 2>&1 && pull_flag=(--pull=never)
+[[ -n $base ]] || base=$(default_base)
+if [[ -z $runtime_base ]]; then
+  if [[ $cuda == ON ]]; then runtime_base=$(default_base); else runtime_base=$base; fi
+fi
+# Never pull what is here already (local bases exist in no registry).
+pull_flag=(--pull=never)
+for image in "$base" "$runtime_base"; do
+  buildah inspect --type image "$image" >/dev/null 2>&1 || pull_flag=()
+done
 
 build() {  # build TARGET IMAGE
-  echo "== buildah bud --target $1 (base $base)"
+  echo "== buildah bud --target $1 (base $base, runtime base $runtime_base)"
   local start=$SECONDS
-  buildah bud --isolation chroot --layers "${pull_flag[@]}" --build-arg "BASE=$base" --build-arg "JOBS=$jobs" \
+  buildah bud --isolation chroot --layers "${pull_flag[@]}" --build-arg "BASE=$base" \
+    --build-arg "RUNTIME_BASE=$runtime_base" --build-arg "JOBS=$jobs" \
     --build-arg "GANTRY_CUDA=$cuda" --target "$1" -t "$2" -f Dockerfile .
   echo "== $2 built in $((SECONDS - start)) s"
 }
@@ -115,6 +159,22 @@ if [[ $only != coordinator ]]; then
         --dataset fashion-mnist --limit-images 512 --batch-size 32 --epochs 1 --max-steps 5 --out /tmp/smoke \
         && test -s /tmp/smoke/epochs.csv && test -x /usr/sbin/sshd && test -s /home/gantry/.sshd/sshd_config'
     echo "== smoke test passed: mpirun -np 2 gantry-worker train, 5 steps"
+    if [[ $cuda == ON ]]; then
+      # No GPU here: the CUDA backend must be in and its libraries load, so the run
+      # stops on the missing device (a build without CUDA says so instead).
+      out=$(run_in "localhost/gantry-worker:$tag" sh -c 'cd /tmp && gantry-worker train --dataset fashion-mnist \
+          --limit-images 64 --batch-size 32 --epochs 1 --max-steps 1 --device cuda --out /tmp/cuda 2>&1' || true)
+      if ! grep -q "no CUDA device visible" <<<"$out"; then
+        echo "build_images: FAIL: --device cuda in the CUDA image did not reach the CUDA runtime:" >&2
+        echo "$out" | tail -5 >&2
+        exit 1
+      fi
+      if run_in "localhost/gantry-worker:$tag" sh -c 'ldd /usr/local/bin/gantry-worker' | grep -q "not found"; then
+        echo "build_images: FAIL: gantry-worker misses libraries in the CUDA image" >&2
+        exit 1
+      fi
+      echo "== smoke test passed: the CUDA backend is in (--device cuda reaches the CUDA runtime: no device here)"
+    fi
   fi
 fi
 
