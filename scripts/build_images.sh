@@ -163,7 +163,7 @@ if [[ $only != coordinator ]]; then
       # No GPU here: the CUDA backend must be in and its libraries load, so the run
       # stops on the missing device (a build without CUDA says so instead).
       out=$(run_in "localhost/gantry-worker:$tag" sh -c 'cd /tmp && gantry-worker train --dataset fashion-mnist \
-          --limit-images 64 --batch-size 32 --epochs 1 --max-steps 1 --device cuda --out /tmp/cuda 2>&1' || true)
+          --limit-images 64 --batch-size 32 --epochs 1 --max-steps 1 --device cuda --out /tmp/cuda 2>&1' 2>/dev/null || true)
       if ! grep -q "no CUDA device visible" <<<"$out"; then
         echo "build_images: FAIL: --device cuda in the CUDA image did not reach the CUDA runtime:" >&2
         echo "$out" | tail -5 >&2
