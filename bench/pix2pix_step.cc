@@ -153,18 +153,20 @@ int main(int argc, char** argv) {
     for (int64_t i = 0; i < rows.numel(); ++i) rows.data()[i] = static_cast<float>(2.0 * rng.Uniform() - 1.0);
     const GanInputs in =
         model.StepInputs(rows.On(device->backend->device()), rng, global, begin, begin + b, device->backend->device());
-    std::vector<double> ms;
+    std::vector<double> ms, allreduce_ms;
     double cpu = 0;
     for (int s = 0; s < warmup + steps; ++s) {
       if (profiler && s == warmup) profiler->Reset();
       if (!comm->Barrier(comm_options).ok()) return 1;
       const double c0 = CpuSeconds();
       const auto t0 = std::chrono::steady_clock::now();
-      if (!step.Run(in, global, static_cast<uint64_t>(s)).ok()) return 1;
+      const absl::StatusOr<DataParallelStepResult> result = step.Run(in, global, static_cast<uint64_t>(s));
+      if (!result.ok()) return 1;
       device->backend->Synchronize();
       const double wall = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (s >= warmup) {
         ms.push_back(wall);
+        allreduce_ms.push_back(result->allreduce_s * 1e3);
         cpu += (CpuSeconds() - c0) * 1e3;
       }
     }
@@ -173,6 +175,11 @@ int main(int argc, char** argv) {
     if (root) {
       std::printf("%6ld %6d %11.1f %9.1f %9.1f %11.2f\n", static_cast<long>(b), ranks, median, p90, cpu / steps,
                   1e3 * static_cast<double>(global) / median);
+      if (ranks > 1) {
+        std::sort(allreduce_ms.begin(), allreduce_ms.end());
+        std::printf("  gradient all-reduce (rank 0, median wall ms per step, waiting for peers included): %.1f\n",
+                    allreduce_ms[allreduce_ms.size() / 2]);
+      }
       if (profiler) PrintProfile(*profiler, steps, cpu / steps, profile_top);
       std::fflush(stdout);
     }

@@ -181,11 +181,14 @@ int RunChecks(MpiCommunicator& comm) {
   check.Expect(comm.backend_name() == "mpi", "backend_name");
   CheckExactIntegerSum(comm, check);
   std::string order;
-  for (const int64_t count : {int64_t{1}, int64_t{7}, int64_t{1000}, int64_t{65539}, kDcganGradients}) {
+  // 131072 values is one all-reduce piece at 2 ranks (mpi_communicator.h): one piece
+  // exactly, one more value, and several pieces with a short last one.
+  for (const int64_t count : {int64_t{1}, int64_t{7}, int64_t{1000}, int64_t{65539}, int64_t{131072},
+                              int64_t{131073}, int64_t{3 * 131072 + 5}, kDcganGradients}) {
     order += absl::StrCat(" ", count, ":", CheckBitIdenticalSum(comm, check, count) ? "yes" : "no");
   }
   std::string bf16_order;
-  for (const int64_t count : {int64_t{1}, int64_t{7}, int64_t{65539}, kDcganGradients}) {
+  for (const int64_t count : {int64_t{1}, int64_t{7}, int64_t{65539}, int64_t{131073}, kDcganGradients}) {
     bf16_order += absl::StrCat(" ", count, ":", CheckBf16Sum(comm, check, count) ? "yes" : "no");
   }
   CheckBf16ExactAndInfinite(comm, check);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -17,6 +18,24 @@ namespace {
 
 constexpr double kSettleSeconds = 10;
 constexpr double kRankZeroGraceSeconds = 1;
+
+// All-reduces run in pieces, two in flight (see the header). The ring cuts each piece into
+// one segment per rank: 64 Ki values (256 KB of fp32) per segment.
+constexpr int64_t kSegmentValues = int64_t{1} << 16;
+constexpr int kPiecesInFlight = 2;
+
+int64_t PieceValues(int ranks) { return kSegmentValues * std::max(2, ranks); }
+
+// How many pieces an all-reduce of `count` values takes over `ranks` (one, for zero values).
+int64_t PiecesOf(int64_t count, int ranks) {
+  return std::max<int64_t>(1, (count + PieceValues(ranks) - 1) / PieceValues(ranks));
+}
+
+// Piece `piece`'s first value and value count.
+std::pair<int64_t, int> PieceRange(int64_t count, int ranks, int64_t piece) {
+  const int64_t begin = piece * PieceValues(ranks);
+  return {begin, static_cast<int>(std::min(PieceValues(ranks), count - begin))};
+}
 
 int64_t DeadlineAfter(double seconds) {
   // Clamped so that an absurd (but finite) timeout cannot overflow the nanosecond count.
@@ -104,9 +123,10 @@ MpiCommunicator::~MpiCommunicator() {
 }
 
 template <typename Start>
-absl::Status MpiCommunicator::Run(CollectiveCall call, const CommOptions& opts, const char* what,
+absl::Status MpiCommunicator::Run(CollectiveCall call, const CommOptions& opts, const char* what, int64_t pieces,
                                   Start start) {
   CHECK(std::this_thread::get_id() == owner_) << "MpiCommunicator used off the thread that created it";
+  CHECK_GE(pieces, 1);
   if (!failed_.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat("rank ", rank_, ": ", Describe(call),
@@ -115,42 +135,52 @@ absl::Status MpiCommunicator::Run(CollectiveCall call, const CommOptions& opts, 
   ++next_seq_;
   const int64_t deadline = DeadlineAfter(opts.timeout_seconds);
   RETURN_IF_ERROR(Fail(arrivals_->Announce(call.seq)));
-  MPI_Request request = MPI_REQUEST_NULL;
-  if (const int code = start(&request); code != MPI_SUCCESS) {
-    return Fail(MpiStatus(code, absl::StrCat("rank ", rank_, ": ", what, " for ", Describe(call))));
+  // A ring of the pieces in flight: piece i's request sits in slot i % kPiecesInFlight.
+  MPI_Request in_flight[kPiecesInFlight];
+  int64_t posted = 0;
+  for (int64_t waited = 0; waited < pieces; ++waited) {
+    for (; posted < pieces && posted < waited + kPiecesInFlight; ++posted) {
+      MPI_Request* request = &in_flight[posted % kPiecesInFlight];
+      *request = MPI_REQUEST_NULL;
+      if (const int code = start(posted, request); code != MPI_SUCCESS) {
+        return Fail(MpiStatus(code, absl::StrCat("rank ", rank_, ": ", what, " for ", Describe(call))));
+      }
+    }
+    MPI_Request* request = &in_flight[waited % kPiecesInFlight];
+    absl::StatusOr<bool> done = WaitUntil(request, deadline, yield_);
+    if (done.ok() && !*done) done = GraceForRankZero(request, call.seq, opts);
+    if (!done.ok()) {
+      return Fail(absl::Status(done.status().code(), absl::StrCat("rank ", rank_, ": ", Describe(call), ": ",
+                                                                  done.status().message())));
+    }
+    RETURN_IF_ERROR(Fail(arrivals_->Poll()));
+    if (!*done) return Fail(TimeoutError(rank_, call, opts.timeout_seconds, Diagnose(call.seq)));
   }
-  absl::StatusOr<bool> done = WaitUntil(&request, deadline, yield_);
-  if (done.ok() && !*done) done = GraceForRankZero(&request, call.seq, opts);
-  if (!done.ok()) {
-    return Fail(absl::Status(done.status().code(), absl::StrCat("rank ", rank_, ": ", Describe(call), ": ",
-                                                                done.status().message())));
-  }
-  RETURN_IF_ERROR(Fail(arrivals_->Poll()));
-  if (!*done) return Fail(TimeoutError(rank_, call, opts.timeout_seconds, Diagnose(call.seq)));
   return absl::OkStatus();
 }
 
 absl::Status MpiCommunicator::AllReduceSum(float* data, int64_t count, const CommOptions& opts) {
   const CollectiveCall call{CollectiveKind::kAllReduce, next_seq_, count, -1};
   RETURN_IF_ERROR(ValidateCall(rank_, size_, call, data, nullptr, opts));
-  return Run(call, opts, "MPI_Iallreduce", [&](MPI_Request* request) {
-    return MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm_, request);
+  return Run(call, opts, "MPI_Iallreduce", PiecesOf(count, size_), [&](int64_t piece, MPI_Request* request) {
+    const auto [begin, n] = PieceRange(count, size_, piece);
+    return MPI_Iallreduce(MPI_IN_PLACE, data + begin, n, MPI_FLOAT, MPI_SUM, comm_, request);
   });
 }
 
 absl::Status MpiCommunicator::AllReduceSumBf16(uint16_t* data, int64_t count, const CommOptions& opts) {
   const CollectiveCall call{CollectiveKind::kAllReduceBf16, next_seq_, count, -1};
   RETURN_IF_ERROR(ValidateCall(rank_, size_, call, data, nullptr, opts));
-  return Run(call, opts, "MPI_Iallreduce", [&](MPI_Request* request) {
-    return MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(count), Bf16WireDatatype(), bf16_sum_, comm_,
-                          request);
+  return Run(call, opts, "MPI_Iallreduce", PiecesOf(count, size_), [&](int64_t piece, MPI_Request* request) {
+    const auto [begin, n] = PieceRange(count, size_, piece);
+    return MPI_Iallreduce(MPI_IN_PLACE, data + begin, n, Bf16WireDatatype(), bf16_sum_, comm_, request);
   });
 }
 
 absl::Status MpiCommunicator::Broadcast(void* data, int64_t bytes, int root, const CommOptions& opts) {
   const CollectiveCall call{CollectiveKind::kBroadcast, next_seq_, bytes, root};
   RETURN_IF_ERROR(ValidateCall(rank_, size_, call, data, nullptr, opts));
-  return Run(call, opts, "MPI_Ibcast", [&](MPI_Request* request) {
+  return Run(call, opts, "MPI_Ibcast", 1, [&](int64_t, MPI_Request* request) {
     return MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, root, comm_, request);
   });
 }
@@ -161,7 +191,7 @@ absl::Status MpiCommunicator::Gather(const void* send, int64_t bytes, void* recv
   RETURN_IF_ERROR(ValidateCall(rank_, size_, call, send, recv, opts));
   // MPI forbids a root's send buffer to overlap its receive buffer unless it says so.
   const bool in_place = rank_ == root && bytes > 0 && send == static_cast<const char*>(recv) + root * bytes;
-  return Run(call, opts, "MPI_Igather", [&](MPI_Request* request) {
+  return Run(call, opts, "MPI_Igather", 1, [&](int64_t, MPI_Request* request) {
     const int n = static_cast<int>(bytes);
     return MPI_Igather(in_place ? MPI_IN_PLACE : send, n, MPI_BYTE, recv, n, MPI_BYTE, root, comm_, request);
   });
@@ -170,7 +200,7 @@ absl::Status MpiCommunicator::Gather(const void* send, int64_t bytes, void* recv
 absl::Status MpiCommunicator::Barrier(const CommOptions& opts) {
   const CollectiveCall call{CollectiveKind::kBarrier, next_seq_, 0, -1};
   RETURN_IF_ERROR(ValidateCall(rank_, size_, call, nullptr, nullptr, opts));
-  return Run(call, opts, "MPI_Ibarrier", [&](MPI_Request* request) { return MPI_Ibarrier(comm_, request); });
+  return Run(call, opts, "MPI_Ibarrier", 1, [&](int64_t, MPI_Request* request) { return MPI_Ibarrier(comm_, request); });
 }
 
 void MpiCommunicator::Abort(int code) {
