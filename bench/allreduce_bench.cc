@@ -1,7 +1,8 @@
 // All-reduce bandwidth under mpirun: gantry's MpiCommunicator all-reduce next to a bare
 // blocking MPI_Allreduce and a bare MPI_Iallreduce completed by the same deadline wait
-// (WaitUntil) that gantry uses, so that the difference between the last two is the cost
-// of gantry's own work: the arrival messages and the bookkeeping around them.
+// (WaitUntil) that gantry uses. gantry's all-reduce runs the same MPI_Iallreduce in pieces,
+// two in flight (mpi_communicator.h), so the difference between the last two is what the
+// pieces gain, net of gantry's own work (the arrival messages and the bookkeeping).
 //
 //   mpirun -np 2 gantry-bench-allreduce [--dtype fp32|bf16] [--iters 21] [--warmup 3]
 //                                       [--sizes 2518337,...]
