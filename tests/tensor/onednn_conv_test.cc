@@ -257,7 +257,8 @@ ConvRoute ExpectedRoute(const ConvProblem& p, ConvOp op) {
   }
   if (p.precision != MathPrecision::kBf16) return ConvRoute::kNative;
   if (!onednn::NativeBf16Kernels().native) return ConvRoute::kRoundedFp32;
-  return op == ConvOp::kBackwardWeights ? ConvRoute::kBatchAsChannels : ConvRoute::kNative;
+  const bool batch_as_channels = p.in_channels == 1 || p.out_height * p.out_width <= 4 * p.batch;
+  return op == ConvOp::kBackwardWeights && batch_as_channels ? ConvRoute::kBatchAsChannels : ConvRoute::kNative;
 }
 
 // Every op of the DCGAN's problems (at their training batch, 64) and of the Pix2Pix U-Net's
@@ -276,6 +277,7 @@ TEST(OnednnConvTest, DcganAndPix2pixProblemsRunWhereTheRoutesSay) {
   problems.push_back(Problem(4, 3, 128, 128, 128, 4, 2, 1));  // the adjoint of the output block
   problems.push_back(Problem(4, 7, 16, 128, 128, 4, 2, 1));   // PatchGAN's first convolution at ndf 16
   problems.push_back(Problem(4, 512, 1, 31, 31, 4, 1, 1));    // PatchGAN's logits at 256 px
+  problems.push_back(Problem(16, 512, 1024, 8, 8, 4, 2, 1));  // the adjoint of up block 2 at 128 px, batch 16
   for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16}) {
     for (ConvProblem p : problems) {
       p.precision = prec;

@@ -45,6 +45,16 @@ const float* RoundedStaging(Runtime& rt, Slot slot, MathPrecision precision, int
   return rounded;
 }
 
+// `a` and `b` rounded to p's precision into the staging slots (fp32 or already-rounded
+// operands: themselves).
+std::pair<const float*, const float*> Rounded(const ConvProblem& p, const float* a, int64_t a_count, const float* b,
+                                              int64_t b_count) {
+  if (p.precision == MathPrecision::kFp32) return {a, b};
+  Runtime& rt = Runtime::ForThisThread();
+  return {RoundedStaging(rt, Slot::kStagingA, p.precision, a_count, a),
+          RoundedStaging(rt, Slot::kStagingB, p.precision, b_count, b)};
+}
+
 // Runs `op` of `p` on oneDNN along `route`; false where oneDNN has no plan for it (the
 // caller then runs the reference).
 bool RunOnOnednn(ConvRoute route, const ConvProblem& p, ConvOp op, const float* a, int64_t a_count,
@@ -53,13 +63,9 @@ bool RunOnOnednn(ConvRoute route, const ConvProblem& p, ConvOp op, const float* 
   const ConvProblem kernel = KernelProblem(route, p);
   Plan* plan = onednn::FindConvPlan(kernel, op, AlgorithmOf(route));
   if (plan == nullptr) return false;
-  Runtime& rt = Runtime::ForThisThread();
-  if (kernel.precision != p.precision) {
-    a = RoundedStaging(rt, Slot::kStagingA, p.precision, a_count, a);
-    b = RoundedStaging(rt, Slot::kStagingB, p.precision, b_count, b);
-  }
+  if (kernel.precision != p.precision) std::tie(a, b) = Rounded(p, a, a_count, b, b_count);
   const void* in[] = {a, b};
-  plan->Run(rt, in, out);
+  plan->Run(Runtime::ForThisThread(), in, out);
   return true;
 }
 
@@ -86,16 +92,6 @@ void RunSharingInput(Plan& first, std::span<const void* const> first_in, size_t 
   first.Run(rt, first_in, first_out, &shared);
   shared.index = shared_second;
   second.Run(rt, second_in, second_out, &shared);
-}
-
-// `a` and `b` rounded to p's precision into the staging slots (fp32 or already-rounded
-// operands: themselves).
-std::pair<const float*, const float*> Rounded(const ConvProblem& p, const float* a, int64_t a_count, const float* b,
-                                              int64_t b_count) {
-  if (p.precision == MathPrecision::kFp32) return {a, b};
-  Runtime& rt = Runtime::ForThisThread();
-  return {RoundedStaging(rt, Slot::kStagingA, p.precision, a_count, a),
-          RoundedStaging(rt, Slot::kStagingB, p.precision, b_count, b)};
 }
 
 // Runs `op` of `p` along kOneOutput on operands rounded to the precision.

@@ -12,6 +12,18 @@
 //    convolution with batch and channels swapped 700 / 363, 468 / 181, 490 / 292,
 //    70 / 59. -> batch-as-channels. (For fp32 that route loses: 151 / 130 against
 //    179 / 179 native for G deconv1, 51 / 34 against 81 / 80 for one channel.)
+//    But only where the batch is large against the output map: that forward convolution
+//    reduces over the batch at each output pixel, so the Pix2Pix layers (large maps, batch
+//    2-16 per rank) ran it at 10-40 GFLOP/s, a bf16 step at 256 px batch 2 slower than fp32
+//    (3.27 s against 1.2-1.3 s; 0.82-0.90 s native). Measured per layer (gantry-bench-
+//    pix2pix --profile --precision bf16, 128 px batch 16; batch-as-channels against native):
+//    output 4x4 157 / 83, 2x2 46 / 31, 8x8 214 / 201, 16x16 205 / 281, 32x32 139 / 286, the
+//    7-channel 64x64 one 54 / 126; the DCGAN's at batch 8 (gantry-bench-kernels): 7x7 261 /
+//    157 and 125 / 134, one channel 41-43 / 18; at batch 32: 7x7 412-710 / 145-171.
+//    -> batch-as-channels where the output has at most 4 x batch pixels, or one input
+//    channel (native runs those at 18 GFLOP/s at any batch); native elsewhere. A bf16
+//    Pix2Pix step (1 rank): 256 px batch 8 2.49-2.56 s against 2.57-2.66 all native, 128
+//    px batch 16 1.42 s against 1.51-1.57.
 //  - Everything else: oneDNN's kernels at the problem's precision (bf16 forward and
 //    backward-data 350-740 against 160-215 for fp32 kernels on rounded operands).
 // A CPU with AVX512-BF16 but no AMX may rank these differently; measure there.
@@ -86,6 +98,13 @@ bool LoweredWins(const ConvProblem& p, ConvOp op) {
   return false;
 }
 
+// Where batch-as-channels beats oneDNN's bf16 backward-weights kernels (see the top
+// comment): its forward convolution reduces over the batch at each of the output's pixels,
+// so it needs a batch that is large against the output map.
+bool BatchAsChannelsWins(const ConvProblem& p) {
+  return p.in_channels == 1 || p.out_height * p.out_width <= 4 * p.batch;
+}
+
 }  // namespace
 
 std::string_view ConvRouteName(ConvRoute route) {
@@ -125,7 +144,8 @@ ConvRoute OnednnBackend::ChooseConvRoute(const ConvProblem& p, ConvOp op) {
     return ConvRoute::kReference;
   }
   // Batch-as-channels wins only on bf16 kernels (on fp32 ones it loses, see above).
-  if (p.precision == MathPrecision::kBf16 && !fp32_kernels && op == ConvOp::kBackwardWeights) {
+  if (p.precision == MathPrecision::kBf16 && !fp32_kernels && op == ConvOp::kBackwardWeights &&
+      BatchAsChannelsWins(p)) {
     return ConvRoute::kBatchAsChannels;
   }
   return native_or_rounded(ConvRoute::kNative);
