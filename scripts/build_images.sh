@@ -85,32 +85,40 @@ default_base() {
   fi
 }
 
-# localhost/debian-cuda:bookworm: the plain base plus the CUDA toolkit folder $1.
+# localhost/debian-cuda:bookworm: the plain base $2 plus the CUDA toolkit folder $1, made
+# once per toolkit folder (the image's label names it; the copy is ~3 GB).
 cuda_base() {
-  local toolkit image=localhost/debian-cuda:bookworm c
+  local toolkit image=localhost/debian-cuda:bookworm c made_from
   toolkit=$(readlink -f "$1")
   if [[ ! -x $toolkit/bin/nvcc ]] || ! ls "$toolkit"/lib*/libnccl.so* >/dev/null 2>&1; then
     echo "build_images: --cuda-toolkit $1 has no bin/nvcc or no NCCL library under lib*/: give the toolkit's folder (e.g. /usr/local/cuda-13.0)" >&2
     exit 2
   fi
-  c=$(buildah from --pull=never "$(default_base)")
-  buildah copy --quiet "$c" "$toolkit" "$toolkit" >/dev/null
-  buildah run "$c" -- ln -sfn "$toolkit" /usr/local/cuda
-  buildah config --env PATH=/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$c"
-  buildah commit --quiet --rm "$c" "$image" >/dev/null
+  made_from=$(buildah inspect --type image --format '{{index .OCIv1.Config.Labels "gantry.cuda-toolkit"}}' \
+    "$image" 2>/dev/null || true)
+  if [[ $made_from != "$toolkit" ]]; then
+    c=$(buildah from --pull=never "$2")
+    buildah copy --quiet "$c" "$toolkit" "$toolkit" >/dev/null
+    buildah run "$c" -- ln -sfn "$toolkit" /usr/local/cuda
+    buildah config --env PATH=/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      --label "gantry.cuda-toolkit=$toolkit" "$c"
+    buildah commit --quiet --rm "$c" "$image" >/dev/null
+  fi
   echo "$image"
 }
 
-if [[ $cuda == ON && -z $base ]]; then
-  if [[ -z $cuda_toolkit ]]; then
-    echo "build_images: --cuda needs --base IMAGE (Debian 12 with the CUDA toolkit and NCCL in /usr/local/cuda) or --cuda-toolkit DIR" >&2
-    exit 2
-  fi
-  base=$(cuda_base "$cuda_toolkit")
+if [[ $cuda == ON && -z $base && -z $cuda_toolkit ]]; then
+  echo "build_images: --cuda needs --base IMAGE (Debian 12 with the CUDA toolkit and NCCL in /usr/local/cuda) or --cuda-toolkit DIR" >&2
+  exit 2
 fi
-[[ -n $base ]] || base=$(default_base)
+# The plain base, looked up once where something needs it (the lookup may wait for a registry).
+plain_base=""
+if [[ -z $base || ( $cuda == ON && -z $runtime_base ) ]]; then plain_base=$(default_base); fi
+if [[ -z $base ]]; then
+  if [[ $cuda == ON ]]; then base=$(cuda_base "$cuda_toolkit" "$plain_base"); else base=$plain_base; fi
+fi
 if [[ -z $runtime_base ]]; then
-  if [[ $cuda == ON ]]; then runtime_base=$(default_base); else runtime_base=$base; fi
+  if [[ $cuda == ON ]]; then runtime_base=$plain_base; else runtime_base=$base; fi
 fi
 # Never pull what is here already (local bases exist in no registry).
 pull_flag=(--pull=never)
