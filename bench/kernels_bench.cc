@@ -1,13 +1,16 @@
-// GFLOP/s of every matrix product of the DCGAN, per layer and pass (forward,
-// backward-data, backward-weights), side by side for kernels x precision, and the
-// matrix-product time per sample that one GAN step spends (how often the step runs each
-// pass is below). One thread. Times are this thread's CPU time (CLOCK_THREAD_CPUTIME_ID),
-// best of --repeats runs of at least --min-time seconds each: on a shared machine, time
-// slices lost to other processes then do not count (their cache pollution still does).
+// GFLOP/s of every matrix product of the DCGAN (or of Pix2Pix's PatchGAN discriminator,
+// --net patchgan), per layer and pass (forward, backward-data, backward-weights), side by
+// side for kernels x precision, and the matrix-product time per sample that one GAN step
+// spends (how often the step runs each pass is below). One thread. Times are this thread's
+// CPU time (CLOCK_THREAD_CPUTIME_ID), best of --repeats runs of at least --min-time seconds
+// each: on a shared machine, time slices lost to other processes then do not count (their
+// cache pollution still does).
 //
 //   build/bin/gantry-bench-kernels                       # eigen/fp32, onednn/fp32, onednn/bf16
 //   build/bin/gantry-bench-kernels --kernels onednn --precision bf16,fp16 --batch 256
 //   build/bin/gantry-bench-kernels --kernels onednn --precision bf16 --conv-route native,rounded-fp32
+//   build/bin/gantry-bench-kernels --net patchgan --image-size 256 --batch 8 --kernels onednn
+//                                  --conv-route auto,native,winograd
 #include <time.h>
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -50,7 +54,7 @@ struct Column {
     std::optional<ConvRoute> forced;
     for (ConvRoute r :
          {ConvRoute::kNative, ConvRoute::kRoundedFp32, ConvRoute::kReference, ConvRoute::kBatchAsChannels,
-          ConvRoute::kLowered, ConvRoute::kOneOutput}) {
+          ConvRoute::kLowered, ConvRoute::kOneOutput, ConvRoute::kWinograd}) {
       if (route == ConvRouteName(r)) forced = r;
     }
     OnednnBackend::ForceConvRoute(forced);
@@ -136,6 +140,32 @@ ConvProblem Conv(int64_t n, int64_t c, int64_t o, int64_t hw, int64_t stride) {
                      .kernel = 5, .stride = stride, .padding = 2};
 }
 
+// PatchGAN's 4x4 convolutions (worker/models/pix2pix.cc: three stride-2 ones, then two
+// stride-1 ones with padding 1, the last to one logit channel) on an image_size input of
+// 6 channels (the condition and the frame). Calls per step as for the DCGAN's D.
+std::vector<Pass> PatchGanPasses(int64_t n, int64_t image_size, int64_t ndf) {
+  const int d_first[3] = {2, 1, 2}, d[3] = {2, 3, 2};
+  auto conv4 = [n](int64_t c, int64_t o, int64_t hw, int64_t stride) {
+    const int64_t out = ConvOutSize(hw, 4, stride, 1);
+    return ConvProblem{.batch = n, .in_channels = c, .out_channels = o, .in_height = hw, .in_width = hw,
+                       .out_height = out, .out_width = out, .kernel = 4, .stride = stride, .padding = 1};
+  };
+  auto name = [](int64_t c, int64_t o, int64_t hw, int64_t out) {
+    return "D conv " + std::to_string(c) + "->" + std::to_string(o) + " " + std::to_string(hw) + "->" +
+           std::to_string(out);
+  };
+  std::vector<Pass> passes;
+  int64_t hw = image_size, c = 6;
+  const std::pair<int64_t, int64_t> out_and_stride[] = {{ndf, 2}, {2 * ndf, 2}, {4 * ndf, 2}, {8 * ndf, 1}, {1, 1}};
+  for (auto [o, stride] : out_and_stride) {
+    const ConvProblem p = conv4(c, o, hw, stride);
+    AddConvLayer(passes, name(c, o, hw, p.out_height), p, false, c == 6 ? d_first : d);
+    hw = p.out_height;
+    c = o;
+  }
+  return passes;
+}
+
 // The DCGAN's layers. Calls per step (ComputeGanGradients): G runs forward,
 // backward-weights and (but for its first layer) backward-data once; D runs forward
 // twice (real, fake), backward-weights twice, and backward-data three times (real, fake,
@@ -194,23 +224,31 @@ void PrintImplementations(const std::vector<Pass>& passes, const std::vector<Col
 
 int main(int argc, char** argv) {
   using namespace gantry;
-  CLI::App app{"gantry-bench-kernels: GFLOP/s of the DCGAN's matrix products per layer and pass"};
+  CLI::App app{"gantry-bench-kernels: GFLOP/s of the DCGAN's (or PatchGAN's) matrix products per layer and pass"};
   std::vector<std::string> kernels, precisions;
   int64_t batch = 64;
+  std::string net = "dcgan";
+  int64_t image_size = 256, ndf = 64;
   int repeats = 3;
   double min_time = 0.2;
   app.add_option("--kernels", kernels, "backends, comma separated (eigen, onednn)")->delimiter(',');
   app.add_option("--precision", precisions, "operand precisions, comma separated (fp32, bf16, fp16)")
       ->delimiter(',');
   app.add_option("--batch", batch, "batch size")->check(CLI::PositiveNumber);
+  app.add_option("--net", net, "whose layers: dcgan, or patchgan (Pix2Pix's discriminator)")
+      ->check(CLI::IsMember({"dcgan", "patchgan"}));
+  app.add_option("--image-size", image_size, "patchgan: input side in pixels, a multiple of 8 from 32")
+      ->check(CLI::Range(int64_t{32}, int64_t{4096}));
+  app.add_option("--ndf", ndf, "patchgan: filters of the first layer")->check(CLI::PositiveNumber);
   app.add_option("--repeats", repeats, "timed runs per cell (the best counts)")->check(CLI::PositiveNumber);
   app.add_option("--min-time", min_time, "seconds per timed run")->check(CLI::PositiveNumber);
   std::vector<std::string> routes{"auto"};
   app.add_option("--conv-route", routes,
                  "oneDNN columns, comma separated: auto (the measured choice), or forced native, rounded-fp32, "
-                 "reference, batch-as-channels (backward-weights only), lowered")
+                 "reference, batch-as-channels (backward-weights only), lowered, one-output, winograd (4x4 stride 1 "
+                 "only; elsewhere oneDNN's own kernels)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"auto", "native", "rounded-fp32", "reference", "batch-as-channels", "lowered", "one-output"}));
+      ->check(CLI::IsMember({"auto", "native", "rounded-fp32", "reference", "batch-as-channels", "lowered", "one-output", "winograd"}));
   CLI11_PARSE(app, argc, argv);
 
   std::vector<Column> columns;
@@ -241,9 +279,15 @@ int main(int argc, char** argv) {
     }
   }
 
-  const std::vector<Pass> passes = DcganPasses(batch);
-  std::printf("DCGAN matrix products at batch %ld, GFLOP/s, 1 thread, best of %d runs of >= %.2f s CPU time\n",
-              static_cast<long>(batch), repeats, min_time);
+  if (net == "patchgan" && image_size % 8 != 0) {
+    std::fprintf(stderr, "--image-size %ld: PatchGAN needs a multiple of 8 (three stride-2 layers)\n",
+                 static_cast<long>(image_size));
+    return 2;
+  }
+  const std::vector<Pass> passes = net == "dcgan" ? DcganPasses(batch) : PatchGanPasses(batch, image_size, ndf);
+  const std::string what = net == "dcgan" ? "DCGAN" : "PatchGAN (" + std::to_string(image_size) + " px)";
+  std::printf("%s matrix products at batch %ld, GFLOP/s, 1 thread, best of %d runs of >= %.2f s CPU time\n",
+              what.c_str(), static_cast<long>(batch), repeats, min_time);
 #if GANTRY_HAVE_ONEDNN
   std::printf("%s\n", OnednnDescription().c_str());
 #endif
@@ -263,7 +307,8 @@ int main(int argc, char** argv) {
     }
     std::printf("\n");
   }
-  std::printf("%-48s", "matrix-product ms per sample of one GAN step");
+  std::printf("%-48s", net == "dcgan" ? "matrix-product ms per sample of one GAN step"
+                                      : "D's convolution ms per sample of one GAN step");
   for (double s : step_seconds) std::printf(" %14.3f", s * 1e3 / static_cast<double>(batch));
   std::printf("\n%-48s", "  -> samples/s if nothing else took time");
   for (double s : step_seconds) std::printf(" %14.1f", static_cast<double>(batch) / s);

@@ -1,6 +1,7 @@
 // The oneDNN convolutions against the Eigen reference: fp32 to fp32 round-off, bf16 and
 // fp16 against the reference at the same precision (same rounded operands, so only the
 // summation order differs) and against fp32 within the 16-bit formats' rounding bound.
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -92,7 +93,7 @@ const char* OpName(ConvOp op) {
 // The oneDNN routes a test runs under: the measured choice, and each route forced (so
 // every route is checked on every shape, not only where the choice sends it).
 std::vector<std::string> Routes() {
-  return {"auto", "native", "rounded-fp32", "batch-as-channels", "lowered", "one-output"};
+  return {"auto", "native", "rounded-fp32", "batch-as-channels", "lowered", "one-output", "winograd"};
 }
 
 // Makes `route` the oneDNN backend's (process-wide) convolution route.
@@ -104,6 +105,7 @@ void SelectRoute(const std::string& route) {
   if (route == "batch-as-channels") forced = ConvRoute::kBatchAsChannels;
   if (route == "lowered") forced = ConvRoute::kLowered;
   if (route == "one-output") forced = ConvRoute::kOneOutput;
+  if (route == "winograd") forced = ConvRoute::kWinograd;
   OnednnBackend::ForceConvRoute(forced);
 #endif
 }
@@ -236,11 +238,20 @@ TEST(OnednnConvTest, BackwardWeightsAccumulates) {
 // reference, and so does its backward-weights on fp32 kernels that are not AVX-512 (AVX2);
 // bf16 backward-weights goes batch-as-channels on bf16 kernels; bf16 without bf16
 // kernels runs fp32 kernels on rounded operands. Before all that, on fp32 kernels, one
-// output channel goes to the direct kernels.
+// output channel goes to the direct kernels; after lowered, fp32 stride-1 4x4 problems
+// with 64 or more channels on each side go Winograd where batch x the 3x3 tiles of the
+// plane the pass writes (dx for backward-data, y otherwise) times the narrower channel
+// count reach 48 Ki for backward-data and 6 Ki for the others.
 ConvRoute ExpectedRoute(const ConvProblem& p, ConvOp op) {
   const bool fp32_kernels = p.precision == MathPrecision::kFp32 || !onednn::NativeBf16Kernels().native;
   if (fp32_kernels && p.out_channels == 1) return ConvRoute::kOneOutput;
   const int64_t reuse = p.batch * p.out_height * p.out_width, o = p.out_channels;
+  const auto tiles = [](int64_t h, int64_t w) { return ((h + 2) / 3) * ((w + 2) / 3); };
+  const int64_t columns = op == ConvOp::kBackwardData ? p.batch * tiles(p.in_height, p.in_width)
+                                                      : p.batch * tiles(p.out_height, p.out_width);
+  const int64_t narrow = std::min(p.in_channels, o);
+  const bool winograd = p.precision == MathPrecision::kFp32 && p.kernel == 4 && p.stride == 1 && p.padding <= 3 &&
+                        narrow >= 64 && columns * narrow >= (op == ConvOp::kBackwardData ? 48 : 6) * 1024;
   bool lowered;
   if (p.in_channels < 8 && op == ConvOp::kBackwardData) {
     lowered = o >= 32;
@@ -251,6 +262,7 @@ ConvRoute ExpectedRoute(const ConvProblem& p, ConvOp op) {
     lowered = o >= 8 && per_weight * reuse <= o;
   }
   if (fp32_kernels && lowered) return ConvRoute::kLowered;
+  if (winograd) return ConvRoute::kWinograd;
   if (p.in_channels == 1 && op == ConvOp::kBackwardData) return ConvRoute::kReference;
   if (p.in_channels == 1 && op == ConvOp::kBackwardWeights && fp32_kernels && !onednn::HasAvx512Fp32Kernels()) {
     return ConvRoute::kReference;
@@ -278,6 +290,10 @@ TEST(OnednnConvTest, DcganAndPix2pixProblemsRunWhereTheRoutesSay) {
   problems.push_back(Problem(4, 7, 16, 128, 128, 4, 2, 1));   // PatchGAN's first convolution at ndf 16
   problems.push_back(Problem(4, 512, 1, 31, 31, 4, 1, 1));    // PatchGAN's logits at 256 px
   problems.push_back(Problem(16, 512, 1024, 8, 8, 4, 2, 1));  // the adjoint of up block 2 at 128 px, batch 16
+  problems.push_back(Problem(4, 256, 512, 32, 32, 4, 1, 1));  // PatchGAN's stride-1 convolution at 256 px
+  problems.push_back(Problem(2, 256, 512, 16, 16, 4, 1, 1));  // the same at 128 px, batch 2 (not backward-data)
+  problems.push_back(Problem(8, 64, 128, 16, 16, 4, 1, 1));   // at 128 px, ndf 16 (not backward-data)
+  problems.push_back(Problem(2, 64, 128, 16, 16, 4, 1, 1));   // the same at batch 2: no pass
   for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16}) {
     for (ConvProblem p : problems) {
       p.precision = prec;

@@ -5,6 +5,7 @@
 
 #include "common/check.h"
 #include "worker/tensor/cpu/conv_lowering.h"
+#include "worker/tensor/cpu/grow_buffer.h"
 #include "worker/tensor/cpu/swap_leading_dims.h"
 
 namespace gantry {
@@ -18,12 +19,6 @@ struct Scratch {
 Scratch& ThreadScratch() {
   thread_local Scratch scratch;
   return scratch;
-}
-
-// The first `count` floats of `buf`, grown (never shrunk) as needed.
-float* Reserve(std::vector<float>& buf, int64_t count) {
-  if (buf.size() < static_cast<size_t>(count)) buf.resize(static_cast<size_t>(count));
-  return buf.data();
 }
 
 // The chunk of m samples at `nchw` ([m, channels, pixels]) as [channels, m * pixels]:
@@ -69,8 +64,8 @@ Lowering PrepareLowering(const ConvProblem& p, int64_t chunk) {
              .channel_major = nullptr};
   l.rows = l.g.col_rows();
   l.pixels = l.g.col_cols();
-  l.cols = Reserve(s.cols, l.rows * l.pixels * chunk);
-  if (chunk > 1) l.channel_major = Reserve(s.channel_major, l.out * l.pixels * chunk);
+  l.cols = GrowBuffer(s.cols, l.rows * l.pixels * chunk);
+  if (chunk > 1) l.channel_major = GrowBuffer(s.channel_major, l.out * l.pixels * chunk);
   return l;
 }
 

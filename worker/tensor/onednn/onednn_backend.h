@@ -38,6 +38,10 @@ enum class ConvRoute {
   // Problems with one output channel (PatchGAN's logits): the direct kernels of
   // worker/tensor/cpu/one_output_conv.h on operands rounded to the precision.
   kOneOutput,
+  // fp32 stride-1 4x4 problems (PatchGAN's wide stride-1 convolution): Winograd's
+  // F(3x3, 4x4) (worker/tensor/cpu/winograd_conv.h), 36 oneDNN fp32 matmuls per chunk of
+  // samples on transformed operands, 4x fewer multiply-adds than the direct kernels.
+  kWinograd,
 };
 std::string_view ConvRouteName(ConvRoute route);
 

@@ -12,6 +12,7 @@
 #include "worker/tensor/cpu/lowered_conv.h"
 #include "worker/tensor/cpu/one_output_conv.h"
 #include "worker/tensor/cpu/operand_rounding.h"
+#include "worker/tensor/cpu/winograd_conv.h"
 #include "worker/tensor/onednn/onednn_backend.h"
 #include "worker/tensor/onednn/onednn_conv_plans.h"
 
@@ -30,6 +31,12 @@ using onednn::Slot;
 ConvProblem KernelProblem(ConvRoute route, ConvProblem p) {
   if (route == ConvRoute::kRoundedFp32 || onednn::RunsOnFp32Kernels(p.precision)) p.precision = MathPrecision::kFp32;
   return p;
+}
+
+// The routes that run our own kernels (on oneDNN's matmul at most), not its convolutions.
+bool OffOnednnKernels(ConvRoute route) {
+  return route == ConvRoute::kReference || route == ConvRoute::kLowered || route == ConvRoute::kOneOutput ||
+         route == ConvRoute::kWinograd;
 }
 
 ConvAlgorithm AlgorithmOf(ConvRoute route) {
@@ -59,7 +66,7 @@ std::pair<const float*, const float*> Rounded(const ConvProblem& p, const float*
 // caller then runs the reference).
 bool RunOnOnednn(ConvRoute route, const ConvProblem& p, ConvOp op, const float* a, int64_t a_count,
                  const float* b, int64_t b_count, float* out) {
-  if (route == ConvRoute::kReference || route == ConvRoute::kLowered || route == ConvRoute::kOneOutput) return false;
+  if (OffOnednnKernels(route)) return false;
   const ConvProblem kernel = KernelProblem(route, p);
   Plan* plan = onednn::FindConvPlan(kernel, op, AlgorithmOf(route));
   if (plan == nullptr) return false;
@@ -74,7 +81,7 @@ bool RunOnOnednn(ConvRoute route, const ConvProblem& p, ConvOp op, const float* 
 // their layout once; else null.
 Plan* UnstagedPlan(const ConvProblem& p, ConvOp op) {
   const ConvRoute route = OnednnBackend::ChooseConvRoute(p, op);
-  if (route == ConvRoute::kReference || route == ConvRoute::kLowered || route == ConvRoute::kOneOutput) return nullptr;
+  if (OffOnednnKernels(route)) return nullptr;
   const ConvProblem kernel = KernelProblem(route, p);
   if (kernel.precision != p.precision) return nullptr;
   return onednn::FindConvPlan(kernel, op, AlgorithmOf(route));
@@ -118,21 +125,15 @@ int64_t LoweredChunk(const ConvProblem& p) {
   return std::clamp<int64_t>(std::min(wanted, fit), 1, p.batch);
 }
 
-// Runs `op` of `p` along kLowered: operands a (a_count floats) and b rounded to the
-// precision into staging buffers (fp32 and already-rounded operands are used in place),
-// then the lowered convolution on oneDNN's fp32 matmul.
-void RunLowered(OnednnBackend& backend, const ConvProblem& p, ConvOp op, const float* a, int64_t a_count,
-                const float* b, int64_t b_count, float* out) {
-  std::tie(a, b) = Rounded(p, a, a_count, b, b_count);
-  // The matmul at fp32 never touches the staging slots, so the rounded operands stay put.
-  // Weight gradients of weight-bound problems are rank-k updates of a large dW (k = the
-  // batch's output pixels); up to k = 32 Eigen streams them faster (4x512x4x4 ->
-  // 1024x2x2, k = 16: 5.5 against 8.7 ms; k = 4: 4.1 against 6.1 ms; k = 64: 13.9 against
-  // 13.2 ms).
+// The GEMM the lowered and Winograd routes hand their products to: oneDNN's fp32 matmul,
+// or Eigen's for shallow ones. Weight gradients of weight-bound problems are rank-k
+// updates of a large dW (k = the batch's output pixels); up to k = 32 Eigen streams them
+// faster (4x512x4x4 -> 1024x2x2, k = 16: 5.5 against 8.7 ms; k = 4: 4.1 against 6.1 ms;
+// k = 64: 13.9 against 13.2 ms).
+LoweringGemm Fp32Gemm(OnednnBackend& backend) {
   constexpr int64_t kEigenMaxDepth = 32;
-  const LoweringGemm gemm = [&backend](bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                                       const float* ga, int64_t lda, const float* gb, int64_t ldb, float beta,
-                                       float* c, int64_t ldc) {
+  return [&backend](bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* ga,
+                    int64_t lda, const float* gb, int64_t ldb, float beta, float* c, int64_t ldc) {
     if (k <= kEigenMaxDepth) {
       backend.EigenCpuBackend::Gemm(MathPrecision::kFp32, trans_a, trans_b, m, n, k, alpha, ga, lda, gb, ldb, beta,
                                     c, ldc);
@@ -141,11 +142,32 @@ void RunLowered(OnednnBackend& backend, const ConvProblem& p, ConvOp op, const f
     backend.OnednnBackend::Gemm(MathPrecision::kFp32, trans_a, trans_b, m, n, k, alpha, ga, lda, gb, ldb, beta, c,
                                 ldc);
   };
+}
+
+// Runs `op` of `p` along kLowered: operands a (a_count floats) and b rounded to the
+// precision into staging buffers (fp32 and already-rounded operands are used in place),
+// then the lowered convolution on oneDNN's fp32 matmul.
+void RunLowered(OnednnBackend& backend, const ConvProblem& p, ConvOp op, const float* a, int64_t a_count,
+                const float* b, int64_t b_count, float* out) {
+  std::tie(a, b) = Rounded(p, a, a_count, b, b_count);
+  // The matmul at fp32 never touches the staging slots, so the rounded operands stay put.
+  const LoweringGemm gemm = Fp32Gemm(backend);
   const int64_t chunk = LoweredChunk(p);
   switch (op) {
     case ConvOp::kForward: return LoweredConvForward(p, chunk, a, b, out, gemm);
     case ConvOp::kBackwardData: return LoweredConvBackwardData(p, chunk, a, b, out, gemm);
     case ConvOp::kBackwardWeights: return LoweredConvBackwardWeights(p, chunk, a, b, out, gemm);
+  }
+}
+
+// Runs `op` of an fp32 `p` along kWinograd.
+void RunWinograd(OnednnBackend& backend, const ConvProblem& p, ConvOp op, const float* a, const float* b,
+                 float* out) {
+  const LoweringGemm gemm = Fp32Gemm(backend);
+  switch (op) {
+    case ConvOp::kForward: return WinogradConvForward(p, a, b, out, gemm);
+    case ConvOp::kBackwardData: return WinogradConvBackwardData(p, a, b, out, gemm);
+    case ConvOp::kBackwardWeights: return WinogradConvBackwardWeights(p, a, b, out, gemm);
   }
 }
 
@@ -157,6 +179,7 @@ void OnednnBackend::RunConv(const ConvProblem& p, ConvOp op, const float* a, int
   const ConvRoute route = ChooseConvRoute(p, op);
   if (route == ConvRoute::kLowered) return RunLowered(*this, p, op, a, a_count, b, b_count, out);
   if (route == ConvRoute::kOneOutput) return RunOneOutput(p, op, a, a_count, b, b_count, out);
+  if (route == ConvRoute::kWinograd) return RunWinograd(*this, p, op, a, b, out);
   if (RunOnOnednn(route, p, op, a, a_count, b, b_count, out)) return;
   switch (op) {
     case ConvOp::kForward: return EigenCpuBackend::ConvForward(p, a, b, out);
@@ -203,6 +226,7 @@ std::string OnednnBackend::ConvImplementation(const ConvProblem& p, ConvOp op) {
   const ConvRoute route = ChooseConvRoute(p, op);
   if (route == ConvRoute::kLowered) return "im2col + oneDNN matmul [" + std::string(ConvRouteName(route)) + "]";
   if (route == ConvRoute::kOneOutput) return "direct one-output-channel kernel [" + std::string(ConvRouteName(route)) + "]";
+  if (route == ConvRoute::kWinograd) return "Winograd F(3x3,4x4) + oneDNN matmul [" + std::string(ConvRouteName(route)) + "]";
   Plan* plan = route == ConvRoute::kReference ? nullptr
                                               : onednn::FindConvPlan(KernelProblem(route, p), op, AlgorithmOf(route));
   const std::string kernel = plan != nullptr ? plan->implementation : "eigen reference";

@@ -63,14 +63,36 @@
 //    one-channel layers (gantry-bench-kernels, batch 64): backward-data 70-72
 //    GFLOP/s lowered, as on the reference (71) that took it before, against 10 natively;
 //    but backward-weights 55 against 85 natively.
+//  - fp32 stride-1 4x4 problems (PatchGAN's conv4, ndf*4 -> ndf*8 channels) go kWinograd
+//    (worker/tensor/cpu/winograd_conv.h: F(3x3, 4x4), 4x fewer multiply-adds, plus
+//    transforms in proportion to the data and a weight transform per call). ms per call,
+//    one thread, oneDNN's kernels -> Winograd (forward / backward-data / backward-weights;
+//    columns = batch x the 3x3 tiles of the plane the pass writes, 25 or 36 a sample at
+//    128 px, 121 at 256 px):
+//      256 -> 512 channels, 128 px batch 2   12.9 / 12.9 / 13.4 -> 9.6 / 16.8 / 7.7
+//                           128 px batch 4   23.8 / 25.2 / 27.2 -> 16.6 / 27.3 / 15.9
+//                           128 px batch 8   46.4 / 47.6 / 52.1 -> 26.7 / 43.5 / 29.0
+//                           256 px batch 2   58.9 / 49.7 / 54.9 -> 30.5 / 37.6 / 26.6
+//                           256 px batch 8   225 / 182 / 219 -> 97 / 105 / 100
+//      128 -> 256 channels, 128 px batch 2   3.1 / 3.1 / 3.4 -> 2.5 / 4.6 / 2.3
+//                           128 px batch 8   11.5 / 11.7 / 12.3 -> 7.4 / 11.8 / 7.5
+//      64 -> 128 channels,  128 px batch 2   0.74 / 0.74 / 0.81 -> 0.81 / 1.46 / 0.66
+//                           128 px batch 8   2.66 / 2.80 / 2.94 -> 2.20 / 3.99 / 2.68
+//                           256 px batch 8   13.9 / 12.8 / 13.9 -> 8.9 / 10.5 / 9.1
+//    -> Winograd from 64 channels on each side where columns x the narrower channel count
+//    reach 6 Ki (forward, backward-weights) or 48 Ki (backward-data: a loss at 18 Ki and
+//    37 Ki, a draw at 37 Ki, wins from 62 Ki). The whole layer at 256 px batch 8 (gantry-
+//    bench-pix2pix --profile, per step): 1368 -> ~540 ms, the step 4.83 -> 3.97 s.
 //  - Except on AVX2 (a CPU without AVX-512, or ONEDNN_MAX_CPU_ISA=AVX2): there oneDNN's
 //    kernels run the one-input-channel backward-weights at 13 GFLOP/s, the reference's
 //    im2col + Eigen GEMM at 55-58, lowered at 48-49 (fp32; bf16 on rounded operands 12 /
 //    42 / 38; gantry-bench-kernels --batch 128 --conv-route auto,reference,lowered under
 //    ONEDNN_MAX_CPU_ISA=AVX2, Sapphire Rapids). -> reference there.
+#include <algorithm>
 #include <atomic>
 
 #include "worker/tensor/cpu/one_output_conv.h"
+#include "worker/tensor/cpu/winograd_conv.h"
 #include "worker/tensor/onednn/onednn_backend.h"
 #include "worker/tensor/onednn/onednn_runtime.h"
 
@@ -105,6 +127,16 @@ bool BatchAsChannelsWins(const ConvProblem& p) {
   return p.in_channels == 1 || p.out_height * p.out_width <= 4 * p.batch;
 }
 
+// Where kWinograd beats oneDNN's fp32 kernels (see the top comment): the GEMMs' width
+// times the narrower channel count, against a bar that backward-data (the costliest
+// transforms) sets 8x higher.
+bool WinogradWins(const ConvProblem& p, ConvOp op) {
+  constexpr int64_t kMinChannels = 64;
+  const int64_t narrow = std::min(p.in_channels, p.out_channels);
+  const int64_t bar = op == ConvOp::kBackwardData ? 48 * 1024 : 6 * 1024;
+  return WinogradConvApplies(p) && narrow >= kMinChannels && WinogradColumns(p, op) * narrow >= bar;
+}
+
 }  // namespace
 
 std::string_view ConvRouteName(ConvRoute route) {
@@ -115,6 +147,7 @@ std::string_view ConvRouteName(ConvRoute route) {
     case ConvRoute::kBatchAsChannels: return "batch-as-channels";
     case ConvRoute::kLowered: return "lowered";
     case ConvRoute::kOneOutput: return "one-output";
+    case ConvRoute::kWinograd: return "winograd";
   }
   return "?";
 }
@@ -130,6 +163,9 @@ ConvRoute OnednnBackend::ChooseConvRoute(const ConvProblem& p, ConvOp op) {
   const auto native_or_rounded = [fp32_kernels, op, &p](ConvRoute r) {
     if (r == ConvRoute::kBatchAsChannels && op != ConvOp::kBackwardWeights) r = ConvRoute::kNative;
     if (r == ConvRoute::kOneOutput && !OneOutputConvApplies(p)) r = ConvRoute::kNative;
+    if (r == ConvRoute::kWinograd && !(WinogradConvApplies(p) && p.precision == MathPrecision::kFp32)) {
+      r = ConvRoute::kNative;
+    }
     return r == ConvRoute::kNative && fp32_kernels ? ConvRoute::kRoundedFp32 : r;
   };
   const int forced = forced_route.load();
@@ -138,6 +174,7 @@ ConvRoute OnednnBackend::ChooseConvRoute(const ConvProblem& p, ConvOp op) {
     if (OneOutputConvApplies(p)) return ConvRoute::kOneOutput;
     if (LoweredWins(p, op)) return ConvRoute::kLowered;
   }
+  if (p.precision == MathPrecision::kFp32 && WinogradWins(p, op)) return ConvRoute::kWinograd;
   if (p.in_channels == 1 && op == ConvOp::kBackwardData) return ConvRoute::kReference;
   if (p.in_channels == 1 && op == ConvOp::kBackwardWeights && (p.precision == MathPrecision::kFp32 || fp32_kernels) &&
       !onednn::HasAvx512Fp32Kernels()) {
