@@ -239,19 +239,22 @@ TEST(OnednnConvTest, BackwardWeightsAccumulates) {
 // bf16 backward-weights goes batch-as-channels on bf16 kernels; bf16 without bf16
 // kernels runs fp32 kernels on rounded operands. Before all that, on fp32 kernels, one
 // output channel goes to the direct kernels; after lowered, fp32 stride-1 4x4 problems
-// with 64 or more channels on each side go Winograd where batch x the 3x3 tiles of the
-// plane the pass writes (dx for backward-data, y otherwise) times the narrower channel
-// count reach 48 Ki for backward-data and 6 Ki for the others.
+// with 64 or more channels on each side go Winograd where the 3x3 tiles of the plane the
+// pass writes (dx for backward-data, y otherwise) have at least 75% of their area inside
+// it, and batch x those tiles times the narrower channel count reach 48 Ki for
+// backward-data and 6 Ki for the others.
 ConvRoute ExpectedRoute(const ConvProblem& p, ConvOp op) {
   const bool fp32_kernels = p.precision == MathPrecision::kFp32 || !onednn::NativeBf16Kernels().native;
   if (fp32_kernels && p.out_channels == 1) return ConvRoute::kOneOutput;
   const int64_t reuse = p.batch * p.out_height * p.out_width, o = p.out_channels;
-  const auto tiles = [](int64_t h, int64_t w) { return ((h + 2) / 3) * ((w + 2) / 3); };
-  const int64_t columns = op == ConvOp::kBackwardData ? p.batch * tiles(p.in_height, p.in_width)
-                                                      : p.batch * tiles(p.out_height, p.out_width);
+  const int64_t plane_h = op == ConvOp::kBackwardData ? p.in_height : p.out_height;
+  const int64_t plane_w = op == ConvOp::kBackwardData ? p.in_width : p.out_width;
+  const int64_t tiles = ((plane_h + 2) / 3) * ((plane_w + 2) / 3), columns = p.batch * tiles;
+  const bool covered = 4 * plane_h * plane_w >= 3 * 9 * tiles;  // 75% of the tiles' area
   const int64_t narrow = std::min(p.in_channels, o);
   const bool winograd = p.precision == MathPrecision::kFp32 && p.kernel == 4 && p.stride == 1 && p.padding <= 3 &&
-                        narrow >= 64 && columns * narrow >= (op == ConvOp::kBackwardData ? 48 : 6) * 1024;
+                        covered && narrow >= 64 &&
+                        columns * narrow >= (op == ConvOp::kBackwardData ? 48 : 6) * 1024;
   bool lowered;
   if (p.in_channels < 8 && op == ConvOp::kBackwardData) {
     lowered = o >= 32;
@@ -294,6 +297,8 @@ TEST(OnednnConvTest, DcganAndPix2pixProblemsRunWhereTheRoutesSay) {
   problems.push_back(Problem(2, 256, 512, 16, 16, 4, 1, 1));  // the same at 128 px, batch 2 (not backward-data)
   problems.push_back(Problem(8, 64, 128, 16, 16, 4, 1, 1));   // at 128 px, ndf 16 (not backward-data)
   problems.push_back(Problem(2, 64, 128, 16, 16, 4, 1, 1));   // the same at batch 2: no pass
+  problems.push_back(Problem(16, 256, 512, 8, 8, 4, 1, 1));   // at 64 px: a 7x7 map, 60% covered: no pass
+  problems.push_back(Problem(64, 256, 512, 4, 4, 4, 1, 1));   // at 32 px: all but backward-data (4x4 dx)
   for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16}) {
     for (ConvProblem p : problems) {
       p.precision = prec;

@@ -154,6 +154,25 @@ TEST(WinogradConvTest, AppliesToStrideOneFourByFourKernelsWithPaddingBelowTheKer
   EXPECT_FALSE(WinogradConvApplies(five));
 }
 
+// Columns and coverage count the 3x3 tiles of the plane each pass writes: y for forward
+// and backward-weights, dx for backward-data.
+TEST(WinogradConvTest, ColumnsAndCoverageCountTheTilesOfTheWrittenPlane) {
+  const ConvProblem at_256px = Problem(8, 4, 4, 32, 32, 1);  // y 31x31: 11x11 tiles; dx 32x32: 11x11
+  EXPECT_EQ(WinogradColumns(at_256px, ConvOp::kForward), 8 * 121);
+  EXPECT_EQ(WinogradColumns(at_256px, ConvOp::kBackwardWeights), 8 * 121);
+  EXPECT_EQ(WinogradColumns(at_256px, ConvOp::kBackwardData), 8 * 121);
+  EXPECT_DOUBLE_EQ(WinogradTileCoverage(at_256px, ConvOp::kForward), 961.0 / 1089.0);
+  EXPECT_DOUBLE_EQ(WinogradTileCoverage(at_256px, ConvOp::kBackwardData), 1024.0 / 1089.0);
+  const ConvProblem at_128px = Problem(2, 4, 4, 16, 16, 1);  // y 15x15: 5x5 tiles, whole
+  EXPECT_EQ(WinogradColumns(at_128px, ConvOp::kForward), 2 * 25);
+  EXPECT_DOUBLE_EQ(WinogradTileCoverage(at_128px, ConvOp::kForward), 1.0);
+  const ConvProblem at_64px = Problem(1, 4, 4, 8, 8, 1);  // y 7x7: 3x3 tiles over 9x9
+  EXPECT_DOUBLE_EQ(WinogradTileCoverage(at_64px, ConvOp::kForward), 49.0 / 81.0);
+  const ConvProblem wide = Problem(1, 4, 4, 4, 10, 3);  // y 7x13 (padding 3): 3x5 tiles
+  EXPECT_EQ(WinogradColumns(wide, ConvOp::kForward), 15);
+  EXPECT_DOUBLE_EQ(WinogradTileCoverage(wide, ConvOp::kForward), 91.0 / 135.0);
+}
+
 TEST(WinogradConvTest, EveryPassMatchesTheDirectSum) {
   for (const ConvProblem& p : Problems()) {
     SCOPED_TRACE(p.ToString());

@@ -370,17 +370,24 @@ void CheckApplies(const ConvProblem& p) {
   CHECK(WinogradConvApplies(p)) << "Winograd F(3x3, 4x4) convolution on " << p.ToString();
 }
 
+// The tiling of the plane `op` writes (only its output side is set).
+Tiling WrittenPlane(const ConvProblem& p, ConvOp op) {
+  const bool data = op == ConvOp::kBackwardData;
+  return Tiling{.in_h = 0, .in_w = 0, .pad = 0, .out_h = data ? p.in_height : p.out_height,
+                .out_w = data ? p.in_width : p.out_width};
+}
+
 }  // namespace
 
 bool WinogradConvApplies(const ConvProblem& p) {
   return p.kernel == kTaps && p.stride == 1 && p.padding <= kTaps - 1;
 }
 
-int64_t WinogradColumns(const ConvProblem& p, ConvOp op) {
-  const bool data = op == ConvOp::kBackwardData;
-  const Tiling t{.in_h = 0, .in_w = 0, .pad = 0, .out_h = data ? p.in_height : p.out_height,
-                 .out_w = data ? p.in_width : p.out_width};
-  return p.batch * t.tiles();
+int64_t WinogradColumns(const ConvProblem& p, ConvOp op) { return p.batch * WrittenPlane(p, op).tiles(); }
+
+double WinogradTileCoverage(const ConvProblem& p, ConvOp op) {
+  const Tiling t = WrittenPlane(p, op);
+  return static_cast<double>(t.out_h * t.out_w) / static_cast<double>(kOut * kOut * t.tiles());
 }
 
 void WinogradConvForward(const ConvProblem& p, const float* x, const float* w, float* y, const LoweringGemm& gemm) {

@@ -44,6 +44,11 @@ bool WinogradConvApplies(const ConvProblem& p);
 // cost per call does not shrink with it, so small problems lose (onednn_conv_route.cc).
 int64_t WinogradColumns(const ConvProblem& p, ConvOp op);
 
+// The share of the computed 3x3 tiles' area that lies inside the plane `op` writes (the
+// rest is computed and thrown away): 1 for sides that are multiples of 3, 49/81 for a 7x7
+// map, 961/1089 for 31x31. The multiply-adds saved are 4x this share.
+double WinogradTileCoverage(const ConvProblem& p, ConvOp op);
+
 // The three passes of Backend (y = conv(x, w); dx = the input gradient; dw += the weight
 // gradient) for a problem WinogradConvApplies to, in fp32 arithmetic whatever p.precision
 // says. Scratch is per thread, so ranks running as threads may call them concurrently.

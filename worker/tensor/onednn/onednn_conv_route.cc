@@ -79,10 +79,21 @@
 //      64 -> 128 channels,  128 px batch 2   0.74 / 0.74 / 0.81 -> 0.81 / 1.46 / 0.66
 //                           128 px batch 8   2.66 / 2.80 / 2.94 -> 2.20 / 3.99 / 2.68
 //                           256 px batch 8   13.9 / 12.8 / 13.9 -> 8.9 / 10.5 / 9.1
-//    -> Winograd from 64 channels on each side where columns x the narrower channel count
-//    reach 6 Ki (forward, backward-weights) or 48 Ki (backward-data: a loss at 18 Ki and
-//    37 Ki, a draw at 37 Ki, wins from 62 Ki). The whole layer at 256 px batch 8 (gantry-
-//    bench-pix2pix --profile, per step): 1368 -> ~540 ms, the step 4.83 -> 3.97 s.
+//    Where the tiles overhang the plane, their computed area outside it is wasted: on a
+//    7x7 map (PatchGAN at 64 px) 40% of it, and there Winograd loses whatever the batch
+//    (GFLOP/s counted as a direct convolution, forward / backward-data / backward-weights,
+//    oneDNN -> Winograd; gantry-bench-kernels --net patchgan --conv-route native,winograd):
+//      256 -> 512, 64 px batch 4    156 / 151 / 123 -> 128 / 60 / 151
+//                  64 px batch 16   166 / 165 / 135 -> 149 / 109 / 141
+//      128 -> 256, 64 px batch 32   180 / 179 / 158 -> 159 / 112 / 122
+//    while whole tiles win from batch 1 (256 -> 512 at 128 px: 161 / 159 / 134 -> 201 / 71 /
+//    206), and backward-data on PatchGAN at 32 px (a 4x4 dx plane, 44% covered) loses 3.5x
+//    at batch 64 (153 -> 44).
+//    -> Winograd from 64 channels on each side where at least 75% of the tiles' area is
+//    inside the plane and columns x the narrower channel count reach 6 Ki (forward,
+//    backward-weights) or 48 Ki (backward-data: a loss at 18 Ki and 37 Ki, a draw at 37
+//    Ki, wins from 62 Ki). The whole layer at 256 px batch 8 (gantry-bench-pix2pix
+//    --profile, per step): 1368 -> ~540 ms, the step 4.83 -> 3.97 s.
 //  - Except on AVX2 (a CPU without AVX-512, or ONEDNN_MAX_CPU_ISA=AVX2): there oneDNN's
 //    kernels run the one-input-channel backward-weights at 13 GFLOP/s, the reference's
 //    im2col + Eigen GEMM at 55-58, lowered at 48-49 (fp32; bf16 on rounded operands 12 /
@@ -127,14 +138,16 @@ bool BatchAsChannelsWins(const ConvProblem& p) {
   return p.in_channels == 1 || p.out_height * p.out_width <= 4 * p.batch;
 }
 
-// Where kWinograd beats oneDNN's fp32 kernels (see the top comment): the GEMMs' width
-// times the narrower channel count, against a bar that backward-data (the costliest
-// transforms) sets 8x higher.
+// Where kWinograd beats oneDNN's fp32 kernels (see the top comment): tiles mostly inside
+// the plane, and the GEMMs' width times the narrower channel count against a bar that
+// backward-data (the costliest transforms) sets 8x higher.
 bool WinogradWins(const ConvProblem& p, ConvOp op) {
   constexpr int64_t kMinChannels = 64;
+  constexpr double kMinCoverage = 0.75;
+  if (!WinogradConvApplies(p) || WinogradTileCoverage(p, op) < kMinCoverage) return false;
   const int64_t narrow = std::min(p.in_channels, p.out_channels);
   const int64_t bar = op == ConvOp::kBackwardData ? 48 * 1024 : 6 * 1024;
-  return WinogradConvApplies(p) && narrow >= kMinChannels && WinogradColumns(p, op) * narrow >= bar;
+  return narrow >= kMinChannels && WinogradColumns(p, op) * narrow >= bar;
 }
 
 }  // namespace
