@@ -23,6 +23,7 @@
 
 #include "CLI/CLI.hpp"
 #include "common/clock.h"
+#include "spec/model_config.h"
 #include "worker/tensor/backend_registry.h"
 #include "worker/tensor/random.h"
 #include "worker/tensor/tensor.h"
@@ -142,8 +143,9 @@ ConvProblem Conv(int64_t n, int64_t c, int64_t o, int64_t hw, int64_t stride) {
 
 // PatchGAN's 4x4 convolutions (worker/models/pix2pix.cc: three stride-2 ones, then two
 // stride-1 ones with padding 1, the last to one logit channel) on an image_size input of
-// 6 channels (the condition and the frame). Calls per step as for the DCGAN's D.
+// the concatenated pair (condition and frame). Calls per step as for the DCGAN's D.
 std::vector<Pass> PatchGanPasses(int64_t n, int64_t image_size, int64_t ndf) {
+  constexpr int64_t kPairChannels = Pix2pixConfig::kInputChannels + Pix2pixConfig::kOutputChannels;
   const int d_first[3] = {2, 1, 2}, d[3] = {2, 3, 2};
   auto conv4 = [n](int64_t c, int64_t o, int64_t hw, int64_t stride) {
     const int64_t out = ConvOutSize(hw, 4, stride, 1);
@@ -155,11 +157,11 @@ std::vector<Pass> PatchGanPasses(int64_t n, int64_t image_size, int64_t ndf) {
            std::to_string(out);
   };
   std::vector<Pass> passes;
-  int64_t hw = image_size, c = 6;
+  int64_t hw = image_size, c = kPairChannels;
   const std::pair<int64_t, int64_t> out_and_stride[] = {{ndf, 2}, {2 * ndf, 2}, {4 * ndf, 2}, {8 * ndf, 1}, {1, 1}};
   for (auto [o, stride] : out_and_stride) {
     const ConvProblem p = conv4(c, o, hw, stride);
-    AddConvLayer(passes, name(c, o, hw, p.out_height), p, false, c == 6 ? d_first : d);
+    AddConvLayer(passes, name(c, o, hw, p.out_height), p, false, c == kPairChannels ? d_first : d);
     hw = p.out_height;
     c = o;
   }
