@@ -13,9 +13,7 @@
 // after exactly one hand-out, and the store holds no job that was not submitted. Exit
 // 0 when every check holds, 1 when one fails, 2 for bad flags or a coordinator that
 // does not start. Everything is bounded by --timeout-seconds.
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,8 +21,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -38,6 +34,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "bench/coordinator_process.h"
+#include "bench/load_records.h"
 #include "client/client_channel.h"
 #include "gantry/v1/coordinator.grpc.pb.h"
 
@@ -59,146 +57,6 @@ struct LoadOptions {
   bool kill_restart = true;
   double lease_seconds = 30;
   double timeout_seconds = 600;
-};
-
-// --- the coordinator process ------------------------------------------------------
-
-class CoordinatorProcess {
- public:
-  // Starts `bin` on `db`, listening on 127.0.0.1:`port` (0: any); waits for its port.
-  bool Start(const LoadOptions& o, const std::string& db, const std::string& data_root, int port) {
-    const std::string port_file = absl::StrCat(o.work_dir, "/port.", ++starts_);
-    const std::string log = absl::StrCat(o.work_dir, "/coordinator.", starts_, ".log");
-    std::vector<std::string> args = {o.coordinator_bin, "--listen", absl::StrCat("127.0.0.1:", port),
-                                     "--db", db, "--data-root", data_root, "--port-file", port_file,
-                                     "--lease-seconds", absl::StrCat(o.lease_seconds)};
-    pid_ = fork();
-    if (pid_ == 0) {
-      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-      }
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    for (int i = 0; i < 300; ++i) {  // up to 30 s
-      std::ifstream in(port_file);
-      if (in >> port_ && port_ > 0) return true;
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    std::fprintf(stderr, "gantry-bench-coordinator: %s did not start; see %s\n", o.coordinator_bin.c_str(),
-                 log.c_str());
-    return false;
-  }
-
-  // VmHWM: the peak resident set of the process so far, in MiB (0 when unknown).
-  double PeakRssMiB() const {
-    std::ifstream status(absl::StrCat("/proc/", pid_, "/status"));
-    std::string line;
-    while (std::getline(status, line)) {
-      if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-    }
-    return 0;
-  }
-
-  void Kill(int sig) {
-    if (pid_ <= 0) return;
-    kill(pid_, sig);
-    waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  ~CoordinatorProcess() { Kill(SIGKILL); }
-
-  int port() const { return port_; }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-  int starts_ = 0;
-};
-
-// --- what the clients saw ---------------------------------------------------------
-
-class Latencies {
- public:
-  void Add(const std::string& rpc, double ms) {
-    absl::MutexLock lock(&mu_);
-    ms_[rpc].push_back(ms);
-  }
-  void Print() {
-    absl::MutexLock lock(&mu_);
-    std::printf("| RPC | calls | p50 ms | p99 ms | max ms |\n|---|---:|---:|---:|---:|\n");
-    for (auto& [rpc, v] : ms_) {
-      std::sort(v.begin(), v.end());
-      auto at = [&](double q) { return v[std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5))]; };
-      std::printf("| %s | %zu | %.2f | %.2f | %.2f |\n", rpc.c_str(), v.size(), at(0.5), at(0.99), v.back());
-    }
-  }
-
- private:
-  absl::Mutex mu_;
-  std::map<std::string, std::vector<double>> ms_ ABSL_GUARDED_BY(mu_);
-};
-
-// Per job: who was handed it, and how often its success was acknowledged.
-class Ledger {
- public:
-  void Acquired(const std::string& job, const std::string& group, int attempt) {
-    absl::MutexLock lock(&mu_);
-    handouts_[job].insert(absl::StrCat(group, "/", attempt));
-    running_.push_back(job);
-  }
-  void Succeeded(const std::string& job) {
-    absl::MutexLock lock(&mu_);
-    ++succeeded_[job];
-    ++finished_;
-  }
-  void Anomaly(const std::string& what) {
-    absl::MutexLock lock(&mu_);
-    if (anomalies_.size() < 20) anomalies_.push_back(what);
-    ++anomaly_count_;
-  }
-  int finished() {
-    absl::MutexLock lock(&mu_);
-    return finished_;
-  }
-  // A job handed out lately, for a watcher to follow ("" when none yet).
-  std::string RecentJob(std::mt19937& rng) {
-    absl::MutexLock lock(&mu_);
-    if (running_.empty()) return "";
-    const size_t window = std::min<size_t>(running_.size(), 100);
-    return running_[running_.size() - 1 - rng() % window];
-  }
-
-  // Every submitted job handed out once and acknowledged once; no anomaly.
-  std::vector<std::string> Check(const std::set<std::string>& submitted) {
-    absl::MutexLock lock(&mu_);
-    std::vector<std::string> problems = anomalies_;
-    if (anomaly_count_ > static_cast<int>(anomalies_.size())) {
-      problems.push_back(absl::StrCat(anomaly_count_ - anomalies_.size(), " more anomalies"));
-    }
-    for (const std::string& job : submitted) {
-      const size_t handouts = handouts_.count(job) ? handouts_[job].size() : 0;
-      const int acks = succeeded_.count(job) ? succeeded_[job] : 0;
-      if (handouts != 1) problems.push_back(absl::StrCat(job, " was handed out ", handouts, " times"));
-      if (acks != 1) problems.push_back(absl::StrCat(job, " succeeded ", acks, " times"));
-    }
-    return problems;
-  }
-
- private:
-  absl::Mutex mu_;
-  std::map<std::string, std::set<std::string>> handouts_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, int> succeeded_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> running_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::string> anomalies_ ABSL_GUARDED_BY(mu_);
-  int anomaly_count_ ABSL_GUARDED_BY(mu_) = 0;
-  int finished_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // --- the clients ------------------------------------------------------------------
@@ -491,8 +349,8 @@ int Run(LoadOptions o) {
   const std::string db = o.work_dir + "/gantry.db";
   std::filesystem::remove(db);
 
-  CoordinatorProcess coordinator;
-  if (!coordinator.Start(o, db, data_root, 0)) return 2;
+  CoordinatorProcess coordinator(o.coordinator_bin, o.work_dir, o.lease_seconds);
+  if (!coordinator.Start(db, data_root, 0)) return 2;
   const int port = coordinator.port();
   Load load(o, data_root + "/mnist");
   load.Connect(port);
@@ -505,7 +363,6 @@ int Run(LoadOptions o) {
 
   double peak_before_kill = 0, downtime = 0;
   bool killed = false, restart_failed = false;
-  std::unique_ptr<CoordinatorProcess> restarted;
   while (!load.TimedOut()) {
     const int finished = load.ledger().finished();
     if (load.submitted_all() && finished >= static_cast<int>(load.submitted().size())) break;
@@ -514,8 +371,7 @@ int Run(LoadOptions o) {
       const auto down = Clock::now();
       coordinator.Kill(SIGKILL);
       killed = true;
-      restarted = std::make_unique<CoordinatorProcess>();
-      if (!restarted->Start(o, db, data_root, port)) {
+      if (!coordinator.Start(db, data_root, port)) {
         restart_failed = true;
         break;
       }
@@ -524,8 +380,7 @@ int Run(LoadOptions o) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   const double seconds = SecondsSince(start);
-  CoordinatorProcess& live = restarted ? *restarted : coordinator;
-  const double peak_end = live.PeakRssMiB();
+  const double peak_end = coordinator.PeakRssMiB();
   load.Finish();
   for (std::thread& t : threads) t.join();
 
@@ -541,7 +396,7 @@ int Run(LoadOptions o) {
                                                                    grpc::InsecureChannelCredentials(), args));
     for (std::string& p : CheckStore(*stub, load.submitted())) problems.push_back(std::move(p));
   }
-  live.Kill(SIGTERM);
+  coordinator.Kill(SIGTERM);
 
   std::printf("gantry-bench-coordinator: %d groups, %zu jobs, %d watchers, progress at %.0f Hz per group, "
               "%d reports per job%s\n\n",
