@@ -68,7 +68,9 @@
 //    transforms in proportion to the data and a weight transform per call). ms per call,
 //    one thread, oneDNN's kernels -> Winograd (forward / backward-data / backward-weights;
 //    columns = batch x the 3x3 tiles of the plane the pass writes, 25 or 36 a sample at
-//    128 px, 121 at 256 px):
+//    128 px, 121 at 256 px), timed by a one-off driver of the two routes; gantry-bench-
+//    kernels --net patchgan --image-size S --batch B --ndf F --kernels onednn --conv-route
+//    native,winograd times the same shapes (in GFLOP/s; 256 -> 512 is ndf 64):
 //      256 -> 512 channels, 128 px batch 2   12.9 / 12.9 / 13.4 -> 9.6 / 16.8 / 7.7
 //                           128 px batch 4   23.8 / 25.2 / 27.2 -> 16.6 / 27.3 / 15.9
 //                           128 px batch 8   46.4 / 47.6 / 52.1 -> 26.7 / 43.5 / 29.0
