@@ -36,7 +36,7 @@
 #include "absl/synchronization/mutex.h"
 #include "bench/coordinator_process.h"
 #include "bench/load_records.h"
-#include "client/client_channel.h"
+#include "channel/client_channel.h"
 #include "gantry/v1/coordinator.grpc.pb.h"
 
 namespace gantry {

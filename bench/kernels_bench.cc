@@ -23,7 +23,7 @@
 
 #include "CLI/CLI.hpp"
 #include "common/clock.h"
-#include "spec/model_config.h"
+#include "runspec/model_config.h"
 #include "worker/tensor/backend_registry.h"
 #include "worker/tensor/random.h"
 #include "worker/tensor/tensor.h"

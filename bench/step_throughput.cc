@@ -21,15 +21,15 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "common/batch_shares.h"
 #include "common/clock.h"
-#include "common/shard_plan.h"
 #include "common/timing_summary.h"
 #include "worker/comm/local_communicator.h"
 #include "worker/comm/mpi_communicator.h"
 #include "worker/comm/mpi_environment.h"
-#include "worker/optim/adam.h"
 #include "worker/models/dcgan.h"
 #include "worker/models/gan_step.h"
+#include "worker/optim/adam.h"
 #include "worker/tensor/backend_registry.h"
 #include "worker/tensor/random.h"
 #include "worker/train/training_device.h"

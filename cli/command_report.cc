@@ -3,12 +3,12 @@
 #include <cstdio>
 
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
 #include "cli/report_format.h"
+#include "cli/rpc_exit_codes.h"
 
 namespace gantry::cli {
 
-int Report(Client& client, const std::string& job_id, const std::string& format) {
+int Report(Connection& client, const std::string& job_id, const std::string& format) {
   v1::GetJobReportRequest request;
   request.set_job_id(job_id);
   v1::JobReport report;

@@ -9,9 +9,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
 #include "cli/output.h"
 #include "cli/report_format.h"
+#include "cli/rpc_exit_codes.h"
 #include "report/epoch_row_proto.h"
 #include "report/epoch_table.h"
 
@@ -64,7 +64,7 @@ int ExitCodeForEnd(v1::JobState state) {
 
 }  // namespace
 
-int Watch(Client& client, const WatchArgs& args) {
+int Watch(Connection& client, const WatchArgs& args) {
   const absl::Time deadline = absl::Now() + absl::Seconds(args.timeout_seconds);
   EventPrinter printer(client.flags().json);
   int64_t after = 0;

@@ -1,5 +1,5 @@
 // The `gantry` subcommands. Each prints its result (a table, or JSON with --json) and
-// returns the exit code (cli/exit_codes.h).
+// returns the exit code (cli/rpc_exit_codes.h).
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "cli/client.h"
+#include "cli/connection.h"
 
 namespace gantry::cli {
 
@@ -40,17 +40,17 @@ struct WatchArgs {
   double reconnect_seconds = 60;      // how long to retry a lost coordinator
 };
 
-int Submit(Client& client, const SubmitArgs& args);
-int Rollout(Client& client, const RolloutArgs& args);
-int Jobs(Client& client, const std::string& state);
-int Status(Client& client, const std::string& job_id);
-int Cancel(Client& client, const std::string& job_id);
-int Groups(Client& client);
-int Watch(Client& client, const WatchArgs& args);
+int Submit(Connection& client, const SubmitArgs& args);
+int Rollout(Connection& client, const RolloutArgs& args);
+int Jobs(Connection& client, const std::string& state);
+int Status(Connection& client, const std::string& job_id);
+int Cancel(Connection& client, const std::string& job_id);
+int Groups(Connection& client);
+int Watch(Connection& client, const WatchArgs& args);
 // format: "table" (timing.md), "csv" (epochs.csv) or "json".
-int Report(Client& client, const std::string& job_id, const std::string& format);
+int Report(Connection& client, const std::string& job_id, const std::string& format);
 
 // Fail() with a hint on how to reach the coordinator when it is unavailable.
-int FailCall(const Client& client, const grpc::Status& status);
+int FailCall(const Connection& client, const grpc::Status& status);
 
 }  // namespace gantry::cli

@@ -3,13 +3,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
 #include "cli/output.h"
+#include "cli/rpc_exit_codes.h"
 #include "cli/submit_request.h"
 
 namespace gantry::cli {
 
-int FailCall(const Client& client, const grpc::Status& status) {
+int FailCall(const Connection& client, const grpc::Status& status) {
   if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return Fail(status, client.flags().json);
   return Fail(grpc::Status(status.error_code(),
                            absl::StrCat("cannot reach the coordinator at ", client.flags().coordinator, " (",
@@ -22,7 +22,7 @@ int FailCall(const Client& client, const grpc::Status& status) {
 namespace {
 
 // Sends a submission, prints the job (and with `watch`, follows it).
-int SubmitAndShow(Client& client, const v1::SubmitJobRequest& request, bool watch) {
+int SubmitAndShow(Connection& client, const v1::SubmitJobRequest& request, bool watch) {
   v1::Job job;
   grpc::Status status = client.stub().SubmitJob(client.Context().get(), request, &job);
   if (!status.ok()) return FailCall(client, status);
@@ -40,7 +40,7 @@ int SubmitAndShow(Client& client, const v1::SubmitJobRequest& request, bool watc
 
 }  // namespace
 
-int Submit(Client& client, const SubmitArgs& args) {
+int Submit(Connection& client, const SubmitArgs& args) {
   absl::StatusOr<v1::SubmitJobRequest> request = BuildSubmitRequest(args);
   // A run file or flag that is wrong here is bad usage (2), whatever errno said: not
   // "job not found" (3) for a missing file, nor "unauthenticated" (4) for an unreadable one.
@@ -48,11 +48,11 @@ int Submit(Client& client, const SubmitArgs& args) {
   return SubmitAndShow(client, *request, args.watch);
 }
 
-int Rollout(Client& client, const RolloutArgs& args) {
+int Rollout(Connection& client, const RolloutArgs& args) {
   return SubmitAndShow(client, BuildRolloutRequest(args), args.watch);
 }
 
-int Jobs(Client& client, const std::string& state) {
+int Jobs(Connection& client, const std::string& state) {
   v1::ListJobsRequest request;
   if (!state.empty()) {
     absl::StatusOr<v1::JobState> parsed = ParseJobState(state);
@@ -78,7 +78,7 @@ int Jobs(Client& client, const std::string& state) {
   return kExitOk;
 }
 
-int Status(Client& client, const std::string& job_id) {
+int Status(Connection& client, const std::string& job_id) {
   v1::GetJobRequest request;
   request.set_job_id(job_id);
   v1::Job job;
@@ -88,7 +88,7 @@ int Status(Client& client, const std::string& job_id) {
   return kExitOk;
 }
 
-int Cancel(Client& client, const std::string& job_id) {
+int Cancel(Connection& client, const std::string& job_id) {
   v1::CancelJobRequest request;
   request.set_job_id(job_id);
   v1::Job job;
@@ -105,7 +105,7 @@ int Cancel(Client& client, const std::string& job_id) {
   return kExitOk;
 }
 
-int Groups(Client& client) {
+int Groups(Connection& client) {
   v1::ListGroupsResponse groups;
   grpc::Status status = client.stub().ListGroups(client.Context().get(), v1::ListGroupsRequest(), &groups);
   if (!status.ok()) return FailCall(client, status);

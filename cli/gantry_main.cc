@@ -6,14 +6,14 @@
 //   gantry groups
 //
 // Every command takes --coordinator HOST:PORT (or GANTRY_COORDINATOR), --token TOKEN|FILE
-// (or GANTRY_TOKEN), --json, and --help. Exit codes: cli/exit_codes.h.
+// (or GANTRY_TOKEN), --json, and --help. Exit codes: cli/rpc_exit_codes.h.
 #include <cstdio>
 
 #include "CLI/CLI.hpp"
 #include "cli/commands.h"
-#include "cli/exit_codes.h"
-#include "spec/run_spec_settings.h"
-#include "spec/train_config.h"
+#include "cli/rpc_exit_codes.h"
+#include "runspec/run_spec_settings.h"
+#include "runspec/train_config.h"
 
 namespace gantry::cli {
 namespace {
@@ -36,7 +36,7 @@ int Main(int argc, char** argv) {
   app.footer(ExitCodesHelp());
   app.require_subcommand(1);
   app.fallthrough();
-  ClientFlags flags;
+  ConnectionFlags flags;
   app.add_option("--coordinator", flags.coordinator,
                  "coordinator address host:port [env GANTRY_COORDINATOR, default 127.0.0.1:50051]");
   app.add_option("--token", flags.token, "bearer token, or a file holding it [env GANTRY_TOKEN]");
@@ -127,7 +127,7 @@ int Main(int argc, char** argv) {
   rollout_args.group = given("group");
   rollout_args.tile_batch = given("tile-batch");
 
-  absl::StatusOr<Client> client = Client::Connect(flags);
+  absl::StatusOr<Connection> client = Connection::Connect(flags);
   if (!client.ok()) {
     std::fprintf(stderr, "gantry: %s\n", std::string(client.status().message()).c_str());
     return kExitUsage;

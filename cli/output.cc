@@ -6,10 +6,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "cli/exit_codes.h"
+#include "cli/rpc_exit_codes.h"
 #include "common/printable_text.h"
 #include "nlohmann/json.hpp"
-#include "spec/rollout_spec_check.h"
+#include "runspec/rollout_spec_check.h"
 
 namespace gantry::cli {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "spec/run_file.h"
-#include "spec/run_spec_settings.h"
+#include "runspec/run_file.h"
+#include "runspec/run_spec_settings.h"
 
 namespace gantry::cli {
 

@@ -5,8 +5,8 @@
 #include <numeric>
 
 #include "absl/strings/str_format.h"
+#include "common/batch_shares.h"
 #include "common/check.h"
-#include "common/shard_plan.h"
 #include "common/timing_summary.h"
 
 namespace gantry {

@@ -34,10 +34,10 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "coordinator/epoch_planner.h"
 #include "coordinator/job_store.h"
 #include "coordinator/lease_table.h"
 #include "coordinator/scheduler.h"
-#include "coordinator/shard_planner.h"
 #include "coordinator/spec_validator.h"
 #include "gantry/v1/coordinator.pb.h"
 

@@ -7,10 +7,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/status_macros.h"
-#include "spdlog/spdlog.h"
 #include "coordinator/coordinator.h"
-#include "spec/rollout_spec_check.h"
-#include "spec/run_spec_settings.h"
+#include "runspec/rollout_spec_check.h"
+#include "runspec/run_spec_settings.h"
+#include "spdlog/spdlog.h"
 
 namespace gantry {
 namespace {

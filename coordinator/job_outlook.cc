@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "coordinator/coordinator.h"
-#include "spec/run_spec_settings.h"
-#include "spec/train_config.h"
+#include "runspec/run_spec_settings.h"
+#include "runspec/train_config.h"
 
 namespace gantry {
 namespace {

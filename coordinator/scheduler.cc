@@ -4,7 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "spec/batch_fit.h"
+#include "runspec/batch_fit.h"
 
 namespace gantry {
 

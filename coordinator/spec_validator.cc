@@ -5,11 +5,11 @@
 #include "absl/strings/str_cat.h"
 #include "common/printable_text.h"
 #include "common/status_macros.h"
-#include "spec/batch_fit.h"
-#include "spec/datasets.h"
-#include "spec/rollout_spec_check.h"
-#include "spec/run_spec_settings.h"
-#include "spec/train_config.h"
+#include "runspec/batch_fit.h"
+#include "runspec/datasets.h"
+#include "runspec/rollout_spec_check.h"
+#include "runspec/run_spec_settings.h"
+#include "runspec/train_config.h"
 
 namespace gantry {
 namespace {

@@ -26,15 +26,15 @@ if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=cc
 # ASan+UBSan: the common, spec, report and CLI libraries, the coordinator with its
 # end-to-end tests (the real gantry-coordinator and gantry over loopback), and the fuzz
 # corpus replays (IDX, .npy, checkpoints, run files, RunSpec <-> settings).
-asan_tests=(common_tests spec_tests report_tests cli_tests coordinator_tests fuzz)
-asan_targets=(common_tests spec_tests report_tests cli_tests coordinator_tests gantry gantry-coordinator
+asan_tests=(common_tests runspec_tests report_tests cli_tests coordinator_tests fuzz)
+asan_targets=(common_tests runspec_tests report_tests cli_tests coordinator_tests gantry gantry-coordinator
               fuzz_run_file_replay fuzz_run_spec_replay fuzz_idx_reader_replay fuzz_npy_replay
               fuzz_checkpoint_replay fuzz_flow_case_replay)
 # TSan: the coordinator (its service with long polls, leases and the job store, and end
 # to end over loopback), the most threaded part that needs no engine, and the
 # communicator tests (the thread-rank LocalCommunicator: all-reduce, bf16 all-reduce,
 # broadcast, gather, barrier, a rank that never arrives; MpiCommunicator's arrival
-# bookkeeping), which need only the tensor library. Not here: the pool's serve_tests,
+# bookkeeping), which need only the tensor library. Not here: the pool's pool_tests,
 # which link the whole engine (a second full TSan build, ~15 min on 2 cores); they were
 # run under TSan by hand with no report (see README, "Sanitizers"), their training tests
 # (TrainObserver) excepted, which run a real model 50x slower under TSan.

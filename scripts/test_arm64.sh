@@ -20,7 +20,7 @@ export GANTRY_ARM64_ROOT=${GANTRY_ARM64_ROOT:-/var/cache/gantry/arm64-root}
 export GANTRY_ARM64_QEMU_CPU=${GANTRY_ARM64_QEMU_CPU:-neoverse-n1}
 emulate=(qemu-aarch64 -cpu "$GANTRY_ARM64_QEMU_CPU" -L "$GANTRY_ARM64_ROOT")
 # The unit tests that run under emulation in reasonable time (ctest labels = binaries).
-test_binaries=(common_tests spec_tests report_tests tensor_tests layers_tests optim_tests models_tests data_tests
+test_binaries=(common_tests runspec_tests report_tests tensor_tests layers_tests optim_tests models_tests data_tests
                comm_tests)
 
 fail() { echo "test_arm64: FAIL: $*"; exit 1; }

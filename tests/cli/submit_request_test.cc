@@ -8,8 +8,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "spec/run_file.h"
-#include "spec/run_spec_settings.h"
+#include "runspec/run_file.h"
+#include "runspec/run_spec_settings.h"
 
 namespace gantry::cli {
 namespace {

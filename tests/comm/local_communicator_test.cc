@@ -223,6 +223,7 @@ TEST(LocalCommunicator, RejectsBadArgumentsWithoutTakingACollectiveNumber) {
   ASSERT_TRUE(comm->AllReduceSum(&x, 1, {}).ok());
   EXPECT_EQ(x, 1.0f);
   EXPECT_EQ(comm->backend_name(), "local");
+  EXPECT_TRUE(comm->ranks_share_a_process());
 }
 
 TEST(RunRanks, ReturnsTheLowestFailingRanksError) {

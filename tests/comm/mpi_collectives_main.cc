@@ -19,9 +19,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "worker/tensor/bf16_wire.h"
 #include "worker/comm/mpi_communicator.h"
 #include "worker/comm/mpi_environment.h"
+#include "worker/tensor/bf16_wire.h"
 #include "worker/tensor/random.h"
 
 namespace gantry {
@@ -179,6 +179,7 @@ int RunChecks(MpiCommunicator& comm) {
   Checker check(comm);
   check.Expect(comm.size() >= 2, "run under mpirun -np 2 (or more)");
   check.Expect(comm.backend_name() == "mpi", "backend_name");
+  check.Expect(!comm.ranks_share_a_process(), "ranks_share_a_process");
   CheckExactIntegerSum(comm, check);
   std::string order;
   // 131072 values is one all-reduce piece at 2 ranks (mpi_communicator.h): one piece

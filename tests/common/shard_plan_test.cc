@@ -1,4 +1,4 @@
-#include "common/shard_plan.h"
+#include "common/batch_shares.h"
 
 #include <algorithm>
 #include <cmath>

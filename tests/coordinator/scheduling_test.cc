@@ -1,7 +1,7 @@
 // The scheduler's choice, the lease table and the shard planner: the pure parts.
+#include "coordinator/epoch_planner.h"
 #include "coordinator/lease_table.h"
 #include "coordinator/scheduler.h"
-#include "coordinator/shard_planner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

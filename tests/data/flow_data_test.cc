@@ -11,7 +11,7 @@
 #include "worker/data/flow_dataset.h"
 #include "worker/data/flow_pairs.h"
 #include "worker/data/flow_split.h"
-#include "worker/data/npy.h"
+#include "worker/formats/npy.h"
 
 namespace gantry {
 namespace {

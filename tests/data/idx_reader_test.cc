@@ -13,7 +13,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "spec/datasets.h"
+#include "runspec/datasets.h"
 #include "worker/data/mnist_dataset.h"
 
 namespace gantry {

@@ -8,7 +8,7 @@
 #include "common/clock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "worker/data/npy.h"
+#include "worker/formats/npy.h"
 
 namespace gantry::flow {
 namespace {

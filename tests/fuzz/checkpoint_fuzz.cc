@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "tests/fuzz/fuzz_support.h"
-#include "worker/train/checkpoint_codec.h"
-#include "worker/train/checkpoint_format.h"
+#include "worker/checkpoint/checkpoint_codec.h"
+#include "worker/checkpoint/checkpoint_format.h"
 
 namespace {
 

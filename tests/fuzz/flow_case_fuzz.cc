@@ -15,7 +15,7 @@
 
 #include "tests/fuzz/fuzz_support.h"
 #include "worker/data/flow_case.h"
-#include "worker/data/npy.h"
+#include "worker/formats/npy.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "tests/fuzz/fuzz_support.h"
-#include "worker/data/npy.h"
+#include "worker/formats/npy.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static gantry::fuzz::ScratchFile scratch(".npy");

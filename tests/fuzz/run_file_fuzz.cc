@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "spec/run_file.h"
-#include "spec/train_config.h"
+#include "runspec/run_file.h"
+#include "runspec/train_config.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -15,8 +15,8 @@
 #include "absl/strings/str_split.h"
 #include "gantry/v1/run_spec.pb.h"
 #include "google/protobuf/stubs/logging.h"
-#include "spec/run_spec_settings.h"
-#include "spec/train_config.h"
+#include "runspec/run_spec_settings.h"
+#include "runspec/train_config.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -2,7 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "spec/model_config.h"
+#include "runspec/model_config.h"
 #include "worker/models/dcgan.h"
 
 namespace gantry {

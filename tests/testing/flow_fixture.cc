@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "gtest/gtest.h"
-#include "worker/data/npy.h"
+#include "worker/formats/npy.h"
 
 namespace gantry::testing {
 

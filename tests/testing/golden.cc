@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "gtest/gtest.h"
-#include "worker/data/npy.h"
+#include "worker/formats/npy.h"
 
 namespace gantry::testing {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <mutex>
 
-#include "common/shard_plan.h"
+#include "common/batch_shares.h"
 #include "common/status_macros.h"
 #include "worker/comm/local_communicator.h"
 #include "worker/models/dcgan.h"

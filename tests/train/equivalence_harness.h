@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runspec/mixed_precision.h"
 #include "worker/comm/communicator.h"
-#include "spec/mixed_precision.h"
 
 namespace gantry::testing {
 

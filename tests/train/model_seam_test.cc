@@ -4,19 +4,19 @@
 #include <memory>
 #include <mutex>
 
+#include "common/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "common/status_macros.h"
-#include "tests/train/checkpoint_harness.h"
+#include "tests/testing/training_fixtures.h"
+#include "worker/checkpoint/checkpoint_codec.h"
+#include "worker/checkpoint/checkpoint_format.h"
+#include "worker/checkpoint/checkpoint_match.h"
 #include "worker/comm/local_communicator.h"
 #include "worker/layers/activation.h"
 #include "worker/layers/linear.h"
 #include "worker/models/gan_step.h"
 #include "worker/models/normal_noise.h"
 #include "worker/optim/optimizer.h"
-#include "worker/train/checkpoint_codec.h"
-#include "worker/train/checkpoint_format.h"
-#include "worker/train/checkpoint_match.h"
 #include "worker/train/data_parallel_step.h"
 
 namespace gantry {

@@ -2,7 +2,7 @@
 // way the real one is (dlopen at run time): counter readings to joules, the refusals
 // that make the trainer fall back to RAPL or the estimate, and a training run whose
 // epochs.csv takes its energy from the GPU counter, then falls back when it fails.
-#include "worker/train/nvml_energy.h"
+#include "worker/monitor/nvml_energy.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -15,7 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "report/energy_source.h"
-#include "tests/train/checkpoint_harness.h"
+#include "tests/testing/training_fixtures.h"
 #include "worker/comm/local_communicator.h"
 #include "worker/tensor/backend.h"
 #include "worker/train/trainer.h"

@@ -5,15 +5,15 @@
 #include <cmath>
 #include <mutex>
 
+#include "common/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "common/status_macros.h"
-#include "tests/train/checkpoint_harness.h"
+#include "tests/testing/training_fixtures.h"
+#include "worker/checkpoint/checkpoint_codec.h"
+#include "worker/checkpoint/checkpoint_match.h"
 #include "worker/comm/local_communicator.h"
 #include "worker/models/pix2pix.h"
 #include "worker/optim/optimizer.h"
-#include "worker/train/checkpoint_codec.h"
-#include "worker/train/checkpoint_match.h"
 #include "worker/train/data_parallel_step.h"
 
 namespace gantry {

@@ -17,15 +17,16 @@
 
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "common/status_macros.h"
-#include "tests/train/checkpoint_harness.h"
+#include "tests/testing/training_fixtures.h"
+#include "worker/checkpoint/checkpoint_codec.h"
+#include "worker/checkpoint/share_checkpoint.h"
 #include "worker/comm/local_communicator.h"
-#include "worker/train/checkpoint_codec.h"
-#include "worker/train/resume.h"
-#include "worker/train/run_manifest.h"
+#include "worker/run/resume.h"
+#include "worker/run/run_manifest.h"
 #include "worker/train/trainer.h"
 
 namespace gantry {
@@ -67,7 +68,9 @@ absl::StatusOr<std::vector<EpochRow>> RunProcess(const TrainConfig& c, const Ima
   std::optional<TrainingState> state;
   if (resume) {
     const CheckpointStore store(folder->CheckpointDir());
-    ASSIGN_OR_RETURN(state, ShareNewestCheckpoint(*comm, &store, ExpectationsFor(c, data.count), CommOptions{}));
+    ASSIGN_OR_RETURN(SharedCheckpoint shared,
+                     ShareCheckpoint(*comm, &store, ExpectationsFor(c, data.count), /*step=*/0, CommOptions{}));
+    state = std::move(shared.state);
   }
   Trainer trainer(c, data, &*folder, *comm, Clock::Real(), CpuBackend());
   trainer.InterruptAfterSteps(interrupt_after);
@@ -287,11 +290,11 @@ TEST(Resume, EveryRankGetsTheCheckpointOrTheSameError) {
     LocalGroup group(2);
     std::vector<std::unique_ptr<Communicator>> comms;
     for (int r = 0; r < 2; ++r) comms.push_back(group.Rank(r));
-    std::vector<absl::StatusOr<TrainingState>> got(2, absl::UnknownError("not run"));
+    std::vector<absl::StatusOr<SharedCheckpoint>> got(2, absl::UnknownError("not run"));
     std::vector<std::thread> threads;
     for (int r = 0; r < 2; ++r) {
       threads.emplace_back([&, r] {
-        got[r] = ShareNewestCheckpoint(*comms[r], r == 0 ? &store : nullptr, ExpectationsFor(c, data.count), {});
+        got[r] = ShareCheckpoint(*comms[r], r == 0 ? &store : nullptr, ExpectationsFor(c, data.count), 0, {});
       });
     }
     for (std::thread& t : threads) t.join();
@@ -301,7 +304,7 @@ TEST(Resume, EveryRankGetsTheCheckpointOrTheSameError) {
       continue;
     }
     ASSERT_TRUE(got[0].ok() && got[1].ok()) << got[0].status() << got[1].status();
-    EXPECT_EQ(*got[0], *got[1]);
+    EXPECT_EQ(got[0]->state, got[1]->state);
   }
 }
 

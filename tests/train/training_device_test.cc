@@ -11,7 +11,7 @@
 #if GANTRY_HAVE_CUDA
 #include "worker/tensor/cuda/cuda_device.h"
 #endif
-#include "spec/train_config.h"
+#include "runspec/train_config.h"
 
 namespace gantry {
 namespace {

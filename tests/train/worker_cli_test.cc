@@ -9,15 +9,15 @@
 #include <map>
 #include <sstream>
 
-#include "gmock/gmock.h"
-#include "gtest/gtest.h"
 #include "common/file_io.h"
 #include "common/record_file.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tensorboard/event.pb.h"
-#include "tests/train/png_decode.h"
-#include "tests/train/tensorboard_events.h"
-#include "worker/data/npy.h"
+#include "tests/testing/png_decode.h"
+#include "tests/testing/tensorboard_events.h"
+#include "worker/formats/npy.h"
 
 namespace gantry {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "common/exit_codes.h"
-#include "worker/train/checkpoint_summary.h"
+#include "worker/run/checkpoint_summary.h"
 
 namespace gantry {
 

@@ -4,13 +4,13 @@
 
 #include "absl/strings/str_format.h"
 #include "common/exit_codes.h"
+#include "runspec/datasets.h"
 #include "spdlog/spdlog.h"
-#include "spec/datasets.h"
 #include "worker/app/logging.h"
 #include "worker/data/mnist_dataset.h"
+#include "worker/eval/judge.h"
+#include "worker/eval/judge_store.h"
 #include "worker/tensor/backend_registry.h"
-#include "worker/train/judge.h"
-#include "worker/train/judge_store.h"
 
 namespace gantry {
 namespace {

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "CLI/CLI.hpp"
-#include "worker/train/rollout_job.h"
+#include "worker/rollout/rollout_job.h"
 
 namespace gantry {
 

@@ -8,8 +8,8 @@
 #include "spdlog/spdlog.h"
 #include "worker/app/logging.h"
 #include "worker/app/process_group.h"
-#include "worker/serve/stop_signals.h"
-#include "worker/train/shared_settings.h"
+#include "worker/pool/stop_signals.h"
+#include "worker/run/shared_settings.h"
 
 namespace gantry {
 namespace {

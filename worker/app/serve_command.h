@@ -12,7 +12,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
-#include "worker/serve/serve_loop.h"
+#include "worker/pool/serve_loop.h"
 
 namespace gantry {
 

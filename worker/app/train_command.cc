@@ -5,11 +5,11 @@
 #include "absl/strings/str_join.h"
 #include "common/exit_codes.h"
 #include "report/epoch_table.h"
+#include "runspec/run_file.h"
 #include "spdlog/spdlog.h"
-#include "spec/run_file.h"
 #include "worker/app/logging.h"
 #include "worker/app/process_group.h"
-#include "worker/train/resume.h"
+#include "worker/run/resume.h"
 #include "worker/train/train_job.h"
 
 namespace gantry {

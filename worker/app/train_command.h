@@ -18,7 +18,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
-#include "spec/train_config.h"
+#include "runspec/train_config.h"
 
 namespace gantry {
 

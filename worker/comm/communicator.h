@@ -38,7 +38,11 @@ class Communicator {
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  virtual std::string backend_name() const = 0;  // "local" | "mpi" | "nccl"
+  // For logs and run.json only ("local" | "mpi" | "nccl"); ask capabilities below instead.
+  virtual std::string backend_name() const = 0;
+  // Whether the ranks are threads of one process (and so share its CPU-time count, its
+  // GPU and its memory) rather than a process each.
+  virtual bool ranks_share_a_process() const = 0;
   // The memory AllReduceSum and AllReduceSumBf16 work in: host memory, or the GPU's for
   // NCCL. Broadcast, Gather and Barrier always take host memory.
   virtual Device reduces() const { return Device::kCpu; }

@@ -13,8 +13,8 @@
 #include "absl/time/time.h"
 #include "common/check.h"
 #include "common/status_macros.h"
-#include "worker/tensor/bf16_wire.h"
 #include "worker/comm/collective.h"
+#include "worker/tensor/bf16_wire.h"
 
 namespace gantry {
 namespace {
@@ -139,6 +139,7 @@ class LocalCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return rendezvous_->size(); }
   std::string backend_name() const override { return "local"; }
+  bool ranks_share_a_process() const override { return true; }
 
   absl::Status AllReduceSum(float* data, int64_t count, const CommOptions& opts) override {
     const CollectiveCall call{CollectiveKind::kAllReduce, next_seq_, count, -1};

@@ -79,6 +79,7 @@ class MpiCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string backend_name() const override { return "mpi"; }
+  bool ranks_share_a_process() const override { return false; }
 
   absl::Status AllReduceSum(float* data, int64_t count, const CommOptions& opts) override;
   absl::Status AllReduceSumBf16(uint16_t* data, int64_t count, const CommOptions& opts) override;

@@ -10,7 +10,7 @@
 #include "common/file_io.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
-#include "worker/data/npy.h"
+#include "worker/formats/npy.h"
 
 namespace gantry {
 namespace {

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "common/batch_shares.h"  // RowRange: one rank's rows [begin, end) of every global batch
 #include "common/clock.h"
-#include "common/shard_plan.h"  // RowRange: one rank's rows [begin, end) of every global batch
 #include "worker/data/batch_sampler.h"
 #include "worker/data/mnist_dataset.h"
 #include "worker/tensor/tensor.h"

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_io.h"
 #include "nlohmann/json.hpp"
-#include "worker/data/npy.h"
+#include "worker/formats/npy.h"
 
 namespace gantry::flow {
 

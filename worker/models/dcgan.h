@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "spec/model_config.h"
+#include "runspec/model_config.h"
 #include "worker/layers/sequential.h"
 #include "worker/models/gan_model.h"
 #include "worker/optim/flat_parameters.h"

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string>
 
-#include "spec/init_scheme.h"
+#include "runspec/init_scheme.h"
 #include "worker/layers/layer.h"
 #include "worker/layers/sequential.h"
 #include "worker/optim/flat_parameters.h"

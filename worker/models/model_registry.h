@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "spec/train_config.h"
+#include "runspec/train_config.h"
 #include "worker/models/gan_model.h"
 
 namespace gantry {

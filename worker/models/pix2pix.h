@@ -42,7 +42,7 @@
 
 #include <memory>
 
-#include "spec/model_config.h"
+#include "runspec/model_config.h"
 #include "worker/layers/sequential.h"
 #include "worker/models/gan_model.h"
 #include "worker/models/unet.h"

@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "spec/model_config.h"
+#include "runspec/model_config.h"
 #include "worker/layers/fused_activation.h"
 #include "worker/layers/layer.h"
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/model_config.h"
+#include "runspec/model_config.h"
 #include "worker/layers/concat.h"
 #include "worker/layers/layer.h"
 

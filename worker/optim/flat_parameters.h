@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "spec/init_scheme.h"
+#include "runspec/init_scheme.h"
 #include "worker/layers/layer.h"
 #include "worker/tensor/random.h"
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "spec/optimizer_config.h"
+#include "runspec/optimizer_config.h"
 #include "worker/tensor/backend.h"
 #include "worker/tensor/tensor.h"
 

@@ -1,21 +1,14 @@
 #include "worker/train/batch_run.h"
 
-#include "common/shard_plan.h"
+#include "common/batch_shares.h"
 #include "common/status_macros.h"
-#include "worker/train/checkpoint_match.h"
+#include "worker/checkpoint/checkpoint_match.h"
+#include "worker/checkpoint/network_state.h"
 
 namespace gantry {
 namespace {
 
 constexpr uint64_t kNoiseStream = 0x6e6f697365ull;  // "noise"
-
-NetworkState CaptureNetwork(FlatParameters& p) {
-  const Tensor params = p.params().On(Device::kCpu);
-  const Tensor buffers = p.buffers().On(Device::kCpu);
-  return NetworkState{LayoutOf(p.param_entries()), LayoutOf(p.buffer_entries()),
-                      std::vector<float>(params.data(), params.data() + params.numel()),
-                      std::vector<float>(buffers.data(), buffers.data() + buffers.numel())};
-}
 
 OptimizerState CaptureOptimizer(const Optimizer& opt) {
   OptimizerState o{opt.name(), opt.steps_taken(), {}};
@@ -24,14 +17,6 @@ OptimizerState CaptureOptimizer(const Optimizer& opt) {
     o.buffers.emplace_back(t.data(), t.data() + t.numel());
   }
   return o;
-}
-
-void RestoreNetwork(const NetworkState& saved, FlatParameters& p) {
-  // Sizes were checked against this model's layout (CheckMatchesRun).
-  CHECK_EQ(static_cast<int64_t>(saved.params.size()), p.params().numel());
-  CHECK_EQ(static_cast<int64_t>(saved.buffers.size()), p.buffers().numel());
-  p.params().CopyFrom(Tensor::FromVector(p.params().shape(), saved.params));
-  p.buffers().CopyFrom(Tensor::FromVector(p.buffers().shape(), saved.buffers));
 }
 
 }  // namespace
@@ -82,8 +67,8 @@ absl::Status RestoreBatchRun(const TrainingState& s, int world_size, BatchRun& r
   RETURN_IF_ERROR(run.g_opt->RestoreState(s.g_opt.buffers, s.g_opt.steps_taken));
   RETURN_IF_ERROR(run.d_opt->RestoreState(s.d_opt.buffers, s.d_opt.steps_taken));
   RETURN_IF_ERROR(run.step->Restore(s.g_scaler, s.d_scaler, p.batch_step));
-  RestoreNetwork(s.g, run.model->g_params());
-  RestoreNetwork(s.d, run.model->d_params());
+  RETURN_IF_ERROR(LoadNetwork(s.g, "generator", run.model->g_params()));
+  RETURN_IF_ERROR(LoadNetwork(s.d, "discriminator", run.model->d_params()));
   run.noise_rng.set_state(p.noise_rng_state);
   if (static_cast<int>(s.shares.size()) == world_size) run.shares = s.shares;
   run.epoch = p.epoch;

@@ -10,6 +10,8 @@
 #include "absl/status/status.h"
 #include "common/clock.h"
 #include "common/straggler_tracker.h"
+#include "runspec/train_config.h"
+#include "worker/checkpoint/training_state.h"
 #include "worker/comm/communicator.h"
 #include "worker/data/batch_sampler.h"
 #include "worker/data/mnist_dataset.h"
@@ -18,8 +20,6 @@
 #include "worker/optim/optimizer.h"
 #include "worker/tensor/random.h"
 #include "worker/train/data_parallel_step.h"
-#include "spec/train_config.h"
-#include "worker/train/training_state.h"
 
 namespace gantry {
 

@@ -38,11 +38,11 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "runspec/mixed_precision.h"
 #include "worker/comm/communicator.h"
 #include "worker/models/gan_model.h"
+#include "worker/optim/loss_scaler.h"
 #include "worker/optim/optimizer.h"
-#include "worker/train/loss_scaler.h"
-#include "spec/mixed_precision.h"
 #include "worker/train/replica_reducer.h"
 
 namespace gantry {

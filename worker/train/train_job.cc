@@ -8,20 +8,21 @@
 #include "common/clock.h"
 #include "common/file_io.h"
 #include "common/status_macros.h"
+#include "report/timing_report.h"
+#include "runspec/batch_fit.h"
+#include "runspec/datasets.h"
+#include "runspec/mixed_precision.h"
 #include "spdlog/spdlog.h"
-#include "spec/batch_fit.h"
-#include "spec/mixed_precision.h"
-#include "spec/datasets.h"
+#include "worker/checkpoint/share_checkpoint.h"
 #include "worker/data/flow_dataset.h"
 #include "worker/data/mnist_dataset.h"
+#include "worker/eval/judge_store.h"
 #include "worker/models/model_registry.h"
-#include "worker/train/judge_store.h"
-#include "worker/train/nvml_energy.h"
-#include "worker/train/resume.h"
-#include "worker/train/run_folder.h"
-#include "worker/train/run_manifest.h"
-#include "worker/train/shared_settings.h"
-#include "report/timing_report.h"
+#include "worker/monitor/nvml_energy.h"
+#include "worker/run/resume.h"
+#include "worker/run/run_folder.h"
+#include "worker/run/run_manifest.h"
+#include "worker/run/shared_settings.h"
 #include "worker/train/trainer.h"
 #include "worker/train/training_device.h"
 
@@ -34,26 +35,6 @@ std::string DefaultRunFolder() {
   localtime_r(&t, &tm);
   return absl::StrFormat("runs/%04d%02d%02d-%02d%02d%02d", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
                          tm.tm_min, tm.tm_sec);
-}
-
-TrainJobResult Ended(TrainJobResult r, TrainJobEnd end, absl::Status status = absl::OkStatus()) {
-  r.end = end;
-  r.status = std::move(status);
-  return r;
-}
-
-// Every rank learns whether all ranks got `status` OK; rank 0's error, or a generic one.
-// A failure of the agreement itself is flagged in `result`.
-absl::Status AgreeAllOk(Communicator& comm, const absl::Status& status, const CommOptions& options,
-                        const std::string& what, TrainJobResult& result) {
-  absl::StatusOr<bool> all_ok = AllRanksOk(comm, status.ok(), options);
-  if (!all_ok.ok()) {
-    result.collective_failed = true;
-    return all_ok.status();
-  }
-  if (*all_ok) return absl::OkStatus();
-  // ABORTED marks an error that is another rank's (that rank reports its own).
-  return status.ok() ? absl::AbortedError(absl::StrCat(what, " failed on another rank (see that rank's output)")) : status;
 }
 
 // What the run's model trains on (its input shape is a contract: the data is checked
@@ -144,7 +125,7 @@ absl::StatusOr<std::unique_ptr<Judge>> QualityJudge(const TrainConfig& config, c
 // comes from RAPL or the estimate.
 std::optional<NvmlEnergyCounter> OpenGpuEnergy(const TrainingDevice& device, const Communicator& comm) {
   if (device.pci_bus_id.empty()) return std::nullopt;
-  if (comm.rank() != 0 && comm.backend_name() == "local") return std::nullopt;
+  if (comm.rank() != 0 && comm.ranks_share_a_process()) return std::nullopt;
   absl::StatusOr<NvmlEnergyCounter> counter = NvmlEnergyCounter::Open(device.pci_bus_id);
   if (counter.ok()) return std::move(*counter);
   spdlog::info("energy: rank {}: the GPU's energy is not measured ({}); energy per epoch from RAPL or the estimate "
@@ -159,118 +140,192 @@ absl::Status WriteTiming(TrainJobResult& r, const RunFolder& folder, int world_s
   return WriteFileAtomically(folder.File("timing.md"), r.timing_markdown);
 }
 
+// One job on one rank, as a sequence of steps. The steps up to training are agreements:
+// each ends on every rank alike, so a failed one refuses the job (kRefused) everywhere.
+class TrainJob {
+ public:
+  TrainJob(Communicator& comm, const TrainJobRequest& request, const LogSetup& set_up_logging)
+      : comm_(comm), request_(request), set_up_logging_(set_up_logging), root_(comm.rank() == 0) {
+    opts_.timeout_seconds = 600;  // start-up: other ranks may still be loading data
+  }
+
+  TrainJobResult Run() {
+    for (absl::Status (TrainJob::*step)() : {&TrainJob::ResolveSettings, &TrainJob::OpenRunFolder,
+                                             &TrainJob::LoadTrainingData, &TrainJob::OpenQualityJudge}) {
+      if (absl::Status s = (this->*step)(); !s.ok()) return End(TrainJobEnd::kRefused, s);
+    }
+    if (root_) {
+      const std::string products = device_->backend->ProductPath(result_.config.mixed.precision);
+      spdlog::info("{} products: {}", PrecisionName(result_.config.mixed.precision), products);
+    }
+    if (request_.resume) {
+      if (absl::Status s = LoadCheckpoint(); !s.ok()) return End(TrainJobEnd::kRefused, s);
+      if (RunFinished(*state_, result_.config)) return EndFinishedRun();
+    } else if (root_) {
+      if (absl::Status s = WriteManifest(); !s.ok()) return End(TrainJobEnd::kFailed, s);
+    }
+    const absl::Status s = Train();
+    return End(s.ok() ? TrainJobEnd::kTrained : TrainJobEnd::kFailed, s);
+  }
+
+ private:
+  TrainJobResult End(TrainJobEnd end, absl::Status status) {
+    if (!logging_set_up_) set_up_logging_(comm_.rank(), "");
+    result_.end = end;
+    result_.status = std::move(status);
+    return std::move(result_);
+  }
+
+  // Every rank learns whether all ranks got `status` OK; rank 0's error, or a generic one.
+  // A failure of the agreement itself is flagged in the result.
+  absl::Status AgreeAllOk(const absl::Status& status, const std::string& what) {
+    absl::StatusOr<bool> all_ok = AllRanksOk(comm_, status.ok(), opts_);
+    if (!all_ok.ok()) {
+      result_.collective_failed = true;
+      return all_ok.status();
+    }
+    if (*all_ok) return absl::OkStatus();
+    // ABORTED marks an error that is another rank's (that rank reports its own).
+    return status.ok() ? absl::AbortedError(absl::StrCat(what, " failed on another rank (see that rank's output)"))
+                       : status;
+  }
+
+  // Rank 0's settings on every rank, checked against the group, and the device opened.
+  absl::Status ResolveSettings() {
+    absl::StatusOr<SharedSettings> shared = ShareSettings(comm_, request_.settings, opts_);
+    if (!shared.ok()) {
+      // Settings that do not resolve are INVALID_ARGUMENT on every rank; anything else is
+      // the broadcast's failure.
+      result_.collective_failed = !absl::IsInvalidArgument(shared.status());
+      return shared.status();
+    }
+    shared_ = *std::move(shared);
+    TrainConfig& config = result_.config = shared_.config;
+    if (config.out.empty()) config.out = shared_.raw["out"] = DefaultRunFolder();
+    // A dataset the model cannot take (flow with the DCGAN) is refused before anything is written.
+    RETURN_IF_ERROR(CheckDatasetFitsModel(config.dataset, config.model, EffectiveDataDir(config)));
+    // A batch that leaves some rank too few rows (BatchNorm needs two) is refused alike on
+    // every rank before anything is written.
+    for (int64_t batch : config.batch_sizes) RETURN_IF_ERROR(CheckBatchFitsRanks(config, batch, comm_.size()));
+    // The device before the run folder, so a machine without one leaves no folder behind.
+    absl::StatusOr<TrainingDevice> device = OpenTrainingDevice(config, comm_, opts_, &result_.collective_failed);
+    if (!device.ok()) return device.status();
+    device_ = *std::move(device);
+    return absl::OkStatus();
+  }
+
+  // Rank 0 creates (or, to resume, opens) the run folder; its log.txt becomes the log.
+  absl::Status OpenRunFolder() {
+    absl::Status status;
+    if (root_) {
+      const std::string& out = result_.config.out;
+      absl::StatusOr<RunFolder> opened = request_.resume ? RunFolder::Open(out) : RunFolder::Create(out);
+      if (opened.ok()) folder_.emplace(*opened);
+      status = opened.status();
+    }
+    set_up_logging_(comm_.rank(), folder_ ? folder_->File("log.txt") : "");
+    logging_set_up_ = true;
+    return AgreeAllOk(status, "opening the run folder");
+  }
+
+  absl::Status LoadTrainingData() {
+    const TrainConfig& config = result_.config;
+    data_dir_ = EffectiveDataDir(config);
+    if (root_) {
+      spdlog::info("training on {}", device_->description);
+      spdlog::info("loading {} from {} on {} rank(s)", config.dataset, data_dir_, comm_.size());
+    }
+    absl::StatusOr<const ImageDataset*> data = LoadData(request_.data, config, data_dir_, owned_, validation_);
+    RETURN_IF_ERROR(AgreeAllOk(data.status(), "loading the data"));
+    data_ = *data;
+    if (root_ && config.limit_images > data_->count) {
+      // Said, not silent: the run trains on fewer images than asked for.
+      spdlog::warn("--limit-images {} is more than the {} images in {}; training on all {}", config.limit_images,
+                   data_->count, data_dir_, data_->count);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status OpenQualityJudge() {
+    absl::Status status;
+    if (root_) {
+      absl::StatusOr<std::unique_ptr<Judge>> opened = QualityJudge(result_.config, data_dir_);
+      status = opened.status();
+      if (opened.ok()) judge_ = std::move(*opened);
+    }
+    return AgreeAllOk(status, "opening the quality judge");
+  }
+
+  // The newest usable checkpoint of the run on every rank (the same error everywhere).
+  absl::Status LoadCheckpoint() {
+    const CheckpointStore store(root_ ? folder_->CheckpointDir() : "");
+    absl::StatusOr<SharedCheckpoint> loaded = ShareCheckpoint(
+        comm_, root_ ? &store : nullptr, ExpectationsFor(result_.config, data_->count), /*step=*/0, opts_);
+    if (!loaded.ok()) {
+      return absl::Status(loaded.status().code(),
+                          absl::StrCat("cannot resume ", result_.config.out, ": ", loaded.status().message()));
+    }
+    if (root_) spdlog::info("resuming from {}", loaded->path);
+    state_ = std::move(loaded->state);
+    return absl::OkStatus();
+  }
+
+  // A resumed run that had already finished: rank 0 makes its rows and timing.md whole.
+  TrainJobResult EndFinishedRun() {
+    if (!root_) return End(TrainJobEnd::kAlreadyFinished, absl::OkStatus());
+    spdlog::info("{} already finished ({} epoch rows); nothing to train", result_.config.out, state_->rows.size());
+    result_.rows = state_->rows;
+    absl::Status status = folder_->ResetRows(state_->rows, state_->straggler_rows);
+    if (status.ok()) status = WriteTiming(result_, *folder_, comm_.size());
+    return End(status.ok() ? TrainJobEnd::kAlreadyFinished : TrainJobEnd::kFailed, status);
+  }
+
+  // Rank 0: run.json of a new run.
+  absl::Status WriteManifest() {
+    const Backend& backend = *device_->backend;
+    const std::string transport = device_->gradient_comm ? device_->gradient_comm->backend_name()
+                                                         : comm_.backend_name();  // of the gradients
+    return folder_->WriteRunJson(RunManifestJson(result_.config, shared_.raw, data_dir_, data_->count,
+                                                 std::string(backend.name()),
+                                                 backend.ProductPath(result_.config.mixed.precision), comm_.size(),
+                                                 transport));
+  }
+
+  absl::Status Train() {
+    const TrainConfig& config = result_.config;
+    Backend& backend = *device_->backend;
+    Trainer trainer(config, *data_, folder_ ? &*folder_ : nullptr, comm_, Clock::Real(), backend);
+    trainer.set_observer(request_.observer);
+    trainer.set_gradient_communicator(device_->gradient_comm.get());
+    trainer.set_judge(judge_.get(), config.quality == "full");
+    if (validation_) trainer.set_validation(&*validation_);
+    const std::optional<NvmlEnergyCounter> gpu_energy = OpenGpuEnergy(*device_, comm_);
+    if (gpu_energy) trainer.set_gpu_energy(&*gpu_energy);
+    ASSIGN_OR_RETURN(result_.rows, trainer.Run(state_ ? &*state_ : nullptr));
+    return root_ ? WriteTiming(result_, *folder_, comm_.size()) : absl::OkStatus();
+  }
+
+  Communicator& comm_;
+  const TrainJobRequest& request_;
+  const LogSetup& set_up_logging_;
+  const bool root_;
+  CommOptions opts_;
+  TrainJobResult result_;
+  bool logging_set_up_ = false;
+  SharedSettings shared_;
+  std::optional<TrainingDevice> device_;
+  std::optional<RunFolder> folder_;  // rank 0
+  std::string data_dir_;
+  std::optional<ImageDataset> owned_, validation_;
+  const ImageDataset* data_ = nullptr;
+  std::unique_ptr<Judge> judge_;  // rank 0; null: no quality scores
+  std::optional<TrainingState> state_;  // resuming: the checkpoint's
+};
+
 }  // namespace
 
 TrainJobResult RunTrainJob(Communicator& comm, const TrainJobRequest& request, const LogSetup& set_up_logging) {
-  const bool root = comm.rank() == 0;
-  CommOptions opts;
-  opts.timeout_seconds = 600;  // start-up: other ranks may still be loading data
-  TrainJobResult result;
-  absl::StatusOr<SharedSettings> shared = ShareSettings(comm, request.settings, opts);
-  if (!shared.ok()) {
-    // Settings that do not resolve are INVALID_ARGUMENT on every rank; anything else is
-    // the broadcast's failure.
-    result.collective_failed = !absl::IsInvalidArgument(shared.status());
-    set_up_logging(comm.rank(), "");
-    return Ended(std::move(result), TrainJobEnd::kRefused, shared.status());
-  }
-  TrainConfig& config = result.config = shared->config;
-  if (config.out.empty()) config.out = shared->raw["out"] = DefaultRunFolder();
-  // A dataset the model cannot take (flow with the DCGAN) is refused before anything is written.
-  if (absl::Status fits = CheckDatasetFitsModel(config.dataset, config.model, EffectiveDataDir(config)); !fits.ok()) {
-    set_up_logging(comm.rank(), "");
-    return Ended(std::move(result), TrainJobEnd::kRefused, fits);
-  }
-  // The shares are known once the world is: a batch that leaves some rank too few rows
-  // (BatchNorm needs two) is refused alike on every rank before anything is written.
-  for (int64_t batch : config.batch_sizes) {
-    if (absl::Status fits = CheckBatchFitsRanks(config, batch, comm.size()); !fits.ok()) {
-      set_up_logging(comm.rank(), "");
-      return Ended(std::move(result), TrainJobEnd::kRefused, fits);
-    }
-  }
-  // The device before the run folder, so a machine without one leaves no folder behind.
-  absl::StatusOr<TrainingDevice> device = OpenTrainingDevice(config, comm, opts, &result.collective_failed);
-  if (!device.ok()) {
-    set_up_logging(comm.rank(), "");
-    return Ended(std::move(result), TrainJobEnd::kRefused, device.status());
-  }
-
-  std::optional<RunFolder> folder;
-  absl::Status status;
-  if (root) {
-    absl::StatusOr<RunFolder> opened = request.resume ? RunFolder::Open(config.out) : RunFolder::Create(config.out);
-    if (opened.ok()) folder.emplace(*opened);
-    status = opened.status();
-  }
-  set_up_logging(comm.rank(), folder ? folder->File("log.txt") : "");
-  status = AgreeAllOk(comm, status, opts, "opening the run folder", result);
-  if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
-
-  if (root) spdlog::info("training on {}", device->description);
-  const std::string data_dir = EffectiveDataDir(config);
-  if (root) spdlog::info("loading {} from {} on {} rank(s)", config.dataset, data_dir, comm.size());
-  std::optional<ImageDataset> owned, validation;
-  absl::StatusOr<const ImageDataset*> data = LoadData(request.data, config, data_dir, owned, validation);
-  status = AgreeAllOk(comm, data.status(), opts, "loading the data", result);
-  if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
-  if (root && config.limit_images > (*data)->count) {
-    // Said, not silent: the run trains on fewer images than asked for.
-    spdlog::warn("--limit-images {} is more than the {} images in {}; training on all {}", config.limit_images,
-                 (*data)->count, data_dir, (*data)->count);
-  }
-
-  std::unique_ptr<Judge> judge;
-  absl::Status judge_status;
-  if (root) {
-    absl::StatusOr<std::unique_ptr<Judge>> opened = QualityJudge(config, data_dir);
-    judge_status = opened.status();
-    if (opened.ok()) judge = std::move(*opened);
-  }
-  status = AgreeAllOk(comm, judge_status, opts, "opening the quality judge", result);
-  if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kRefused, status);
-
-  Backend& backend = *device->backend;
-  const std::string product_path = backend.ProductPath(config.mixed.precision);
-  if (root) spdlog::info("{} products: {}", PrecisionName(config.mixed.precision), product_path);
-  const std::string transport =
-      device->gradient_comm ? device->gradient_comm->backend_name() : comm.backend_name();  // of the gradients
-  std::optional<TrainingState> state;
-  if (request.resume) {
-    const CheckpointStore store(root ? folder->CheckpointDir() : "");
-    absl::StatusOr<TrainingState> loaded =
-        ShareNewestCheckpoint(comm, root ? &store : nullptr, ExpectationsFor(config, (*data)->count), opts);
-    if (!loaded.ok()) {  // the same on every rank
-      return Ended(std::move(result), TrainJobEnd::kRefused,
-                   absl::Status(loaded.status().code(),
-                                absl::StrCat("cannot resume ", config.out, ": ", loaded.status().message())));
-    }
-    if (RunFinished(*loaded, config)) {
-      if (!root) return Ended(std::move(result), TrainJobEnd::kAlreadyFinished);
-      spdlog::info("{} already finished ({} epoch rows); nothing to train", config.out, loaded->rows.size());
-      result.rows = loaded->rows;
-      status = folder->ResetRows(loaded->rows, loaded->straggler_rows);
-      if (status.ok()) status = WriteTiming(result, *folder, comm.size());
-      return Ended(std::move(result), status.ok() ? TrainJobEnd::kAlreadyFinished : TrainJobEnd::kFailed, status);
-    }
-    state = std::move(*loaded);
-  } else if (root) {
-    status = folder->WriteRunJson(RunManifestJson(config, shared->raw, data_dir, (*data)->count,
-                                                  std::string(backend.name()), product_path, comm.size(), transport));
-    if (!status.ok()) return Ended(std::move(result), TrainJobEnd::kFailed, status);
-  }
-  Trainer trainer(config, **data, folder ? &*folder : nullptr, comm, Clock::Real(), backend);
-  trainer.set_observer(request.observer);
-  trainer.set_gradient_communicator(device->gradient_comm.get());
-  trainer.set_judge(judge.get(), config.quality == "full");
-  if (validation) trainer.set_validation(&*validation);
-  const std::optional<NvmlEnergyCounter> gpu_energy = OpenGpuEnergy(*device, comm);
-  if (gpu_energy) trainer.set_gpu_energy(&*gpu_energy);
-  absl::StatusOr<std::vector<EpochRow>> rows = trainer.Run(state ? &*state : nullptr);
-  if (!rows.ok()) return Ended(std::move(result), TrainJobEnd::kFailed, rows.status());
-  result.rows = std::move(*rows);
-  status = root ? WriteTiming(result, *folder, comm.size()) : absl::OkStatus();
-  return Ended(std::move(result), status.ok() ? TrainJobEnd::kTrained : TrainJobEnd::kFailed, status);
+  return TrainJob(comm, request, set_up_logging).Run();
 }
 
 }  // namespace gantry

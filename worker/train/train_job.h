@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "report/epoch_metrics.h"
+#include "runspec/train_config.h"
 #include "worker/comm/communicator.h"
 #include "worker/data/mnist_dataset.h"
-#include "report/epoch_metrics.h"
-#include "spec/train_config.h"
 #include "worker/train/train_observer.h"
 
 namespace gantry {

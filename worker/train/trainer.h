@@ -15,19 +15,20 @@
 
 #include "absl/status/statusor.h"
 #include "common/clock.h"
+#include "report/epoch_metrics.h"
+#include "runspec/train_config.h"
+#include "worker/checkpoint/checkpoint_store.h"
+#include "worker/checkpoint/training_state.h"
 #include "worker/comm/communicator.h"
 #include "worker/data/mnist_dataset.h"
+#include "worker/eval/judge.h"
+#include "worker/monitor/nvml_energy.h"
+#include "worker/monitor/run_monitor.h"
+#include "worker/run/run_folder.h"
 #include "worker/tensor/backend.h"
 #include "worker/train/batch_run.h"
-#include "worker/train/checkpoint_store.h"
-#include "worker/train/judge.h"
-#include "worker/train/nvml_energy.h"
-#include "report/epoch_metrics.h"
-#include "worker/train/run_folder.h"
-#include "worker/train/run_monitor.h"
-#include "spec/train_config.h"
+#include "worker/train/epoch_samples.h"
 #include "worker/train/train_observer.h"
-#include "worker/train/training_state.h"
 
 namespace gantry {
 
@@ -61,14 +62,11 @@ class Trainer {
 
   // Rank 0: scores each epoch's samples with `judge` (not owned; null: no scores), on
   // the 64 fixed-noise samples, or with `full` on 1024 of them. Before Run().
-  void set_judge(const Judge* judge, bool full) {
-    judge_ = judge;
-    judge_full_ = full;
-  }
+  void set_judge(const Judge* judge, bool full) { samples_.set_judge(judge, full); }
   // Held-out rows {7, S, S} of --dataset flow (not owned; rank 0 uses them): each
   // epoch's G is scored on them (epochs.csv val_l1, val_rel_l2) and the samples show
   // the first few as input | prediction | truth instead of the model's sample grid.
-  void set_validation(const ImageDataset* rows) { validation_ = rows; }
+  void set_validation(const ImageDataset* rows) { samples_.set_validation(rows); }
   // This rank's GPU energy counter (not owned; null: none) on a GPU run: each epoch's
   // energy is then the sum of the ranks' GPU joules (energy_meter.h). Set on every rank
   // that has one, before Run(); rank 0's decides whether the GPUs are counted, and an
@@ -76,15 +74,25 @@ class Trainer {
   void set_gpu_energy(const NvmlEnergyCounter* counter);
 
  private:
+  struct Epoch;  // the state of the epoch in progress (trainer.cc)
+
   absl::Status CheckRunFits() const;
+  absl::Status StartFromCheckpoint(const TrainingState& resume);
   absl::Status TrainOneBatchSize(int64_t batch_index, const TrainingState* resume);
   absl::Status SetUp(BatchRun& run, const TrainingState* resume);
+  void LogBatchSizeStart(const BatchRun& run, bool resumed) const;
   absl::StatusOr<EpochRow> TrainOneEpoch(BatchRun& run);
   absl::Status AgreeOnShares(BatchRun& run);
-  // Rank 0: scores the held-out pairs into `row` (flow), writes the samples, scores
-  // their quality (into `row`), then writes the row in epochs.csv.
+  // Every rank, before a step: the observer's stop, with a checkpoint of the steps done.
+  absl::Status StopIfAsked(BatchRun& run, Epoch& e, int64_t step);
+  // Every rank: one step of the epoch, its reports gathered on rank 0.
+  absl::Status TrainOneStep(BatchRun& run, Epoch& e, int64_t step);
+  // Rank 0: the group's step into the epoch's sums, stragglers, progress and observers.
+  absl::Status RecordStep(BatchRun& run, Epoch& e, const DataParallelStepResult& r, int64_t step, double t0,
+                          double data_wait);
+  absl::Status RecordStragglers(BatchRun& run, int64_t epoch);
+  // Rank 0: writes the samples and scores them (into `row`), then the row in epochs.csv.
   absl::Status FinishEpoch(BatchRun& run, EpochRow& row);
-  void ScoreQuality(BatchRun& run, const Tensor& samples, EpochRow& row) const;
   // Rank 0: the checkpoint of the state after the latest step.
   absl::Status SaveCheckpoint(BatchRun& run, const EpochInProgress& epoch);
   bool MidEpochCheckpointDue(bool epoch_goes_on) const;
@@ -111,9 +119,7 @@ class Trainer {
   int64_t interrupt_after_ = 0;
   TrainObserver* observer_ = nullptr;  // not owned; null: nobody follows the run
   Communicator* gradient_comm_ = nullptr;  // not owned; null: comm_
-  const Judge* judge_ = nullptr;           // rank 0, not owned; null: no quality scores
-  bool judge_full_ = false;
-  const ImageDataset* validation_ = nullptr;  // not owned; null: none
+  EpochSamples samples_;                   // rank 0: the epochs' samples and their scores
   const NvmlEnergyCounter* gpu_energy_ = nullptr;  // not owned; null: GPU energy not read
 };
 

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
-#include "worker/train/shared_settings.h"
+#include "worker/run/shared_settings.h"
 #include "worker/tensor/backend_registry.h"
 #include "worker/tensor/tensor.h"
 #if GANTRY_HAVE_CUDA
@@ -23,7 +23,7 @@ namespace {
 // Ranks under MPI are processes with a GPU each, whose gradients NCCL all-reduces.
 // Ranks running as threads of one process share its one compute stream and so its first
 // GPU, and all-reduce through host memory.
-bool OneProcessPerRank(const Communicator& comm) { return comm.backend_name() == "mpi"; }
+bool OneProcessPerRank(const Communicator& comm) { return !comm.ranks_share_a_process(); }
 
 // This rank's rank on its node. Collective under MPI (MPI_Comm_split_type, which waits
 // without a bound), so every rank calls it first, before anything that may differ

@@ -8,9 +8,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "runspec/train_config.h"
 #include "worker/comm/communicator.h"
 #include "worker/tensor/backend.h"
-#include "spec/train_config.h"
 
 namespace gantry {
 

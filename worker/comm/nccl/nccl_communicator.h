@@ -45,6 +45,7 @@ class NcclCommunicator final : public Communicator {
   int rank() const override { return host_.rank(); }
   int size() const override { return host_.size(); }
   std::string backend_name() const override { return "nccl"; }
+  bool ranks_share_a_process() const override { return false; }
   Device reduces() const override { return Device::kCuda; }
 
   // `data` is device memory.

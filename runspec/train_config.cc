@@ -1,0 +1,269 @@
+#include "runspec/train_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "common/status_macros.h"
+#include "runspec/datasets.h"
+#include "runspec/engine_names.h"
+#include "runspec/precision_settings.h"
+
+namespace gantry {
+namespace {
+
+// "64" or "64,128,256,512": each a positive integer, none empty, none twice (a sweep
+// trains each batch size once).
+absl::StatusOr<std::vector<int64_t>> ParseBatchSizes(const std::string& name, const std::string& v) {
+  constexpr char kAccepted[] = "positive integers, comma-separated, each once, e.g. 64 or 64,128,256,512";
+  std::vector<int64_t> sizes;
+  int entry = 0;
+  for (absl::string_view part : absl::StrSplit(v, ',')) {
+    ++entry;
+    if (absl::StripAsciiWhitespace(part).empty()) {
+      return Bad(name, v, absl::StrCat("entry ", entry, " is empty; ", kAccepted));
+    }
+    int64_t b = 0;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &b) || b <= 0) return Bad(name, v, kAccepted);
+    if (std::find(sizes.begin(), sizes.end(), b) != sizes.end()) {
+      return Bad(name, v, absl::StrCat(b, " appears twice; ", kAccepted));
+    }
+    sizes.push_back(b);
+  }
+  return sizes;
+}
+
+// The settings of the run itself; the mixed-precision ones come from
+// precision_settings.cc. Settings() joins them in display order.
+const std::vector<Setting>& CoreSettings() {
+  static const auto* settings = new std::vector<Setting>{
+      {{"model", "network to train: dcgan | pix2pix", "dcgan"},
+       [](auto& n, auto& v, TrainConfig& c) { c.model = v; return OneOf(n, v, ModelNames()); }},
+      {{"dataset", "mnist | fashion-mnist (IDX files) | flow (make-flow cases, with --model pix2pix)", "fashion-mnist"},
+       [](auto& n, auto& v, TrainConfig& c) { c.dataset = v; return OneOf(n, v, DatasetNames()); }},
+      {{"data-dir", "folder holding the four IDX files, gzipped or not (default: the dataset's Debian location); flow: a case folder or a folder of cases", ""},
+       [](auto&, auto& v, TrainConfig& c) { c.data_dir = v; return absl::OkStatus(); }},
+      {{"epochs", "epochs per batch size", "1"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.epochs, ParseInt(n, v, 1)); return absl::OkStatus(); }},
+      {{"batch-size", "global batch size; a comma-separated list runs a sweep", "64"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.batch_sizes, ParseBatchSizes(n, v)); return absl::OkStatus(); }},
+      {{"optimizer", "adam | sgd (with momentum)", "adam"},
+       [](auto& n, auto& v, TrainConfig& c) { c.optimizer.kind = v; return OneOf(n, v, {"adam", "sgd"}); }},
+      {{"lr", "learning rate of both networks (pix2pix: 0.0002 unless given)", "0.0001"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.lr, ParseFloat(n, v, 1e-12f, 10.0f)); return absl::OkStatus(); }},
+      {{"beta1", "Adam beta1 (0.5 is DCGAN practice; the TF tutorial uses 0.9)", "0.5"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.beta1, ParseFloat(n, v, 0.0f, 0.9999f)); return absl::OkStatus(); }},
+      {{"beta2", "Adam beta2", "0.999"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.beta2, ParseFloat(n, v, 0.0f, 0.999999f)); return absl::OkStatus(); }},
+      {{"adam-eps", "Adam epsilon (Keras default)", "1e-07"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.eps, ParseFloat(n, v, 1e-12f, 1.0f)); return absl::OkStatus(); }},
+      {{"momentum", "SGD momentum", "0.9"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.momentum, ParseFloat(n, v, 0.0f, 0.9999f)); return absl::OkStatus(); }},
+      {{"dropout", "discriminator dropout rate", "0.3"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.dcgan.dropout, ParseFloat(n, v, 0.0f, 0.95f)); return absl::OkStatus(); }},
+      {{"image-size", "pix2pix: side of the square training crops, a power of two >= 32 (U-Net depth log2 of it, at most 8)",
+        "256"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(c.pix2pix.image_size, ParseInt(n, v, 1));
+         const std::string problem = Pix2pixImageSizeProblem(c.pix2pix.image_size);
+         return problem.empty() ? absl::OkStatus() : Bad(n, v, problem);
+       }},
+      {{"ngf", "pix2pix: generator filters in the first U-Net block (later blocks double up to 8x)", "64"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.ngf, ParseInt(n, v, 1)); return absl::OkStatus(); }},
+      {{"ndf", "pix2pix: discriminator filters in the first PatchGAN block (later blocks double up to 8x)", "64"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.ndf, ParseInt(n, v, 1)); return absl::OkStatus(); }},
+      {{"norm", "pix2pix: normalisation of both networks: batch | instance", "batch"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         c.pix2pix.norm = v == "instance" ? NormKind::kInstance : NormKind::kBatch;
+         return OneOf(n, v, {"batch", "instance"});
+       }},
+      {{"l1-weight", "pix2pix: weight of the L1 term in the generator loss", "100"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.l1_weight, ParseFloat(n, v, 0.0f, 1e6f)); return absl::OkStatus(); }},
+      {{"horizon", "pix2pix on flow data: the target is this many frames after the condition", "1"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.horizon, ParseInt(n, v, 1)); return absl::OkStatus(); }},
+      {{"predict", "pix2pix: what the generator's network outputs: delta (the change, added to the input frame) | "
+        "frame (the next frame itself)", "delta"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         c.pix2pix.predict = v == "frame" ? NextFramePrediction::kFrame : NextFramePrediction::kDelta;
+         return OneOf(n, v, {"delta", "frame"});
+       }},
+      {{"input-noise", "pix2pix on flow data: standard deviation of Gaussian noise added to the input frame of each "
+        "training pair (normalised units), so the model learns to correct the small errors a rollout feeds back; "
+        "0: none", "0"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.input_noise, ParseFloat(n, v, 0.0f, 1.0f)); return absl::OkStatus(); }},
+      {{"init", "weight initialisation: glorot (Keras) | normal (N(0, 0.02); the pix2pix default)", "glorot"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         c.init = v == "normal" ? InitScheme::kNormal002 : InitScheme::kGlorotUniform;
+         return OneOf(n, v, {"glorot", "normal"});
+       }},
+      {{"kernels", "compute kernels on the CPU: onednn (fast) | eigen (the portable reference)",
+        "onednn where the worker has it, else eigen"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         c.kernels = v;
+         // Only the name here: whether a worker was built with it is that worker's check.
+         return OneOf(n, v, KernelNames());
+       }},
+      {{"device", "where the model trains: cpu | cuda (CUDA builds, one GPU per rank; --kernels applies to cpu)", "cpu"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         c.device = v;
+         // Only the name here: this may be the coordinator's machine, not the workers'
+         // (the job's ranks check their GPUs when they open it, OpenTrainingDevice).
+         return OneOf(n, v, DeviceNames());
+       }},
+      {{"seed", "seed of weights, shuffling, noise and dropout", "1"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         if (!absl::SimpleAtoi(v, &c.seed)) return Bad(n, v, "a non-negative integer");
+         return absl::OkStatus();
+       }},
+      {{"max-steps", "stop each batch size after this many steps (0: no limit)", "0"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.max_steps, ParseInt(n, v, 0)); return absl::OkStatus(); }},
+      {{"limit-images", "train on the first N images only (0: all)", "0"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.limit_images, ParseInt(n, v, 0)); return absl::OkStatus(); }},
+      {{"progress-seconds", "seconds between progress lines", "5"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float s, ParseFloat(n, v, 0.0f, 86400.0f));
+         c.progress_seconds = s;
+         return absl::OkStatus();
+       }},
+      {{"out", "run folder to create (default: runs/<date>-<time>)", ""},
+       [](auto&, auto& v, TrainConfig& c) { c.out = v; return absl::OkStatus(); }},
+      {{"checkpoint-every-steps", "write a checkpoint every K steps, and at every epoch end (0: at epoch ends only)",
+        "500"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(c.checkpoint_every_steps, ParseInt(n, v, 0));
+         return absl::OkStatus();
+       }},
+      {{"keep-checkpoints", "keep the newest N checkpoints in RUN/checkpoints", "3"},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.keep_checkpoints, ParseInt(n, v, 1)); return absl::OkStatus(); }},
+      {{"tensorboard", "also write TensorBoard event files (scalars per step and epoch, the sample grid per epoch) "
+        "under RUN/tensorboard/", "false", /*is_flag=*/true},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.tensorboard, ParseBool(n, v)); return absl::OkStatus(); }},
+      {{"watts-per-core", "power of one busy CPU core, for the energy estimate where neither NVML (GPU runs) nor RAPL is readable", "6"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float w, ParseFloatAbove(n, v, 0.0f, 1000.0f));
+         c.watts_per_core = w;
+         return absl::OkStatus();
+       }},
+      {{"quality", "score each epoch's samples with the dataset's judge (gantry-worker train-judge): auto (when "
+        "one is cached) | off | fast (64 samples) | full (1024 samples)", "auto"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         c.quality = v;
+         return OneOf(n, v, {"auto", "off", "fast", "full"});
+       }},
+      {{"sync-bn", "sum BatchNorm statistics across ranks", "false", /*is_flag=*/true},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.sync_bn, ParseBool(n, v)); return absl::OkStatus(); }},
+      {{"rebalance", "re-split the global batch by measured rank speed at epoch ends", "false", /*is_flag=*/true},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.rebalance, ParseBool(n, v)); return absl::OkStatus(); }},
+      {{"straggler-factor", "flag a rank whose median compute time exceeds this times the group's", "1.3"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float f, ParseFloat(n, v, 1.0001f, 1000.0f));
+         c.straggler.factor = f;
+         return absl::OkStatus();
+       }},
+      {{"straggler-window", "steps per straggler median", "20"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(int64_t w, ParseInt(n, v, 1));
+         c.straggler.window = static_cast<int>(w);
+         return absl::OkStatus();
+       }},
+      {{"comm-timeout", "seconds any collective may wait for the other ranks", "120"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float t, ParseFloat(n, v, 0.01f, 86400.0f));
+         c.comm_timeout_seconds = t;
+         return absl::OkStatus();
+       }},
+      {{"debug-slow-rank", "make this rank slow on purpose, to show straggler handling (-1: none)", "-1"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(int64_t r, ParseInt(n, v, -1));
+         c.debug_slow_rank = static_cast<int>(r);
+         return absl::OkStatus();
+       }},
+      {{"debug-slow-ms", "extra sleep per step on the slow rank", "0"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float ms, ParseFloat(n, v, 0.0f, 600000.0f));
+         c.debug_slow_ms = ms;
+         return absl::OkStatus();
+       }},
+      {{"debug-slow-factor", "stretch the slow rank's compute time this many times (1: off)", "1"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float f, ParseFloat(n, v, 1.0f, 100.0f));
+         c.debug_slow_factor = f;
+         return absl::OkStatus();
+       }},
+  };
+  return *settings;
+}
+
+const std::vector<Setting>& Settings() {
+  static const auto* settings = [] {
+    auto* all = new std::vector<Setting>;
+    const std::vector<Setting>& core = CoreSettings();
+    // Precision after the model's own settings (up to --out), debug switches last.
+    const auto data_parallel =
+        std::find_if(core.begin(), core.end(), [](const Setting& s) { return s.info.name == "sync-bn"; });
+    all->insert(all->end(), core.begin(), data_parallel);
+    all->insert(all->end(), PrecisionSettings().begin(), PrecisionSettings().end());
+    all->insert(all->end(), data_parallel, core.end());
+    all->insert(all->end(), InjectInfSettings().begin(), InjectInfSettings().end());
+    return all;
+  }();
+  return *settings;
+}
+
+const Setting* FindSetting(const std::string& name) {
+  for (const Setting& s : Settings()) {
+    if (s.info.name == name) return &s;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<SettingInfo>& TrainSettings() {
+  static const auto* infos = [] {
+    auto* v = new std::vector<SettingInfo>;
+    for (const Setting& s : Settings()) v->push_back(s.info);
+    return v;
+  }();
+  return *infos;
+}
+
+const SettingInfo* FindSettingInfo(const std::string& name) {
+  const Setting* s = FindSetting(name);
+  return s == nullptr ? nullptr : &s->info;
+}
+
+bool IsDebugSetting(const std::string& name) { return absl::StartsWith(name, "debug-"); }
+
+absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings) {
+  TrainConfig config;
+  for (const auto& [name, value] : settings) {
+    const Setting* s = FindSetting(name);
+    if (s == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown setting '", name, "'"));
+    RETURN_IF_ERROR(s->apply(name, value, config));
+  }
+  // Pix2Pix's own defaults where the run leaves them open (the paper, the TF tutorial
+  // and junyanz agree): Adam 2e-4 and N(0, 0.02) weights. And the generator predicts the
+  // change of the frame (--predict delta), which measured clearly better on flow data
+  // than the whole frame (README "Flow fields"); Pix2pixConfig itself keeps the sources'
+  // frame-predicting network.
+  if (config.model == "pix2pix") {
+    if (!settings.contains("lr")) config.optimizer.lr = 2e-4f;
+    if (!settings.contains("init")) config.init = InitScheme::kNormal002;
+    if (!settings.contains("predict")) config.pix2pix.predict = NextFramePrediction::kDelta;
+  }
+  RETURN_IF_ERROR(FinishPrecisionSettings(settings, config.mixed));
+  return config;
+}
+
+std::string EffectiveDataDir(const TrainConfig& config) {
+  return config.data_dir.empty() ? DefaultDataDir(config.dataset) : config.data_dir;
+}
+
+}  // namespace gantry

@@ -1,0 +1,15 @@
+// A rollout job as the request `gantry-worker rollout` would make of its flags: the
+// pool runs it through the same entry point (RunRolloutJob, worker/train/rollout_job.h).
+#pragma once
+
+#include "gantry/v1/job.pb.h"
+#include "worker/rollout/rollout_job.h"
+
+namespace gantry {
+
+// --run is the source run's folder, as the coordinator set it at submission
+// (Job.checkpoint.run_folder); --out is left to its default, RUN/rollout-<case>; every
+// field of Job.rollout left unset keeps the command's default. should_stop is unset.
+RolloutRequest RolloutRequestFor(const v1::Job& job);
+
+}  // namespace gantry

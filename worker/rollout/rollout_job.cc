@@ -1,0 +1,154 @@
+#include "worker/rollout/rollout_job.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/file_io.h"
+#include "common/status_macros.h"
+#include "runspec/rollout_spec_check.h"
+#include "spdlog/spdlog.h"
+#include "worker/data/flow_case.h"
+#include "worker/data/flow_pairs.h"
+#include "worker/monitor/flow_strip.h"
+#include "worker/rollout/rollout.h"
+#include "worker/rollout/rollout_plot.h"
+#include "worker/run/shared_settings.h"
+#include "worker/run/trained_run.h"
+
+namespace gantry {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kStripColumns = 8;
+
+// G in inference mode (BatchNorm on running statistics, dropout off): each tile's
+// output depends on that tile alone.
+TileFunction GeneratorTiles(GanModel& model, int64_t s) {
+  return [&model, s](const std::vector<float>& in, int64_t batch, std::vector<float>& out) -> absl::Status {
+    Context ctx;
+    ctx.training = false;
+    SequentialCache cache;
+    const Tensor y = model.generator().Forward(ctx, Tensor::FromVector(Shape{batch, kFlowConditionChannels, s, s}, in),
+                                               &cache);
+    if (y.numel() != static_cast<int64_t>(out.size())) {
+      return absl::InternalError(absl::StrCat("--model ", model.name(), " generator gave ", y.shape().ToString(),
+                                              " for tiles [", batch, ", 4, ", s, ", ", s, "]"));
+    }
+    std::copy_n(y.data(), y.numel(), out.begin());
+    return absl::OkStatus();
+  };
+}
+
+// Up to kStripColumns steps, evenly spaced, always the first and the last.
+std::vector<int64_t> StripSteps(int64_t steps) {
+  std::vector<int64_t> picked;
+  const int64_t n = std::min(steps, kStripColumns);
+  for (int64_t i = 0; i < n; ++i) picked.push_back(n == 1 ? steps : 1 + i * (steps - 1) / (n - 1));
+  return picked;
+}
+
+absl::Status WriteOutputs(const std::string& out, const RolloutResult& r, const FlowCase& flow) {
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) return absl::InvalidArgumentError(absl::StrCat(out, ": cannot create the folder: ", ec.message()));
+  RETURN_IF_ERROR(WriteFileAtomically(out + "/rollout.csv", RolloutCsv(r.rows)));
+  RETURN_IF_ERROR(WriteFileAtomically(out + "/rollout.md", RolloutMarkdown(r.rows, r.summary)));
+  std::vector<const float*> fields;
+  const std::vector<int64_t> steps = StripSteps(static_cast<int64_t>(r.rows.size()));
+  float limit = 0;
+  for (int64_t s : steps) {
+    for (float v : r.true_vorticity[s]) limit = std::max(limit, std::abs(v));
+  }
+  for (int64_t s : steps) fields.push_back(r.true_vorticity[s].data());
+  for (int64_t s : steps) fields.push_back(r.predicted_vorticity[s].data());
+  RETURN_IF_ERROR(WriteFieldStrip(out + "/strip.png", fields, 2, static_cast<int64_t>(steps.size()), flow.ny, flow.nx,
+                                  limit > 0 ? limit : 1.0f));
+  return WriteRolloutPlot(out + "/errors.png", r.rows, r.summary.threshold);
+}
+
+// The trained model behind a rollout: a next-frame model of flow fields whose tiles
+// are the --tile asked for.
+absl::Status CheckNextFrameModel(const GanModel& model, const RolloutRequest& request) {
+  const Shape rows = model.SampleShape();
+  if (rows.rank() != 3 || rows[0] != kFlowRowChannels || rows[1] != rows[2]) {
+    return absl::InvalidArgumentError(absl::StrCat(request.run_dir, " trained --model ", model.name(), " on rows ",
+                                                   rows.ToString(), ", not a next-frame model of flow fields; roll out "
+                                                   "a run of --model pix2pix --dataset flow"));
+  }
+  if (request.tile != 0 && request.tile != rows[1]) {
+    return absl::InvalidArgumentError(absl::StrCat("--tile ", request.tile, ": the model of ", request.run_dir,
+                                                   " takes tiles of its --image-size ", rows[1], "; use --tile ",
+                                                   rows[1]));
+  }
+  return absl::OkStatus();
+}
+
+// The case on every rank, or the same error everywhere (`failed`: the agreement itself failed).
+absl::StatusOr<FlowCase> LoadCaseOnEveryRank(Communicator& comm, const std::string& case_dir,
+                                             const CommOptions& opts, bool& failed) {
+  absl::StatusOr<FlowCase> flow = LoadFlowCase(case_dir);
+  absl::StatusOr<bool> all_loaded = AllRanksOk(comm, flow.ok(), opts);
+  if (!all_loaded.ok()) {
+    failed = true;
+    return all_loaded.status();
+  }
+  if (!flow.ok()) return flow.status();
+  if (!*all_loaded) return absl::AbortedError("loading the case failed on another rank (see its output)");
+  return flow;
+}
+
+RolloutOptions OptionsFor(const RolloutRequest& request, const TrainConfig& config, int64_t tile, BlendMode blend) {
+  return RolloutOptions{.start_frame = request.start_frame,
+                        .steps = request.steps,
+                        .horizon = config.pix2pix.horizon,
+                        .tile = tile,
+                        .overlap = request.overlap >= 0 ? request.overlap : tile / 4,
+                        .blend = blend,
+                        .group_size = request.group_size,
+                        .batch = request.batch,
+                        .threshold = 0.95,
+                        .comm = CommOptions{.timeout_seconds = config.comm_timeout_seconds},
+                        .should_stop = request.should_stop,
+                        .on_step = request.on_step};
+}
+
+// Rank 0: the summary's run-level fields, then the outputs under `out`.
+absl::Status WriteRollout(RolloutResult& r, const RolloutRequest& request, const RolloutOptions& o,
+                          const FlowCase& flow, const std::string& out) {
+  r.summary.run = request.run_dir;
+  r.summary.tiling = absl::StrFormat("tile %d, overlap %d, %s blend, %d tiles per step in groups of %d, %d per call",
+                                     o.tile, o.overlap, BlendModeName(o.blend), r.tiles, o.group_size, o.batch);
+  r.summary.tiles_per_second = r.map_reduce_seconds > 0 ? r.tiles * request.steps / r.map_reduce_seconds : 0;
+  RETURN_IF_ERROR(WriteOutputs(out, r, flow));
+  spdlog::info("rollout of {} over {} steps written to {}", request.run_dir, request.steps, out);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RunRolloutJob(Communicator& comm, const RolloutRequest& request, RolloutJobEnd* end) {
+  RolloutJobEnd ignored;
+  RolloutJobEnd& e = end != nullptr ? *end : ignored;
+  e = RolloutJobEnd{};
+  const CommOptions startup{.timeout_seconds = 600};  // ranks may still be loading
+  ASSIGN_OR_RETURN(TrainedRun trained,
+                   OpenTrainedRun(comm, {.run_dir = request.run_dir, .purpose = "roll out", .comm = startup},
+                                  &e.collective_failed));
+  RETURN_IF_ERROR(CheckNextFrameModel(*trained.model, request));
+  ASSIGN_OR_RETURN(const FlowCase flow, LoadCaseOnEveryRank(comm, request.case_dir, startup, e.collective_failed));
+  ASSIGN_OR_RETURN(const BlendMode blend, ParseBlendMode(request.blend));
+  const int64_t tile = trained.model->SampleShape()[1];
+  const RolloutOptions o = OptionsFor(request, trained.settings.config, tile, blend);
+  e.stage = RolloutStage::kRollingOut;
+  ASSIGN_OR_RETURN(RolloutResult r, RunRollout(comm, flow, o, GeneratorTiles(*trained.model, tile)));
+  e.stage = RolloutStage::kWriting;
+  if (comm.rank() != 0) return absl::OkStatus();
+  e.out = request.out.empty() ? RolloutOutputFolder(request.run_dir, request.case_dir) : request.out;
+  return WriteRollout(r, request, o, flow, e.out);
+}
+
+}  // namespace gantry

@@ -1,0 +1,106 @@
+#include "worker/run/run_manifest.h"
+
+#include <ctime>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/host_name.h"
+#include "nlohmann/json.hpp"
+
+namespace gantry {
+namespace {
+
+std::string UtcNow() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  return absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                         tm.tm_min, tm.tm_sec);
+}
+
+// The float as a user would write it (1e-4, not 9.99999974738e-05).
+double Shortest(float f) { return std::stod(absl::StrCat(f)); }
+
+nlohmann::ordered_json LossScaleJson(const LossScaleConfig& ls) {
+  nlohmann::ordered_json j;
+  j["mode"] = LossScaleModeName(ls.mode);
+  if (ls.mode == LossScaleMode::kStatic) j["scale"] = Shortest(ls.init_scale);
+  if (ls.mode != LossScaleMode::kDynamic) return j;
+  j["init"] = Shortest(ls.init_scale);
+  j["growth_interval"] = ls.growth_interval;
+  j["growth_factor"] = Shortest(ls.growth_factor);
+  j["backoff_factor"] = Shortest(ls.backoff_factor);
+  return j;
+}
+
+}  // namespace
+
+std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, const std::string& data_dir,
+                            int64_t train_images,
+                            const std::string& backend, const std::string& product_path, int world_size,
+                            const std::string& transport) {
+  nlohmann::ordered_json j;
+  j["gantry_version"] = GANTRY_VERSION;
+  j["started_utc"] = UtcNow();
+  j["host"] = ThisHostName();
+  j["compiler"] = absl::StrFormat("g++ %d.%d.%d", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+  j["backend"] = backend;
+  j["products"] = product_path;
+  j["device"] = c.device;
+  j["world_size"] = world_size;
+  j["transport"] = transport;
+  nlohmann::ordered_json cfg;
+  cfg["model"] = c.model;
+  cfg["dataset"] = c.dataset;
+  cfg["data_dir"] = data_dir;
+  cfg["train_images"] = train_images;
+  cfg["epochs"] = c.epochs;
+  cfg["batch_sizes"] = c.batch_sizes;
+  cfg["optimizer"] = {{"kind", c.optimizer.kind}, {"lr", Shortest(c.optimizer.lr)},     {"beta1", Shortest(c.optimizer.beta1)},
+                      {"beta2", Shortest(c.optimizer.beta2)}, {"eps", Shortest(c.optimizer.eps)}, {"momentum", Shortest(c.optimizer.momentum)}};
+  cfg["dcgan"] = {{"noise_dim", c.dcgan.noise_dim}, {"leaky_slope", Shortest(c.dcgan.leaky_slope)},
+                  {"dropout", Shortest(c.dcgan.dropout)},     {"bn_eps", Shortest(c.dcgan.bn_eps)},
+                  {"bn_momentum", Shortest(c.dcgan.bn_momentum)}};
+  cfg["init"] = c.init == InitScheme::kNormal002 ? "normal" : "glorot";
+  cfg["seed"] = c.seed;
+  cfg["max_steps"] = c.max_steps;
+  cfg["limit_images"] = c.limit_images;
+  cfg["out"] = c.out;
+  cfg["checkpoint_every_steps"] = c.checkpoint_every_steps;
+  cfg["keep_checkpoints"] = c.keep_checkpoints;
+  cfg["sync_bn"] = c.sync_bn;
+  cfg["rebalance"] = c.rebalance;
+  cfg["tensorboard"] = c.tensorboard;
+  cfg["watts_per_core"] = c.watts_per_core;
+  cfg["quality"] = c.quality;
+  cfg["straggler"] = {{"factor", c.straggler.factor}, {"window", c.straggler.window}};
+  cfg["comm_timeout_s"] = c.comm_timeout_seconds;
+  cfg["precision"] = PrecisionName(c.mixed.precision);
+  cfg["loss_scale"] = LossScaleJson(c.mixed.loss_scale);
+  cfg["allreduce_dtype"] = WireDtypeName(c.mixed.allreduce_dtype);
+  if (c.mixed.inject_inf.active()) {
+    const InjectInf& inject = c.mixed.inject_inf;
+    cfg["debug_inject_inf"] = {{"step", inject.step},
+                               {"rank", inject.rank},
+                               {"network", inject.g && inject.d ? "both" : inject.g ? "g" : "d"}};
+  }
+  if (c.debug_slow_rank >= 0) {
+    cfg["debug_slow"] = {{"rank", c.debug_slow_rank}, {"ms", c.debug_slow_ms}, {"factor", c.debug_slow_factor}};
+  }
+  if (c.model == "pix2pix") {
+    const Pix2pixConfig& p = c.pix2pix;
+    cfg["pix2pix"] = {{"image_size", p.image_size}, {"ngf", p.ngf},
+                      {"ndf", p.ndf},               {"norm", p.norm == NormKind::kInstance ? "instance" : "batch"},
+                      {"l1_weight", Shortest(p.l1_weight)}, {"horizon", p.horizon},
+                      {"predict", NextFramePredictionName(p.predict)}, {"input_noise", Shortest(p.input_noise)}};
+  }
+  j["config"] = cfg;
+  // --predict is recorded even when it was left at its default, so a later change of the
+  // default cannot change what resuming or rolling out this run builds.
+  RawSettings recorded = settings;
+  if (c.model == "pix2pix") recorded.try_emplace("predict", NextFramePredictionName(c.pix2pix.predict));
+  j["settings"] = recorded;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace gantry
