@@ -65,6 +65,7 @@ code=$?
 ((code == 0)) || { tail -30 "$log"; fail "the 2-rank training run under qemu-aarch64 exited $code"; }
 # The run folder $out: one epoch of 20 steps on 2 ranks with finite losses, run.json
 # and a sample grid.
+source "$(dirname "$0")/../tests/testing/num_check.sh"
 column() { awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i } NR == 2 { print $c }' \
              "$out/epochs.csv"; }
 check_run_folder() {
@@ -73,7 +74,7 @@ check_run_folder() {
   [[ $(column world_size) == 2 ]] || fail "$out/epochs.csv says world_size $(column world_size), not 2"
   local loss
   for loss in d_loss g_loss; do  # finite and positive (BCE): NaN, inf or 0 mean broken arithmetic
-    awk -v v="$(column $loss)" 'BEGIN { exit !(v + 0 > 0 && v + 0 < 100) }' || fail "$out: $loss is $(column $loss)"
+    num_check 'v > 0 and v < 100' v="$(column $loss)" || fail "$out: $loss is $(column $loss)"
   done
   grep -q '"world_size": 2' "$out/run.json" || fail "$out/run.json lacks world_size 2"
   find "$out/samples" -name '*.png' 2>/dev/null | grep -q . || fail "no sample grid under $out/samples"

@@ -25,7 +25,8 @@ skip_without_gpu() {
   fi
 }
 # |a - b| <= tol * |b|
-close() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= t * m) }'; }
+source "$(dirname "$0")/../testing/num_check.sh"
+close() { num_check 'abs(a - b) <= t * abs(b)' a="$1" b="$2" t="$3"; }
 
 case $scenario in
   single)

@@ -10,6 +10,7 @@ worker=$2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/../testing/num_check.sh"
 
 for seed in 1 2; do
   "$worker" make-flow --out "$dir/data/case-$seed" --nx 96 --ny 48 --re 100 --frames 30 --seed "$seed" \
@@ -23,9 +24,9 @@ head -1 "$dir/run/epochs.csv" | grep -q ',val_l1,val_rel_l2,' || fail "epochs.cs
 # Columns by name: later columns may follow them.
 column() { awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == name) c = i } END { print $c }' "$dir/run/epochs.csv"; }
 val=$(column val_rel_l2)
-awk -v v="$val" 'BEGIN { exit !(v > 0) }' || fail "val_rel_l2 is $val"
+num_check 'v > 0' v="$val" || fail "val_rel_l2 is $val"
 still=$(column val_persistence_rel_l2)
-awk -v v="$still" 'BEGIN { exit !(v > 0) }' || fail "val_persistence_rel_l2 is $still"
+num_check 'v > 0' v="$still" || fail "val_persistence_rel_l2 is $still"
 ls "$dir/run/samples/"*.png > /dev/null || fail "no samples"
 grep -q "held-out next frame" "$dir/run/log.txt" || fail "no validation line in the log"
 

@@ -11,6 +11,7 @@ worker=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/../testing/num_check.sh"
 
 for seed in 1 2; do
   "$worker" make-flow --out "$dir/data/case-$seed" --nx 96 --ny 48 --re 100 --frames 60 --seed "$seed" \
@@ -31,13 +32,14 @@ model=$(column val_rel_l2)
 still=$(column val_persistence_rel_l2)
 [[ -n "$model" && -n "$still" ]] || fail "epochs.csv lacks val_rel_l2 or val_persistence_rel_l2: $(head -1 "$dir/run/epochs.csv")"
 echo "held-out next frame, relative L2 (normalised): model $model, persistence $still"
-awk -v m="$model" -v p="$still" 'BEGIN { exit !(p > 0.05 && m > 0 && m < 0.5 * p) }' \
+num_check 'p > 0.05 and m > 0 and m < 0.5 * p' m="$model" p="$still" \
   || fail "the model ($model) does not beat persistence ($still) by 2x on the held-out case"
 
 "$worker" rollout --run "$dir/run" --case "$dir/data/case-2" --steps 3 --out "$dir/roll" > "$dir/roll.log" 2>&1 \
   || { cat "$dir/roll.log"; fail "rollout"; }
 step1=$(sed -n 2p "$dir/roll/rollout.csv")
 echo "rollout step 1 (step,relative_l2,vorticity_correlation,persistence_relative_l2,...): $step1"
-awk -F, '{ exit !($4 > 0.01 && $2 < 0.5 * $4 && $3 > 0.95) }' <<< "$step1" \
+IFS=, read -r _ l2 corr still_l2 _ <<< "$step1"
+num_check 'p > 0.01 and m < 0.5 * p and c > 0.95' m="$l2" c="$corr" p="$still_l2" \
   || fail "rollout step 1 does not beat persistence by 2x with vorticity correlation > 0.95: $step1"
 echo "PASS"

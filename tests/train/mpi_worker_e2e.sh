@@ -10,6 +10,7 @@ data=/usr/share/datasets/fashion-mnist
 out=$(mktemp -d)/run
 log=$(mktemp)
 fail() { echo "FAIL ($scenario): $*"; echo "--- output:"; cat "$log"; exit 1; }
+source "$(dirname "$0")/../testing/num_check.sh"
 # The value of column NAME in row ROW (1 = first data row) of epochs.csv.
 column() { awk -F, -v name="$1" -v row="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i }
                                             NR == row + 1 { print $c }' "$out/epochs.csv"; }
@@ -30,6 +31,8 @@ case $scenario in
       [[ $(column world_size $row) == 2 ]] || fail "epochs.csv row $row: world_size is not 2"
       [[ $(column loss_scale_g $row) == 1 && $(column skipped_steps_d $row) == 0 ]] \
         || fail "epochs.csv row $row: an fp32 run has no loss scaling and skips nothing"
+      num_check 'd > 0 and d < 100 and g > 0 and g < 100' d="$(column d_loss $row)" g="$(column g_loss $row)" \
+        || fail "epochs.csv row $row: losses are not finite and positive"
     done
     [[ -s $out/samples/b0064/epoch_002.png ]] || fail "no samples for batch 64"
     grep -q '"world_size": 2' "$out/run.json" || fail "run.json lacks world_size 2"
@@ -63,7 +66,7 @@ case $scenario in
     [[ $(column steps 1) == 8 ]] || fail "the epoch did not run all 8 steps"
     [[ $(column skipped_steps_d 1) == 1 && $(column skipped_steps_g 1) == 0 ]] || fail "expected skips G/D 0/1"
     [[ $(column loss_scale_d 1) == 32768 && $(column loss_scale_g 1) == 65536 ]] || fail "expected scales 65536/32768"
-    awk -v v="$(column peak_rss_mb 1)" 'BEGIN { exit !(v > 10) }' || fail "peak_rss_mb is not plausible"
+    num_check 'v > 10' v="$(column peak_rss_mb 1)" || fail "peak_rss_mb is not plausible"
     grep -q "step 3: D's gradient holds inf/NaN; D's step skipped on every rank, its loss scale now 32768" "$log" \
       || fail "no log line for the skipped step"
     grep -q '"allreduce_dtype": "bf16"' "$out/run.json" || fail "run.json lacks the bf16 all-reduce"
