@@ -3,37 +3,44 @@
 #   1. `helm lint --strict` and `helm template` with the default values and every
 #      helm/gantry/ci/*-values.yaml;
 #   2. every rendered object validated (validate/validate.mjs): built-in kinds against
-#      the kubernetes-models schemas, MPIJobs against the MPI Operator's CRD schema with
-#      unknown fields refused, and the operator's own rules;
+#      the kubernetes-models schemas, MPIJobs against the in-repo MPIJob schema
+#      (validate/mpijob_v2beta1_schema.yaml, unknown fields refused) and the operator's
+#      own rules, and also against the MPI Operator's CRD when one is given (below);
 #   3. every flag the templates pass to gantry-coordinator, gantry-worker and gantry
 #      looked up in that binary's --help (for the binaries given);
 #   4. what the chart must refuse, refused with a message saying why (no MPI Operator,
 #      replicas 0, a misspelled key, a name too long for a DNS label, ...);
-#   5. the validator itself refusing a broken MPIJob and StatefulSet (so step 2 can fail).
+#   5. the validator itself refusing a broken MPIJob and StatefulSet (so step 2 can fail),
+#      the in-repo schema alone refusing an unknown field and values outside its enums,
+#      and, with a CRD, a schema that disagrees with the CRD reported as such.
 #
-#   tests/helm/chart_test.sh CHART_DIR MPIJOB_CRD.yaml [NAME=BINARY...]
+#   tests/helm/chart_test.sh CHART_DIR [NAME=BINARY...]
+#
+# GANTRY_MPIJOB_CRD=PATH (optional): the operator's CRD file, kubeflow.org_mpijobs.yaml of
+# a kubeflow/mpi-operator release (manifests/base/ in its repository). With it the
+# rendered MPIJobs are also validated against the CRD's own schema, and the in-repo
+# schema is compared with it. CMake passes -DGANTRY_MPIJOB_CRD=PATH through.
 #
 # helm and the validators come from the npm registry (fetch_tools.sh: pinned versions,
 # checksums verified, cached outside the repository). Exit 0 all passed, 1 a check
-# failed, 77 skipped (the reason is printed): the registry cannot be reached, or the
-# MPIJob CRD is not there (it is the project's ../shared/k8s, beside the checkout, which
-# a clone elsewhere does not have).
+# failed, 2 bad usage (GANTRY_MPIJOB_CRD naming no file among them), 77 skipped (the
+# reason is printed): the registry cannot be reached.
 set -uo pipefail
 
-if [[ $# -lt 2 ]]; then
-  echo "usage: $0 CHART_DIR MPIJOB_CRD.yaml [gantry=BIN gantry-coordinator=BIN gantry-worker=BIN]" >&2
+if [[ $# -lt 1 ]]; then
+  echo "usage: $0 CHART_DIR [gantry=BIN gantry-coordinator=BIN gantry-worker=BIN]" >&2
   exit 2
 fi
 chart=$1
-crd=$2
-shift 2
+shift
 binaries=("$@")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+crd=${GANTRY_MPIJOB_CRD:-}
 
 [[ -f $chart/Chart.yaml ]] || { echo "FAIL: $chart: no Chart.yaml" >&2; exit 1; }
-if [[ ! -f $crd ]]; then
-  echo "SKIPPED: $crd: no MPIJob CRD to validate against (it is the project's shared/k8s folder, beside the checkout)"
-  exit 77
+if [[ -n $crd && ! -f $crd ]]; then
+  echo "GANTRY_MPIJOB_CRD=$crd: no such file; give the path of the MPI Operator's kubeflow.org_mpijobs.yaml, or unset it to check against the in-repo schema alone" >&2
+  exit 2
 fi
 
 tools=$(bash "$here/fetch_tools.sh")
@@ -45,6 +52,11 @@ esac
 helm=$(sed -n 's/^HELM=//p' <<<"$tools")
 modules=$(sed -n 's/^NODE_MODULES=//p' <<<"$tools")
 echo "helm: $("$helm" version --short)"
+if [[ -n $crd ]]; then
+  echo "MPIJobs: the in-repo schema and the operator's CRD $crd"
+else
+  echo "MPIJobs: the in-repo schema (set GANTRY_MPIJOB_CRD to the operator's CRD file to check against it too)"
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -103,6 +115,22 @@ for variant in "${variants[@]}"; do
   fi
 done
 
+# Worker-template fields no ci/ file sets (a private registry, the data claim, affinity,
+# tolerations with a time limit, the launcher's deadline), rendered so that every field
+# the MPIJob template can write is validated in step 2.
+scheduling=(--set 'imagePullSecrets[0].name=regcred' --set data.existingClaim=datasets
+  --set workerGroups.pool.runPolicy.activeDeadlineSeconds=3600
+  --set-json 'workerGroups.pool.tolerations=[{"key":"dedicated","operator":"Equal","value":"gantry","effect":"NoExecute","tolerationSeconds":60}]'
+  --set-json 'workerGroups.pool.affinity={"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"pool","operator":"In","values":["gantry"]}]}]},"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":5,"preference":{"matchFields":[{"key":"metadata.name","operator":"NotIn","values":["node-0"]}]}}]},"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":50,"podAffinityTerm":{"topologyKey":"kubernetes.io/hostname","labelSelector":{"matchLabels":{"gantry/worker-group":"pool"}}}}]},"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"topology.kubernetes.io/zone","namespaceSelector":{"matchExpressions":[{"key":"team","operator":"Exists"}]}}]}}')
+if render "${scheduling[@]}" "${MPI[@]}" >"$work/scheduling.yaml" 2>"$work/out"; then
+  pass "helm template (registry secret, data claim, affinity, tolerations, deadline)"
+  rendered+=("$work/scheduling.yaml")
+  expect_rendered "the MPIJob carries them" "$work/scheduling.yaml" 'imagePullSecrets:' 'claimName: datasets' \
+    'activeDeadlineSeconds: 3600' 'tolerationSeconds: 60' 'nodeSelectorTerms:' 'podAntiAffinity:' 'namespaceSelector:'
+else
+  fail "helm template (registry secret, data claim, affinity, tolerations, deadline)"
+fi
+
 # NOTES.txt is not rendered by `helm template`: render it as a ConfigMap in a copy of the
 # chart (tpl gives it the same helpers and values).
 cp -r "$chart" "$work/chart-notes"
@@ -124,7 +152,7 @@ fi
 # 2 and 3. Schemas of every rendered object; the flags of the gantry programs, in the
 # templates and in the commands NOTES.txt tells users to type.
 expect_ok "rendered objects match their schemas" \
-  node "$here/validate/validate.mjs" --modules "$modules" --crd "$crd" --commands "$work/commands.json" "${rendered[@]}"
+  node "$here/validate/validate.mjs" --modules "$modules" --commands "$work/commands.json" "${rendered[@]}"
 cat "$work/out"
 # The run file of the one-shot job: its keys are gantry-worker train's flag names.
 sed -n '/run.yaml: |/,/^---/p' "$work/train-job-values.yaml" | sed -nE 's/^    ([a-z][a-z0-9_-]*):.*/--\1/p' |
@@ -194,7 +222,7 @@ sed -e 's/^  slotsPerWorker: 2$/  slotPerWorker: 2/' \
     -e 's/launcherCreationPolicy: WaitForWorkersReady/launcherCreationPolicy: WaitForWorkers/' \
     -e 's/^      restartPolicy: OnFailure$/      restartPolicy: Always/' \
     -e 's/containerPort: 50051/containerPort: "grpc"/' "$work/cpu-pool-values.yaml" >"$work/broken.yaml"
-node "$here/validate/validate.mjs" --modules "$modules" --crd "$crd" "$work/broken.yaml" >"$work/out" 2>&1
+node "$here/validate/validate.mjs" --modules "$modules" "$work/broken.yaml" >"$work/out" 2>&1
 status=$?
 missing=()
 for pattern in 'must NOT have additional properties: slotPerWorker' 'launcherCreationPolicy must be equal to one of' \
@@ -206,6 +234,50 @@ if [[ $status -eq 1 && ${#missing[@]} -eq 0 ]]; then
 else
   echo "exit $status; not reported: ${missing[*]}" >>"$work/out"
   fail "the validator refuses a broken MPIJob and StatefulSet"
+fi
+
+# The in-repo schema alone (no CRD) refuses a misspelled field deep in a pod template and
+# values outside the enums of the operator's API and of core/v1 (the MPIJob changed only).
+sed -E -e '/^kind: MPIJob$/,/^---$/ { s/^( +)tcpSocket:$/\1tcpSock:/
+    s/mpiImplementation: OpenMPI/mpiImplementation: OpenMP/; s/cleanPodPolicy: Running/cleanPodPolicy: Finished/
+    s/imagePullPolicy: IfNotPresent/imagePullPolicy: Sometimes/ }' "$work/cpu-pool-values.yaml" >"$work/unknown.yaml"
+env -u GANTRY_MPIJOB_CRD node "$here/validate/validate.mjs" --modules "$modules" "$work/unknown.yaml" >"$work/out" 2>&1
+status=$?
+missing=()
+for pattern in \
+    'in-repo schema: /spec/mpiReplicaSpecs/Worker/template/spec/containers/0/readinessProbe must NOT have additional properties: tcpSock' \
+    'in-repo schema: /spec/mpiImplementation must be equal to one of the allowed values ["OpenMPI","Intel","MPICH"]' \
+    'in-repo schema: /spec/runPolicy/cleanPodPolicy must be equal to one of the allowed values ["None","Running","All"]' \
+    'in-repo schema: /spec/mpiReplicaSpecs/Launcher/template/spec/containers/0/imagePullPolicy must be equal to one of'; do
+  grep -qF -- "$pattern" "$work/out" || missing+=("$pattern")
+done
+if [[ $status -eq 1 && ${#missing[@]} -eq 0 ]] && ! grep -q 'operator CRD' "$work/out"; then
+  pass "the in-repo MPIJob schema alone refuses an unknown pod-template field and values outside its enums"
+else
+  echo "exit $status; not reported: ${missing[*]}" >>"$work/out"
+  fail "the in-repo MPIJob schema alone refuses an unknown pod-template field and values outside its enums"
+fi
+
+# With the operator's CRD: a schema that allows a field and a value the CRD does not have
+# is reported as disagreeing with it.
+if [[ -n $crd ]]; then
+  sed -e 's/^      runLauncherAsWorker: {type: boolean}$/&\n      slotPerWorker: {type: integer}/' \
+      -e 's/enum: \[OpenMPI, Intel, MPICH\]/enum: [OpenMPI, Intel, MPICH, MVAPICH]/' \
+      "$here/validate/mpijob_v2beta1_schema.yaml" >"$work/drifted-schema.yaml"
+  node "$here/validate/validate.mjs" --modules "$modules" --crd "$crd" --schema "$work/drifted-schema.yaml" \
+    "${rendered[0]}" >"$work/out" 2>&1
+  status=$?
+  missing=()
+  for pattern in "drifted-schema.yaml disagrees with the operator's CRD" '/spec/slotPerWorker: the CRD has no such field' \
+                 '/spec/mpiImplementation: allows MVAPICH; the CRD allows only OpenMPI, Intel, MPICH'; do
+    grep -qF -- "$pattern" "$work/out" || missing+=("$pattern")
+  done
+  if [[ $status -eq 1 && ${#missing[@]} -eq 0 ]]; then
+    pass "a schema that disagrees with the operator's CRD is reported"
+  else
+    echo "exit $status; not reported: ${missing[*]}" >>"$work/out"
+    fail "a schema that disagrees with the operator's CRD is reported"
+  fi
 fi
 
 echo "$passed passed, $failed failed"

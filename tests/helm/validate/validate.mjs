@@ -1,31 +1,38 @@
 // Validates rendered Kubernetes manifests offline (no API server can be reached).
 //
-//   node validate.mjs --modules NODE_MODULES --crd MPIJOB_CRD.yaml [--commands OUT.json] FILE.yaml...
+//   node validate.mjs --modules NODE_MODULES [--crd MPIJOB_CRD.yaml] [--commands OUT.json]
+//                     [--schema MPIJOB_SCHEMA.yaml] FILE.yaml...
 //
 // - Built-in kinds: the schema of npm kubernetes-models (types, required fields, enums).
 //   It does not refuse unknown fields.
-// - MPIJob (kubeflow.org/v2beta1): the CRD's own openAPIV3Schema, made strict:
-//   additionalProperties false on every object that lists its properties (unless it
-//   preserves unknown fields), so a misspelled field is refused as a strict API server
-//   would; and launcherCreationPolicy limited to the controller's two values, which the
-//   CRD does not enforce (its kubebuilder enum marker is malformed, so a typo would be
-//   taken as "wait"). Then the checks of the operator's validation.go: only Launcher and
-//   Worker replica specs, one launcher, restartPolicy Never or OnFailure, and
-//   "<name>-worker-<replicas-1>" a DNS-1035 label.
+// - MPIJob (kubeflow.org/v2beta1), always: the in-repo schema
+//   (mpijob_v2beta1_schema.yaml: the fields the chart renders, unknown fields refused).
+//   Then the checks of the operator's validation.go: only Launcher and Worker replica
+//   specs, one launcher, restartPolicy Never or OnFailure, and "<name>-worker-<replicas-1>"
+//   a DNS-1035 label.
+// - MPIJob, when the operator's CRD is given (--crd, else $GANTRY_MPIJOB_CRD when set):
+//   also the CRD's own openAPIV3Schema made strict (mpijob_schemas.mjs), and the in-repo
+//   schema is compared with the CRD's: a field, type, required list or enum of ours that
+//   the CRD does not have is a failure.
+// Each problem says which schema found it ("in-repo schema:", "operator CRD:").
+// --schema replaces the in-repo schema (the chart test checks with it that a schema which
+// disagrees with the CRD is reported).
 // --commands writes every container's command line (command + args) as JSON, for the
 // caller to check the flags against the binaries.
 //
-// Prints one line per object; exit 0 when all pass, 1 otherwise, 2 on bad usage.
-import { readFileSync, writeFileSync } from "node:fs";
+// Prints one line per object; exit 0 when all pass, 1 otherwise, 2 on bad usage (a CRD
+// path that is not a readable MPIJob CRD among them).
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { IN_REPO_SCHEMA, crdSchema, disagreements, inRepoSchema } from "./mpijob_schemas.mjs";
 
 function parseArgs(argv) {
   const args = { files: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (a === "--modules" || a === "--crd" || a === "--commands") {
+    if (a === "--modules" || a === "--crd" || a === "--commands" || a === "--schema") {
       if (i + 1 >= argv.length) usage(`${a} needs a value`);
       args[a.slice(2)] = argv[++i];
     } else if (a.startsWith("--")) {
@@ -34,13 +41,19 @@ function parseArgs(argv) {
       args.files.push(a);
     }
   }
-  if (!args.modules || !args.crd || args.files.length === 0) usage("give --modules, --crd and at least one file");
+  if (!args.modules || args.files.length === 0) usage("give --modules and at least one file");
   args.modules = resolve(args.modules);
+  args.schema ??= IN_REPO_SCHEMA;
+  if (!existsSync(args.schema)) usage(`${args.schema}: no such MPIJob schema`);
+  args.crd ??= process.env.GANTRY_MPIJOB_CRD || undefined;
+  if (args.crd !== undefined && !existsSync(args.crd)) {
+    usage(`the MPIJob CRD ${args.crd} does not exist: give the path of the operator's kubeflow.org_mpijobs.yaml, or unset GANTRY_MPIJOB_CRD to check against the in-repo schema alone`);
+  }
   return args;
 }
 
 function usage(why) {
-  console.error(`validate.mjs: ${why}\nusage: node validate.mjs --modules DIR --crd CRD.yaml [--commands OUT] FILE...`);
+  console.error(`validate.mjs: ${why}\nusage: node validate.mjs --modules DIR [--crd CRD.yaml] [--commands OUT] [--schema FILE] FILE...`);
   process.exit(2);
 }
 
@@ -50,29 +63,47 @@ const YAML = require("yaml");
 const Ajv = require("ajv").default;
 const addFormats = require("ajv-formats").default;
 
-// The CRD schema of `version`, strict as described above.
-function mpiJobSchema(crdPath, version) {
-  const crd = YAML.parse(readFileSync(crdPath, "utf8"));
-  const entry = (crd?.spec?.versions ?? []).find((v) => v.name === version);
-  if (!entry) throw new Error(`${crdPath}: no version ${version} in spec.versions`);
-  const schema = structuredClone(entry.schema.openAPIV3Schema);
-  const tighten = (node) => {
-    if (node === null || typeof node !== "object") return;
-    if (Array.isArray(node)) return node.forEach(tighten);
-    if (node.properties && !node["x-kubernetes-preserve-unknown-fields"] && node.additionalProperties === undefined) {
-      node.additionalProperties = false;
-    }
-    for (const value of Object.values(node)) tighten(value);
-  };
-  tighten(schema);
-  schema.properties.spec.properties.launcherCreationPolicy.enum = ["AtStartup", "WaitForWorkersReady"];
-  return schema;
-}
-
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
 ajv.addFormat("int-or-string", true);
-const validateMpiJob = ajv.compile(mpiJobSchema(args.crd, "v2beta1"));
+
+// One validator per schema, each naming itself in its problems.
+function mpiJobValidators() {
+  const ours = inRepoSchema(YAML, args.schema);
+  const validators = [{ name: "in-repo schema", validate: ajv.compile(ours) }];
+  if (args.crd === undefined) return validators;
+  let crd;
+  try {
+    crd = crdSchema(YAML, args.crd);
+  } catch (e) {
+    usage(e.message);
+  }
+  const drift = disagreements(ours, crd.original);
+  if (drift.length > 0) {
+    console.log(`FAIL ${args.schema} disagrees with the operator's CRD ${args.crd}:\n  ${drift.join("\n  ")}`);
+    failures++;
+  } else {
+    console.log(`ok   ${args.schema} agrees with the operator's CRD ${args.crd}`);
+  }
+  validators.push({ name: "operator CRD", validate: ajv.compile(crd.strict) });
+  return validators;
+}
+
+// Set when the in-repo schema refused a field it does not list: said once at the end.
+let unknownToInRepoSchema = false;
+
+function schemaProblems(validator, doc) {
+  if (validator.validate(doc)) return [];
+  return validator.validate.errors.map((e) => {
+    const unknown = e.params?.additionalProperty ? `: ${e.params.additionalProperty}` : "";
+    if (unknown && validator.name === "in-repo schema") unknownToInRepoSchema = true;
+    const allowed = e.params?.allowedValues ? ` ${JSON.stringify(e.params.allowedValues)}` : "";
+    return `${validator.name}: ${e.instancePath || "/"} ${e.message}${unknown}${allowed}`;
+  });
+}
+
+let failures = 0;
+const validators = mpiJobValidators();
 
 const DNS1035 = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -131,7 +162,6 @@ function containers(doc) {
   return found;
 }
 
-let failures = 0;
 const commands = [];
 for (const file of args.files) {
   const docs = YAML.parseAllDocuments(readFileSync(file, "utf8"));
@@ -146,9 +176,7 @@ for (const file of args.files) {
     const label = `${file}: ${doc.apiVersion} ${doc.kind} ${doc.metadata?.name}`;
     let problems;
     if (doc.apiVersion === "kubeflow.org/v2beta1" && doc.kind === "MPIJob") {
-      problems = validateMpiJob(doc)
-        ? []
-        : validateMpiJob.errors.map((e) => `${e.instancePath || "/"} ${e.message}${e.params?.additionalProperty ? `: ${e.params.additionalProperty}` : ""}${e.params?.allowedValues ? ` ${JSON.stringify(e.params.allowedValues)}` : ""}`);
+      problems = validators.flatMap((validator) => schemaProblems(validator, doc));
       problems.push(...operatorRules(doc));
     } else {
       problems = await builtInProblems(doc);
@@ -161,6 +189,9 @@ for (const file of args.files) {
     }
     commands.push(...containers(doc));
   }
+}
+if (unknownToInRepoSchema) {
+  console.log(`note: ${args.schema} lists only the fields the chart renders; a field the operator (or Kubernetes, in a pod template) does have is added there with its facts`);
 }
 if (args.commands) writeFileSync(args.commands, JSON.stringify(commands, null, 1));
 process.exit(failures > 0 ? 1 : 0);
