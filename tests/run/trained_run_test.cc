@@ -45,7 +45,8 @@ std::vector<absl::StatusOr<TrainedRun>> OpenOnRanks(int ranks, const TrainedRunR
   LocalGroup group(ranks);
   std::vector<std::unique_ptr<Communicator>> comms;
   for (int r = 0; r < ranks; ++r) comms.push_back(group.Rank(r));
-  std::vector<absl::StatusOr<TrainedRun>> got(ranks, absl::UnknownError("not run"));
+  std::vector<absl::StatusOr<TrainedRun>> got;
+  for (int r = 0; r < ranks; ++r) got.emplace_back(absl::UnknownError("not run"));
   std::vector<bool> collective_failed(ranks);
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r) {

@@ -6,9 +6,10 @@
 # holds, e.g. num_check 'm > 0 and m < 0.5 * p' m="$model" p="$persistence". Fails
 # (status 1, saying why on stderr) for an empty or non-numeric value, NaN, -NaN or an
 # infinity, whatever the expression: awk (Debian's default mawk) lets nan through
-# comparisons such as `v > 0`, which is why these checks do not use it.
+# comparisons such as `v > 0`, which is why these checks do not use it. It runs Debian's
+# own /usr/bin/python3 (a python3 first on PATH may be a slow pyenv shim).
 num_check() {
-  python3 - "$@" <<'PY'
+  /usr/bin/python3 -S -E - "$@" <<'PY'
 import math, sys
 expression, pairs = sys.argv[1], sys.argv[2:]
 values = {}
