@@ -6,7 +6,9 @@
 # Everything is built, installed and written in a fresh scratch folder (the source tree
 # is copied there first, since pip builds in place), removed at the end.
 set -euo pipefail
-export GANTRY_COORDINATOR_BIN=$1 GANTRY_WORKER_BIN=$2 GANTRY_CLI_BIN=$3 GANTRY_MPIEXEC=$4
+# Absolute, since the tests run from the scratch folder.
+export GANTRY_COORDINATOR_BIN=$(realpath -ms "$1") GANTRY_WORKER_BIN=$(realpath -ms "$2") \
+  GANTRY_CLI_BIN=$(realpath -ms "$3") GANTRY_MPIEXEC=$(realpath -ms "$4")
 shift 4
 python=/usr/bin/python3  # Debian's: python3-grpcio, python3-protobuf, python3-grpc-tools from apt
 source_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
