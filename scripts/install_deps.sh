@@ -13,6 +13,10 @@ packages=(
   # store, and Python's gRPC tools for the language-neutrality test's client.
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libsqlite3-dev
   python3-grpc-tools
+  # The Python client (python/) and its tests: Debian's Python with gRPC, Protobuf and
+  # PyYAML (run files), pip and setuptools to build it offline, pytest.
+  python3-grpcio python3-protobuf python3-yaml python3-pip python3-setuptools python3-wheel python3-venv
+  python3-pytest
   libcpp-httplib-dev      # the coordinator's HTTP listener: dashboard and /metrics (--http-listen)
   libdnnl-dev             # oneDNN: the fast CPU kernels (GANTRY_ONEDNN=AUTO builds them when present)
   ocl-icd-opencl-dev      # oneDNN's CMake config requires OpenCL (only recommended by libdnnl-dev)
