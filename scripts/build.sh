@@ -1,6 +1,33 @@
 #!/usr/bin/env bash
-# Configures and builds gantry into build/ (Release, 2 parallel jobs by default).
+# Configures and builds gantry (Release, 2 parallel jobs by default; ccache when it is
+# installed, which scripts/install_deps.sh does).
+#
+#   bash scripts/build.sh                  the programs: gantry-worker, gantry, gantry-coordinator
+#   bash scripts/build.sh --tests          and the tests (what scripts/test.sh builds)
+#   bash scripts/build.sh --benchmarks     and the benchmarks of bench/
+#   bash scripts/build.sh --dir DIR ...    into DIR instead of build/
+# Further arguments go to cmake's configure step (e.g. -DGANTRY_CUDA=OFF).
+# GANTRY_JOBS sets the parallelism.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@"
-cmake --build build -j"${GANTRY_JOBS:-2}"
+
+dir=build tests=OFF benchmarks=OFF
+cmake_args=()
+while (($#)); do
+  case $1 in
+    --tests) tests=ON ;;
+    --benchmarks) benchmarks=ON ;;
+    --dir) dir=$2; shift ;;
+    *) cmake_args+=("$1") ;;
+  esac
+  shift
+done
+launcher=()
+if command -v ccache >/dev/null; then
+  # Paths under the checkout hash relatively, so two checkouts share cache entries.
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DGANTRY_BUILD_TESTS="$tests" -DGANTRY_BUILD_BENCHMARKS="$benchmarks" \
+  "${launcher[@]}" "${cmake_args[@]}"
+cmake --build "$dir" -j"${GANTRY_JOBS:-2}"

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ccache openssl
   libeigen3-dev libabsl-dev libspdlog-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   zlib1g-dev libpng-dev libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
@@ -28,7 +28,8 @@ if [[ "${GANTRY_WITH_TORCH:-0}" == 1 ]]; then packages+=(python3-torch python3-n
 # scripts/test_arm64.sh): Debian's cross compiler, qemu-user, and mmdebstrap to extract the
 # arm64 libraries into a root of their own (the host's packages stay amd64 only).
 if [[ "${GANTRY_WITH_ARM64:-0}" == 1 ]]; then packages+=(crossbuild-essential-arm64 qemu-user mmdebstrap); fi
-# The dashboard's end-to-end test opens the page in headless Chromium (SKIPPED without it).
+# The dashboard's end-to-end test opens the page in headless Chromium (scripts/test.sh
+# installs it; the test fails without it).
 if [[ "${GANTRY_WITH_BROWSER:-0}" == 1 ]]; then packages+=(chromium); fi
 
 missing=()

@@ -1,5 +1,5 @@
 """Where the coordinator is and how the client proves who it is, read as `gantry` reads
-them (client/coordinator_target.cc, client/client_channel.cc): an argument, else the
+them (channel/coordinator_target.cc, channel/client_channel.cc): an argument, else the
 environment (GANTRY_COORDINATOR, GANTRY_TOKEN), else the CLI's default address. The CLI
 reads no other variable: TLS is asked for with arguments only (tls_ca=, tls=), as with
 its --tls-ca and --tls flags.
@@ -12,7 +12,7 @@ import grpc
 
 from gantry.errors import ConfigurationError
 
-DEFAULT_ADDRESS = "127.0.0.1:50051"  # gantry's --coordinator default (cli/client.h)
+DEFAULT_ADDRESS = "127.0.0.1:50051"  # gantry's --coordinator default (cli/connection.h)
 
 # Keepalive pings, as the CLI sends (SetClientKeepalive), so a watch notices a coordinator
 # that vanished; and reconnect attempts at most 2 s apart (gRPC's own backoff grows to

@@ -2,7 +2,7 @@
 
 A failed gRPC call is never raised as grpc.RpcError: from_rpc_error() turns its status
 code into one of the classes below (as `gantry` turns it into an exit code, see
-cli/exit_codes.cc), keeping the coordinator's message, which names the field and the fix.
+cli/rpc_exit_codes.cc), keeping the coordinator's message, which names the field and the fix.
 Each class also derives from the built-in exception of the same meaning (ValueError,
 LookupError, ...), so code that does not know gantry can still catch it sensibly.
 """

@@ -1,5 +1,5 @@
 """Run files for submit(run_file=...): what `gantry submit --config` and `gantry-worker
---config` read (spec/run_file.cc), with the same rules.
+--config` read (runspec/run_file.cc), with the same rules.
 
 A run file is a flat YAML or JSON mapping of "setting: value" pairs; keys are the
 settings' names, kebab-case or snake_case alike (data-dir, data_dir); a value is a
@@ -19,7 +19,7 @@ import os
 from gantry.errors import InvalidSpec
 from gantry.settings import field_of_keyword, keyword_of_setting, unknown_setting
 
-MAX_RUN_FILE_BYTES = 1 << 20  # a run file holds a few dozen settings (spec/run_file.h)
+MAX_RUN_FILE_BYTES = 1 << 20  # a run file holds a few dozen settings (runspec/run_file.h)
 
 
 def read_run_file(path):

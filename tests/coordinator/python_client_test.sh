@@ -2,13 +2,13 @@
 # The API is language-neutral: Python stubs generated from proto/ with Debian's
 # python3-grpc-tools list the jobs a real gantry-coordinator holds.
 # Usage: python_client_test.sh COORDINATOR_BIN GANTRY_BIN PROTO_DIR LIST_JOBS_PY
-# Exits 77 (skipped) when /usr/bin/python3 lacks grpc_tools or grpc.
+# Fails, saying what to install, when /usr/bin/python3 lacks grpc_tools or grpc.
 set -euo pipefail
 coordinator_bin=$1 gantry_bin=$2 proto_dir=$3 client=$4
 
 if ! /usr/bin/python3 -c "import grpc, grpc_tools" 2>/dev/null; then
-  echo "SKIP: /usr/bin/python3 has no grpc_tools/grpc; apt-get install python3-grpc-tools"
-  exit 77
+  echo "FAIL: /usr/bin/python3 has no grpc_tools/grpc; apt-get install python3-grpc-tools (scripts/install_deps.sh)"
+  exit 1
 fi
 
 work=$(mktemp -d)

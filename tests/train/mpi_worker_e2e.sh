@@ -2,11 +2,12 @@
 # End-to-end gantry-worker runs under `mpirun -np 2` on a slice of Fashion-MNIST (the
 # Debian package scripts/install_deps.sh installs). Usage:
 #   mpi_worker_e2e.sh MPIEXEC WORKER SCENARIO      SCENARIO: sweep | straggler | stuck | overflow | resume
-# Exit 0: pass; 77: skipped (no dataset); anything else: fail, with the reason.
+# Exit 0: pass; anything else: fail, with the reason (a missing dataset included).
 set -uo pipefail
 mpiexec=$1 worker=$2 scenario=$3
 data=/usr/share/datasets/fashion-mnist
-[[ -e $data/train-images-idx3-ubyte.gz || -e $data/train-images-idx3-ubyte ]] || { echo "SKIP: no $data"; exit 77; }
+[[ -e $data/train-images-idx3-ubyte.gz || -e $data/train-images-idx3-ubyte ]] \
+  || { echo "FAIL: no $data (bash scripts/install_deps.sh installs dataset-fashion-mnist)"; exit 1; }
 out=$(mktemp -d)/run
 log=$(mktemp)
 fail() { echo "FAIL ($scenario): $*"; echo "--- output:"; cat "$log"; exit 1; }

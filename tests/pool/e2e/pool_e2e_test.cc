@@ -31,7 +31,7 @@ constexpr char kKillLeaseSeconds[] = "5";
 class PoolEndToEnd : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const std::string missing = testing::MissingPrerequisite(); !missing.empty()) GTEST_SKIP() << missing;
+    if (const std::string missing = testing::MissingPrerequisite(); !missing.empty()) GTEST_FAIL() << missing;
     dir_ = testing::MakeTempDir(::testing::UnitTest::GetInstance()->current_test_info()->name());
   }
 
@@ -289,7 +289,7 @@ TEST_F(PoolEndToEnd, SigtermStopsEveryRankCleanlyAndTheJobIsRequeued) {
 }
 
 TEST_F(PoolEndToEnd, AOneProcessPoolRunsAJobOverTlsWithAToken) {
-  if (!std::filesystem::exists("/usr/bin/openssl")) GTEST_SKIP() << "openssl not installed";
+  if (!std::filesystem::exists("/usr/bin/openssl")) GTEST_FAIL() << "no /usr/bin/openssl (bash scripts/install_deps.sh installs it)";
   const CommandResult made = RunCommand(
       absl::StrCat("/usr/bin/openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 ",
                    "-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 -keyout ", dir_,

@@ -22,7 +22,7 @@ using testing::Gantry;
 using testing::RunCommand;
 
 TEST(RolloutEndToEnd, ARolloutOfAFinishedRunRunsOnThePoolIntoItsRunFolder) {
-  if (access(GANTRY_MPIEXEC, X_OK) != 0) GTEST_SKIP() << "no mpirun at " << GANTRY_MPIEXEC;
+  if (access(GANTRY_MPIEXEC, X_OK) != 0) GTEST_FAIL() << "no mpirun at " << GANTRY_MPIEXEC << " (bash scripts/install_deps.sh)";
   const std::string dir = testing::MakeTempDir("rollout_e2e");
   const std::string data = dir + "/data", case_dir = data + "/case-1";
   const CommandResult made =
