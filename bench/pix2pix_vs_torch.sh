@@ -19,8 +19,10 @@
 #   CONFIGS="128:64:64 256:64:64" BATCHES="2 4 8" ROUNDS=3 bench/pix2pix_vs_torch.sh
 #   BEFORE=/tmp/gantry-bench-pix2pix.main CONFIGS="128:64:64" BATCHES=4 bench/pix2pix_vs_torch.sh
 #
-# Needs build/bin/gantry-bench-pix2pix, mpirun, /usr/bin/python3 with python3-torch and
-# Debian's OpenBLAS unpacked as shared/reference/README.md says (OB=... its folder).
+# Needs build/bin/gantry-bench-pix2pix, mpirun and /usr/bin/python3 with python3-torch.
+# PyTorch runs over Debian's OpenBLAS from bench/torch/fair_torch.sh (fetched into its cache
+# on first use; bench/torch/README.md, "A fair PyTorch"); OB=DIR names another folder with
+# OpenBLAS's libblas.so.3 instead.
 # PRECISION=bf16 only where lscpu lists avx512_bf16 or amx_bf16 (checked here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,14 +35,19 @@ PRECISION=${PRECISION:-fp32}
 NORM=${NORM:-batch}
 BIN=${BIN:-build/bin/gantry-bench-pix2pix}
 BEFORE=${BEFORE:-}
-OB=${OB:-/work/ob/usr/lib/x86_64-linux-gnu/openblas-openmp}
+OB=${OB:-}
 PY=${PY:-/usr/bin/python3}
 
 for b in "$BIN" ${BEFORE:+"$BEFORE"}; do
   if [[ ! -x $b ]]; then echo "no $b: build the target gantry-bench-pix2pix first" >&2; exit 2; fi
 done
+if [[ -z $OB ]]; then
+  OB=$(bench/torch/fair_torch.sh) ||
+    { echo "no OpenBLAS for PyTorch: bench/torch/fair_torch.sh failed (see above)" >&2; exit 2; }
+fi
 if [[ ! -e $OB/libblas.so.3 ]]; then
-  echo "no OpenBLAS in OB=$OB: unpack libopenblas0-openmp as shared/reference/README.md says" >&2; exit 2
+  echo "no libblas.so.3 in OB=$OB: name OpenBLAS's folder, or leave OB unset (fair_torch.sh)" >&2
+  exit 2
 fi
 if [[ $PRECISION == bf16 ]] && ! grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
   echo "PRECISION=bf16: this CPU has no avx512_bf16/amx_bf16 units; use fp32" >&2; exit 2

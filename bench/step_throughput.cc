@@ -1,5 +1,5 @@
 // Whole DCGAN training-step throughput: samples/s and achieved GFLOP/s per global batch
-// size, on synthetic data (as shared/reference/dcgan_torch.py does, so the two print
+// size, on synthetic data (as bench/torch/dcgan_torch.py does, so the two print
 // comparable tables). One process, or N ranks under mpirun (synchronous data parallel:
 // each rank computes its share of the batch, gradients are all-reduced over MPI).
 //
@@ -40,7 +40,7 @@
 namespace gantry {
 namespace {
 
-// 225,835,904 multiply-adds per sample per step (shared/reference/README.md counts them
+// 225,835,904 multiply-adds per sample per step (bench/torch/README.md counts them
 // layer by layer): G forward, D forward on real and fake, and both gradient tapes.
 constexpr double kFlopsPerSample = 2.0 * 225'835'904.0;
 

@@ -11,10 +11,12 @@
 # Options:
 #   --no-mpi      leave Open MPI (mpirun and its plugins) out
 #   --no-data     leave the Fashion-MNIST files out
-#   --all-data    also copy the t10k-* (test split) files; gantry-worker reads only the
-#                 train-* pair (worker/data/mnist_dataset.h), so they are left out by default
-#   --mnist       also copy ../shared/data/mnist (for tests/train/bf16_vs_fp32_mnist.sh;
-#                 ../shared does not travel with the working tree)
+#   --all-data    also copy the t10k-* (test split) files, of --mnist too; gantry-worker
+#                 reads only the train-* pair (worker/data/mnist_dataset.h), so they are
+#                 left out by default
+#   --mnist DIR   also copy the MNIST files of DIR (train-*-ubyte[.gz]) into data/mnist, for
+#                 tests/train/bf16_vs_fp32.sh with DATASET mnist (data outside the
+#                 repository does not travel with the working tree)
 #   --data DIR    Fashion-MNIST folder to copy (default /usr/share/datasets/fashion-mnist)
 #   --strip       strip the gantry binaries (smaller; no symbols in backtraces)
 #
@@ -77,8 +79,13 @@
 set -euo pipefail
 
 usage() { sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; }
+# value_of OPTION VALUE...: VALUE, or exit 2 naming OPTION when it has none.
+value_of() {
+  (($# >= 2)) || { echo "gpu_bundle: $1 needs a folder (see --help)" >&2; exit 2; }
+  echo "$2"
+}
 
-WITH_MPI=1 WITH_DATA=1 ALL_DATA=0 WITH_MNIST=0 STRIP=0
+WITH_MPI=1 WITH_DATA=1 ALL_DATA=0 MNIST_SRC='' STRIP=0
 DATA_SRC=/usr/share/datasets/fashion-mnist
 POS=()
 while (($#)); do
@@ -86,8 +93,8 @@ while (($#)); do
     --no-mpi) WITH_MPI=0 ;;
     --no-data) WITH_DATA=0 ;;
     --all-data) ALL_DATA=1 ;;
-    --mnist) WITH_MNIST=1 ;;
-    --data) DATA_SRC=${2:?--data needs a folder}; shift ;;
+    --mnist) MNIST_SRC=$(value_of "$@"); shift ;;
+    --data) DATA_SRC=$(value_of "$@"); shift ;;
     --strip) STRIP=1 ;;
     -h | --help) usage; exit 0 ;;
     -*) echo "gpu_bundle: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -96,6 +103,10 @@ while (($#)); do
   shift
 done
 ((${#POS[@]} <= 2)) || { echo "gpu_bundle: too many arguments (see --help)" >&2; exit 2; }
+if [[ -n $MNIST_SRC ]]; then  # made absolute before the cd below
+  [[ -d $MNIST_SRC ]] || { echo "gpu_bundle: --mnist $MNIST_SRC: no such folder" >&2; exit 2; }
+  MNIST_SRC=$(cd "$MNIST_SRC" && pwd)
+fi
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO"
@@ -387,12 +398,20 @@ if ((WITH_DATA)); then
   done
   echo "data/fashion-mnist <- $DATA_SRC (${files[*]})" >>"$NEW/MANIFEST.txt"
 fi
-if ((WITH_MNIST)); then
-  src=$REPO/../shared/data/mnist
-  [[ -d $src ]] || die "no $src"
+if [[ -n $MNIST_SRC ]]; then
   mkdir -p "$NEW/data/mnist"
-  cp -L "$src"/*-ubyte.gz "$NEW/data/mnist/"
-  echo "data/mnist <- $src" >>"$NEW/MANIFEST.txt"
+  files=(train-images-idx3-ubyte train-labels-idx1-ubyte)
+  ((ALL_DATA)) && files+=(t10k-images-idx3-ubyte t10k-labels-idx1-ubyte)
+  for f in "${files[@]}"; do
+    if [[ -f $MNIST_SRC/$f.gz ]]; then
+      cp -L "$MNIST_SRC/$f.gz" "$NEW/data/mnist/"
+    elif [[ -f $MNIST_SRC/$f ]]; then
+      gzip -9c "$MNIST_SRC/$f" >"$NEW/data/mnist/$f.gz"
+    else
+      die "--mnist $MNIST_SRC: no ${f}[.gz] there (a folder with the MNIST IDX files)"
+    fi
+  done
+  echo "data/mnist <- $MNIST_SRC" >>"$NEW/MANIFEST.txt"
 fi
 
 # --- env.sh -----------------------------------------------------------------------------

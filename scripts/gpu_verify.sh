@@ -17,7 +17,7 @@
 # 2. ctest -L gpu (the CUDA op tests and nccl_allreduce_np2);
 # 3. nvidia-smi: GPU names, driver, memory;
 # 4. gantry-bench-step --device cuda, fp32 and bf16, batches 64..512;
-# 5. the PyTorch port bench/torch/dcgan_torch_gpu.py at the same settings (skipped, not
+# 5. the PyTorch yardstick bench/torch/dcgan_torch.py at the same settings (skipped, not
 #    failed, when no interpreter has torch with CUDA);
 # 6. gantry-bench-nccl on the gradient buffer (2,518,337 values), fp32 and
 #    bf16, under mpirun with one rank per GPU (skipped with one GPU: NCCL needs a GPU per
@@ -63,7 +63,7 @@ BATCHES=${GANTRY_GPU_BATCHES:-64,128,256,512}
 WARMUP=${GANTRY_GPU_WARMUP:-10}
 STEPS=${GANTRY_GPU_STEPS:-100}
 STEP_TIMEOUT=${GANTRY_GPU_STEP_TIMEOUT:-1800}
-GRAD_VALUES=2518337   # G 2,305,472 + D 212,865 parameters (shared/reference/README.md)
+GRAD_VALUES=2518337   # G 2,305,472 + D 212,865 parameters (bench/torch/dcgan_model.py)
 
 mkdir -p "$OUT"
 rm -f "$OUT"/*.log "$OUT"/*.jsonl "$OUT/summary.md"
@@ -113,7 +113,7 @@ skip_step() {  # name reason: records SKIP and leaves the reason in the step's l
 
 # table_col FILE COLUMN: "batch value" for each row of the first table in FILE whose
 # header line starts with "batch" and has COLUMN (the tables of gantry-bench-step and
-# dcgan_torch_gpu.py). Columns are found by name, so added columns do not break it.
+# dcgan_torch.py). Columns are found by name, so added columns do not break it.
 table_col() {
   [[ -f $1 ]] || return 0
   awk -v col="$2" '
@@ -300,7 +300,7 @@ EOF
 done
 for p in fp32 bf16; do
   if [[ -n $torch_py ]]; then
-    run_step "torch-step-$p" "${outside_bundle[@]}" "$torch_py" bench/torch/dcgan_torch_gpu.py --device cuda --precision "$p" \
+    run_step "torch-step-$p" "${outside_bundle[@]}" "$torch_py" bench/torch/dcgan_torch.py --device cuda --precision "$p" \
       --batch-size "$BATCHES" --warmup "$WARMUP" --steps "$STEPS" --json "$OUT/torch-step.jsonl" || true
   else
     skip_step "torch-step-$p" "no Python here has torch with CUDA ($(IFS=';'; echo "${torch_why[*]}")); PyTorch comparison not measured"

@@ -2,10 +2,14 @@
 """Regenerates the PyTorch reference values ("goldens") under tests/golden/.
 
 Run with the interpreter that has Debian's python3-torch, from anywhere:
-    /usr/bin/python3 scripts/make_goldens.py
-It rewrites every file under tests/golden/ and is deterministic: the same torch and
-numpy give byte-identical files. The C++ tests tests/layers/golden_layers_test.cc and
-tests/models/dcgan_golden_test.cc read them through tests/testing/golden.h.
+    /usr/bin/python3 scripts/make_goldens.py              # rewrites tests/golden/
+    /usr/bin/python3 scripts/make_goldens.py --out DIR    # writes the arrays into DIR instead
+It rewrites every .npy file under the output folder and is deterministic: the same torch
+and numpy give byte-identical files (so `--out` into an empty folder and `cmp` against
+tests/golden/ tells whether the goldens would change). The DCGAN is the benchmark's own
+model, bench/torch/dcgan_model.py (the network bench/torch/dcgan_torch.py times). The C++
+tests tests/layers/golden_layers_test.cc and tests/models/dcgan_golden_test.cc read them
+through tests/testing/golden.h.
 
 Precision choice
   Every input (data, parameters, upstream gradients, running statistics) is drawn as
@@ -39,7 +43,7 @@ Files
   tests/golden/pix2pix_step/README.md.
 """
 
-import importlib.util
+import argparse
 import os
 import sys
 
@@ -48,24 +52,17 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-sys.dont_write_bytecode = True  # importing the reference must not litter shared/
+sys.dont_write_bytecode = True  # importing the model must not leave __pycache__ in bench/
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GOLDEN = os.path.join(REPO, "tests", "golden")
+GOLDEN = os.path.join(REPO, "tests", "golden")   # main() points it elsewhere with --out
 
 
 def load_reference():
-    """Imports the reference model (shared/reference/dcgan_torch.py) by path."""
-    candidates = [os.environ.get("GANTRY_REFERENCE", ""),
-                  os.path.join(REPO, "shared", "reference", "dcgan_torch.py"),
-                  "/work/shared/reference/dcgan_torch.py"]
-    for path in candidates:
-        if path and os.path.isfile(path):
-            spec = importlib.util.spec_from_file_location("dcgan_torch", path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            return module
-    raise SystemExit("dcgan_torch.py not found; set GANTRY_REFERENCE to its path")
+    """The reference DCGAN: bench/torch/dcgan_model.py (Generator, Discriminator, ...)."""
+    sys.path.insert(0, os.path.join(REPO, "bench", "torch"))
+    import dcgan_model
+    return dcgan_model
 
 
 def f32(t):
@@ -579,6 +576,11 @@ def write_pix2pix_steps():
 
 
 def main():
+    global GOLDEN
+    parser = argparse.ArgumentParser(description="Regenerates the PyTorch goldens.")
+    parser.add_argument("--out", default=GOLDEN,
+                        help="folder to write the .npy files into (default tests/golden)")
+    GOLDEN = os.path.abspath(parser.parse_args().out)
     torch.set_num_threads(1)  # reductions in a fixed order
     ref = load_reference()
     # Stale arrays go; hand-written files (README.md) stay.

@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""Trains the PyTorch reference DCGAN (shared/reference/dcgan_torch.py) on real MNIST-format
+"""Trains the PyTorch reference DCGAN (bench/torch/dcgan_model.py) on real MNIST-format
 IDX data with the same settings as gantry-worker, so their samples can be compared epoch
 by epoch. Writes <out>/samples/epoch_NNN.png (8x8 grid of G in eval mode on a fixed noise
 batch, like gantry) and <out>/epochs.csv (epoch, seconds, d_loss, g_loss).
 
-  /usr/bin/python3 scripts/train_reference_mnist.py --data-dir ../shared/data/mnist \
+  /usr/bin/python3 scripts/train_reference_mnist.py --data-dir /path/to/mnist \
       --epochs 3 --batch-size 64 --out runs/torch-mnist
 
-Uses Debian's python3-torch; see shared/reference/README.md for running it over OpenBLAS.
+--data-dir is a folder with train-images-idx3-ubyte[.gz] (MNIST or Fashion-MNIST). Uses
+Debian's python3-torch; bench/torch/README.md ("A fair PyTorch") says how to run it over
+OpenBLAS (prefix the command with bench/torch/fair_torch.sh).
 """
 
 import argparse
+import contextlib
 import gzip
 import importlib.util
 import os
@@ -21,12 +24,11 @@ import zlib
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 
 def load_reference(path):
-    sys.dont_write_bytecode = True  # keep __pycache__ out of the read-only shared folder
-    spec = importlib.util.spec_from_file_location("dcgan_torch", path)
+    sys.dont_write_bytecode = True  # keep __pycache__ out of bench/torch
+    spec = importlib.util.spec_from_file_location("dcgan_model", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -77,7 +79,8 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--reference", default=os.path.join(here, "..", "..", "shared", "reference", "dcgan_torch.py"))
+    parser.add_argument("--reference", default=os.path.join(here, "..", "bench", "torch", "dcgan_model.py"),
+                        help="the model file (default bench/torch/dcgan_model.py)")
     args = parser.parse_args()
 
     ref = load_reference(args.reference)
@@ -102,7 +105,7 @@ def main():
             start, d_sum, g_sum = time.time(), 0.0, 0.0
             for step in range(steps):
                 real = images[order[step * args.batch_size:(step + 1) * args.batch_size]]
-                g_loss, d_loss = ref.train_step(G, D, g_opt, d_opt, real, ref.make_autocast("fp32"))
+                g_loss, d_loss = ref.train_step(G, D, g_opt, d_opt, real, contextlib.nullcontext)
                 d_sum += float(d_loss)
                 g_sum += float(g_loss)
                 if (step + 1) % 200 == 0:

@@ -14,15 +14,15 @@ The networks are gantry's `--model pix2pix`, layer for layer:
   momentum 0.01); InstanceNorm2d(eps 1e-5, no affine) with --norm instance.
 Losses from one shared forward: d = 0.5 (BCE(D(x,y),1) + BCE(D(x,G(x)),0)),
 g = BCE(D(x,G(x)),1) + 100 mean|G(x) - y|; the two gradients are two backward passes
-restricted with backward(inputs=...) (as shared/reference/dcgan_torch.py does), then
+restricted with backward(inputs=...) (as bench/torch/dcgan_model.py does), then
 Adam(lr 2e-4, betas (0.5, 0.999), eps 1e-7) on each network. Weights N(0, 0.02).
 
 Data: synthetic rows uniform in [-1, 1) (condition 4 channels, target 3), made once per
 rank. --batch-size is PER RANK; samples/s counts the global batch (ranks x batch).
 --ddp spawns --world-size ranks with gloo DistributedDataParallel, 1 intra-op thread each
-by default (shared/reference/README.md's fair setting: run with Debian's OpenBLAS in
-LD_LIBRARY_PATH and OPENBLAS_CORETYPE unset). Step times are rank 0's, with a barrier
-before each step so a step covers every rank's.
+by default (the fair setting of bench/torch/README.md: run it through
+bench/torch/fair_torch.sh, over Debian's OpenBLAS with OPENBLAS_CORETYPE unset). Step times
+are rank 0's, with a barrier before each step so a step covers every rank's.
 
   /usr/bin/python3 bench/torch/pix2pix_torch.py --image-size 128 --batch-size 1,4 --ddp
 """

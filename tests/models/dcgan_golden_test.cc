@@ -1,5 +1,5 @@
 // One whole DCGAN training step against the PyTorch reference model of
-// shared/reference/dcgan_torch.py (tests/golden/dcgan_step/, written by
+// bench/torch/dcgan_model.py (tests/golden/dcgan_step/, written by
 // scripts/make_goldens.py; its README.md describes every file).
 //
 // Both sides start from the same parameters, rebuilt here from the integer-hash recipe

@@ -6,7 +6,7 @@
 //   D: x[N,1,28,28] -> Conv 5x5 s2 ->64x14x14 -> LeakyReLU -> Dropout -> Conv 5x5 s2
 //      ->128x7x7 -> LeakyReLU -> Dropout -> Flatten 6272 -> Linear ->1 (logit)
 // Each network's parameters live in one flat buffer, in PyTorch's parameters() order
-// for the reference model in shared/reference/dcgan_torch.py.
+// for the reference model in bench/torch/dcgan_model.py.
 #pragma once
 
 #include <cstdint>
