@@ -122,7 +122,7 @@ double PredictedStepSeconds(const std::vector<int64_t>& shares, const std::vecto
 // New shares for `global_batch` in proportion to the measured throughput, or nullopt when
 // the window is not full yet, the plan equals the current one, or PredictedStepSeconds
 // would not drop by at least `min_gain` (a fraction of the current step), so a balanced
-// group is never churned. No rank is planned below `min_share` rows (spec/batch_fit.h
+// group is never churned. No rank is planned below `min_share` rows (runspec/batch_fit.h
 // MinShare: a rank normalising BatchNorm over its own rows needs two).
 // CHECKs that `current_shares` (the shares the window ran with, each >= 1) sum to
 // global_batch, and that global_batch holds min_share rows per rank.

@@ -1,7 +1,7 @@
 // The shard plan of each epoch: which share of every global batch each rank takes, and
 // the seed the epoch is shuffled with.
 //
-// A batch size starts with even shares (common/shard_plan.h EvenShares), as a standalone
+// A batch size starts with even shares (common/batch_shares.h EvenShares), as a standalone
 // `gantry-worker train` does. When the spec asks for rebalancing, the plan after an
 // epoch follows the ranks' measured speed (share / median compute time, reported with
 // the epoch row): ProportionalShares of the same global batch, adopted only when the

@@ -2,7 +2,7 @@
 //
 // A group can run a job when the job asks for the group's size (or for any size, 0),
 // every batch size of the job gives each of the group's ranks at least the job's minimum
-// share (spec/batch_fit.h: one row, or without --sync-bn the model's BatchNorm minimum),
+// share (runspec/batch_fit.h: one row, or without --sync-bn the model's BatchNorm minimum),
 // and, for a job that trains on GPUs (--device cuda), every rank of the group reported a
 // CUDA device. A rollout job has no batch: only its world size (if any) limits the group.
 // A job that no idle group fits waits without blocking the jobs behind it

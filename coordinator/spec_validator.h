@@ -1,10 +1,10 @@
 // Checks a submitted job with the worker's own validator, and confines its data path.
 // A rollout (SubmitJobRequest.rollout) is checked field by field with the run-spec
-// library's rollout checks (spec/rollout_spec_check.h), and its case folder confined
+// library's rollout checks (runspec/rollout_spec_check.h), and its case folder confined
 // the same way; what needs the source job (it exists and finished) is the Coordinator's.
 //
 // There is one validator: a RunSpec is turned into the worker's raw settings and given
-// to ResolveTrainConfig (spec/train_config.h), one setting at a time so that an
+// to ResolveTrainConfig (runspec/train_config.h), one setting at a time so that an
 // error names its field ("spec.lr: --lr: bad value ..."), then all together. The data
 // folder (data_dir, or the dataset's default location when unset) must resolve inside
 // one of the coordinator's data roots and be a folder.

@@ -31,20 +31,20 @@ struct EpochRow {
   int64_t skipped_steps_g = 0; // G's optimizer steps skipped in the epoch (inf/NaN gradient)
   int64_t skipped_steps_d = 0;
   double peak_rss_mb = 0;      // peak resident set of rank 0's process so far, MiB (ru_maxrss)
-  // Energy of the epoch (worker/train/energy_meter.h): the GPUs' NVML counters on a GPU
+  // Energy of the epoch (worker/monitor/energy_meter.h): the GPUs' NVML counters on a GPU
   // run, RAPL where readable, else CPU seconds x --watts-per-core (energy_estimated 1);
   // energy_source says which. 0 when not measured.
   double energy_j = 0;
   double energy_j_per_sample = 0;  // energy_j / (steps x batch_size)
   int energy_estimated = 0;        // 1: an estimate from CPU time, 0: measured
   // Quality of the epoch's fixed-noise samples by the dataset's judge
-  // (worker/train/quality_score.h); -1: not scored (--quality off, or no judge).
+  // (worker/eval/quality_score.h); -1: not scored (--quality off, or no judge).
   double quality_fd = -1;                // Fréchet distance to the test set's features
   double quality_class_entropy = -1;     // mean per-sample class entropy, nats
   double quality_marginal_entropy = -1;  // entropy of the mean class distribution, nats
   double quality_confidence = -1;        // mean top class probability
   // Flow (--dataset flow): G's next-frame error on the held-out pairs at the epoch's end,
-  // normalised units (worker/train/flow_validation.h); 0 for datasets without them.
+  // normalised units (worker/eval/flow_validation.h); 0 for datasets without them.
   double val_l1 = 0;
   double val_rel_l2 = 0;
   // Where energy_j comes from (report/energy_source.h): 1 estimate, 2 RAPL, 3 NVML

@@ -1,5 +1,5 @@
 // The loss-scaling settings of a run (--loss-scale and its dynamic parameters), as the
-// configuration carries them to each network's LossScaler (worker/train/loss_scaler.h,
+// configuration carries them to each network's LossScaler (worker/optim/loss_scaler.h,
 // which states the scaling rules).
 #pragma once
 

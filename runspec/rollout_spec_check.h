@@ -1,7 +1,7 @@
 // What the coordinator can check of a rollout submission (proto/gantry/v1/rollout_spec.proto)
 // without an engine, and the output folder both the rollout command and the pool use.
 // The worker checks everything again against the checkpoint and the case it loads
-// (worker/train/rollout_job.h); these checks only make a bad submission fail at once,
+// (worker/rollout/rollout_job.h); these checks only make a bad submission fail at once,
 // with the same fixes, rather than on a pool later.
 #pragma once
 

@@ -48,7 +48,7 @@ struct TrainConfig {
   // CPUs, e.g. 280 W / 64 cores (EPYC 7763) = 4.4 W and 270 W / 40 cores (Xeon 8380) =
   // 6.75 W, rounded towards the upper end because a training step keeps its core busy.
   double watts_per_core = 6;
-  // The per-epoch quality score (worker/train/judge.h): auto (score when the dataset's
+  // The per-epoch quality score (worker/eval/judge.h): auto (score when the dataset's
   // judge is cached, else say once how to make one) | off | fast (the 64 fixed-noise
   // samples) | full (1024 fixed-noise samples: a steadier Fréchet distance). A run never
   // trains a judge itself: that is `gantry-worker train-judge`, run once per dataset.

@@ -1,6 +1,6 @@
 """Training settings as submit() takes them, into a gantry.v1.RunSpec.
 
-The names come from the RunSpec message itself, as spec/run_spec_settings.cc maps them
+The names come from the RunSpec message itself, as runspec/run_spec_settings.cc maps them
 for the CLI: one field per `gantry-worker train` setting, named after it with '-'
 written '_'; `batch_sizes` is the setting batch-size. Here a setting is named by its
 keyword, the setting's name with '_' for '-' (data_dir, batch_size, max_steps), so a

@@ -1,5 +1,5 @@
 """Real gantry processes for the client's tests, as the C++ end-to-end tests start them
-(tests/coordinator/process_harness.cc, tests/serve/e2e/pool_harness.cc): gantry-coordinator
+(tests/coordinator/process_harness.cc, tests/pool/e2e/pool_harness.cc): gantry-coordinator
 on a free loopback port, found through its --port-file, and `mpirun -np 2 gantry-worker
 serve` against it. Every wait is bounded; every process is started in a session of its
 own and killed by its process group on stop, so no rank outlives a test.

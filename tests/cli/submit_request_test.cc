@@ -1,6 +1,6 @@
 // The RunSpec `gantry submit` makes from a run file resolves to the configuration
 // `gantry-worker train --config` resolves from the same file: the CLI, the coordinator
-// and the worker read runs through one library (spec/).
+// and the worker read runs through one library (runspec/).
 #include "cli/submit_request.h"
 
 #include <filesystem>

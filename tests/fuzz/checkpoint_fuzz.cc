@@ -1,4 +1,4 @@
-// Fuzz target: the checkpoint decoder (worker/train/checkpoint_codec.h and the container
+// Fuzz target: the checkpoint decoder (worker/checkpoint/checkpoint_codec.h and the container
 // of checkpoint_format.h).
 //
 // Input: one mode byte, then bytes. Mode bit 0 clear: the bytes are the whole file, so

@@ -1,4 +1,4 @@
-// Fuzz target: the .npy reader (worker/data/npy.h).
+// Fuzz target: the .npy reader (worker/formats/npy.h).
 //
 // Input: the file. Every input must end in an array or an error, never a crash. An
 // array must hold exactly product(shape) values, and writing it back with WriteNpy and

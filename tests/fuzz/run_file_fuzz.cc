@@ -1,4 +1,4 @@
-// Fuzz target: the run-file parser (spec/run_file.h, YAML or JSON) and the validation of
+// Fuzz target: the run-file parser (runspec/run_file.h, YAML or JSON) and the validation of
 // what it returns (ResolveTrainConfig).
 //
 // Input: the run file's text. Every input must parse or fail with a status, never crash

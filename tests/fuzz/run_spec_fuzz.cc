@@ -1,4 +1,4 @@
-// Fuzz target: RunSpec <-> settings (spec/run_spec_settings.h), the path every job takes
+// Fuzz target: RunSpec <-> settings (runspec/run_spec_settings.h), the path every job takes
 // from the coordinator to a worker, and the validation of the settings that come out.
 //
 // Input: one mode byte, then bytes. Mode bit 0 clear: the bytes are a serialized RunSpec

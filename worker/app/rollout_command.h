@@ -1,6 +1,6 @@
 // `gantry-worker rollout --run RUN --case DIR --steps H [--tile S --overlap O]
 // [--blend gaussian|linear|none]`: rolls a trained next-frame model out over a flow case,
-// its tiles spread over the ranks of `mpirun -np N` (worker/train/rollout_job.h).
+// its tiles spread over the ranks of `mpirun -np N` (worker/rollout/rollout_job.h).
 #pragma once
 
 #include "CLI/CLI.hpp"

@@ -4,7 +4,7 @@
 //       [--tls-ca CA.pem] [--runs-dir runs] [--name NAME] [--max-jobs N] ...
 //
 // Joins the ranks (MPI under mpirun, else a group of one), connects rank 0 to the
-// coordinator and runs the ServeLoop (worker/serve/serve_loop.h) until it is stopped;
+// coordinator and runs the ServeLoop (worker/pool/serve_loop.h) until it is stopped;
 // when the loop reports the ranks out of step, ends every rank of the job.
 // --coordinator and --token fall back to GANTRY_COORDINATOR and GANTRY_TOKEN.
 #pragma once

@@ -24,7 +24,7 @@ namespace gantry {
 
 class TrainCommand {
  public:
-  // Adds the `train` subcommand, with one flag per setting (spec/train_config.h), to `app`.
+  // Adds the `train` subcommand, with one flag per setting (runspec/train_config.h), to `app`.
   explicit TrainCommand(CLI::App& app);
 
   bool selected() const { return command_->parsed(); }

@@ -1,7 +1,7 @@
 // The shedding frequency of a wake from a probe signal (the cross-stream velocity uy(t)
 // behind the obstacle), as a Strouhal number St = f D / U: the one measurement of the
 // project, used alike for make-flow's flow.json (the simulated probe) and for a
-// rollout's predicted and true probe signals (worker/infer/rollout.h).
+// rollout's predicted and true probe signals (worker/rollout/rollout.h).
 #pragma once
 
 #include <string>

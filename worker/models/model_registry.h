@@ -1,4 +1,4 @@
-// Which GanModel a run trains: --model names it (spec/model_config.h lists the names the
+// Which GanModel a run trains: --model names it (runspec/model_config.h lists the names the
 // coordinator and the CLI accept; a test checks both lists agree).
 #pragma once
 

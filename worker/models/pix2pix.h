@@ -16,9 +16,9 @@
 //     d_loss = 0.5 * (BCE(D(x, y), 1) + BCE(D(x, G(x)), 0))
 //     g_loss = BCE(D(x, G(x)), 1) + l1_weight * mean|G(x) - y|
 //   Adam 2e-4, beta1 0.5 and N(0, 0.02) weights are the pix2pix defaults of the run
-//   settings (spec/train_config.cc).
+//   settings (runspec/train_config.cc).
 //
-// Where the sources disagree (shared/notes/flow-anchors.md §1; docs/pix2pix.md), we chose:
+// Where the sources disagree (the TF tutorial, junyanz's PyTorch code; docs/pix2pix.md), we chose:
 //   - Block order: the TF tutorial's Conv-Norm-LeakyReLU (down) and ConvT-Norm-Dropout-ReLU
 //     (up), not junyanz's LeakyReLU-Conv-Norm pre-activation: the issue asks for the
 //     tutorial network, the study's slide lists "C, LR, N"-style conv-first blocks, and

@@ -14,7 +14,7 @@
 // damaged) the attempt starts again from the beginning in
 // <runs_dir>/<job id>.attempt-<N>, and says why in the log.
 //
-// A rollout job (Job.rollout) runs RunRolloutJob (worker/train/rollout_job.h) as
+// A rollout job (Job.rollout) runs RunRolloutJob (worker/rollout/rollout_job.h) as
 // `gantry-worker rollout --run RUN --case CASE ...` would, RUN being the source job's run
 // folder: its outputs go to RUN/rollout-<case>/, its log to log.txt there. Its progress
 // is its model step (Job.rollout's comment); it stops between two steps when cancelled

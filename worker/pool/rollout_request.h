@@ -1,5 +1,5 @@
 // A rollout job as the request `gantry-worker rollout` would make of its flags: the
-// pool runs it through the same entry point (RunRolloutJob, worker/train/rollout_job.h).
+// pool runs it through the same entry point (RunRolloutJob, worker/rollout/rollout_job.h).
 #pragma once
 
 #include "gantry/v1/job.pb.h"

@@ -1,6 +1,6 @@
 // `gantry-worker rollout`: a trained next-frame model (a run folder's newest usable
 // checkpoint) rolled out over a flow case with tiled map-reduce inference across the
-// ranks of the process group (worker/infer/rollout.h), and its report written.
+// ranks of the process group (worker/rollout/rollout.h), and its report written.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// errors.png of a rollout (`gantry-worker rollout`, worker/train/rollout_job.h): the error
+// errors.png of a rollout (`gantry-worker rollout`, worker/rollout/rollout_job.h): the error
 // over the model steps, drawn on PlotCanvas with the run plots' panels (plot_panel.h).
 //   top     relative L2 vs the LBM truth per step, with "copy the start frame"
 //           (persistence) for comparison;

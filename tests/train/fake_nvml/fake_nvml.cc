@@ -1,5 +1,5 @@
 // A stand-in for libnvidia-ml.so.1 with the few functions gantry calls
-// (worker/train/nvml_energy.cc), scripted through the environment, so the NVML energy
+// (worker/monitor/nvml_energy.cc), scripted through the environment, so the NVML energy
 // path runs in tests on machines without an NVIDIA GPU or driver:
 //   FAKE_NVML_INIT_ERROR      set: nvmlInit_v2 fails with NVML_ERROR_DRIVER_NOT_LOADED
 //   FAKE_NVML_BUS_ID          the one GPU's PCI bus id (default 0000:3B:00.0); any other
