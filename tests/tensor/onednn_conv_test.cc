@@ -1,6 +1,8 @@
-// The oneDNN convolutions against the Eigen reference: fp32 to fp32 round-off, bf16 and
-// fp16 against the reference at the same precision (same rounded operands, so only the
-// summation order differs) and against fp32 within the 16-bit formats' rounding bound.
+// What is oneDNN's own in its convolutions: the routes (each forced route passes the op
+// suite's convolution rows, where the suite itself runs the automatic choice), the route
+// choice per problem and CPU, per-thread plans shared by threads, and the AVX2 cap.
+// Whether the convolutions match the reference on the automatic route is the op suite's
+// (tests/tensor/backend_ops_test.cc).
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
@@ -10,6 +12,8 @@
 
 #include "gtest/gtest.h"
 #include "tests/testing/backend_compare.h"
+#include "tests/testing/backend_ops/op_case.h"
+#include "tests/testing/backend_ops/op_run.h"
 #include "tests/testing/gradient_check.h"
 #include "worker/tensor/cpu/cpu_backend.h"
 #if GANTRY_HAVE_ONEDNN
@@ -20,8 +24,6 @@
 namespace gantry {
 namespace {
 
-using testing::Abs;
-using testing::ExpectWithinBound;
 using testing::RandomTensor;
 
 ConvProblem Problem(int64_t n, int64_t c, int64_t o, int64_t h, int64_t w, int64_t k, int64_t s, int64_t p) {
@@ -30,70 +32,21 @@ ConvProblem Problem(int64_t n, int64_t c, int64_t o, int64_t h, int64_t w, int64
                      .kernel = k, .stride = s, .padding = p};
 }
 
-std::vector<ConvProblem> Problems() {
-  return {
-      Problem(2, 128, 256, 7, 7, 5, 1, 2),   // G deconv1's adjoint (DCGAN, small batch)
-      Problem(3, 64, 128, 14, 14, 5, 2, 2),  // G deconv2's adjoint and D conv2
-      Problem(1, 1, 64, 28, 28, 5, 2, 2),    // G deconv3's adjoint and D conv1
-      Problem(1, 3, 5, 9, 7, 3, 2, 1),       // odd sizes, batch 1
-      Problem(3, 2, 4, 6, 6, 3, 2, 0),       // a trailing input row no window reaches
-      Problem(3, 17, 19, 10, 9, 4, 3, 2),    // channels off the 16-blocking, stride 3
-      Problem(2, 5, 3, 8, 8, 5, 1, 2),
-      Problem(2, 40, 1, 11, 9, 4, 1, 1),     // one output channel (PatchGAN's logits)
-      Problem(3, 6, 1, 9, 7, 3, 2, 0),       // one output channel, strided, a trailing row
-      Problem(1, 3, 1, 37, 35, 5, 3, 2),     // one output channel, rows wider than a block
-  };
+// The DCGAN's convolutions (G deconv1's, deconv2's and deconv3's adjoints; D conv2 and
+// conv1) at batch `n`.
+std::vector<ConvProblem> DcganProblems(int64_t n) {
+  return {Problem(n, 128, 256, 7, 7, 5, 1, 2), Problem(n, 64, 128, 14, 14, 5, 2, 2),
+          Problem(n, 1, 64, 28, 28, 5, 2, 2)};
 }
-
-// One op's inputs and the output's starting value (ConvBackwardWeights accumulates).
-struct Case {
-  ConvProblem p;
-  Tensor x, w, dy, dw0;
-};
-
-Case MakeCase(const ConvProblem& p) {
-  return Case{p, RandomTensor(Shape{p.batch, p.in_channels, p.in_height, p.in_width}, 1),
-              RandomTensor(Shape{p.out_channels, p.in_channels, p.kernel, p.kernel}, 2),
-              RandomTensor(Shape{p.batch, p.out_channels, p.out_height, p.out_width}, 3),
-              RandomTensor(Shape{p.out_channels, p.in_channels, p.kernel, p.kernel}, 4)};
-}
-
-// Runs `op` of c.p at `precision` on `be` with inputs taken through `in` (identity or
-// |.|, for magnitudes); dw starts from `start`.
-Tensor RunOp(Backend& be, ConvOp op, const Case& c, MathPrecision precision, Tensor (*in)(const Tensor&),
-             const Tensor& start) {
-  ConvProblem p = c.p;
-  p.precision = precision;
-  switch (op) {
-    case ConvOp::kForward: {
-      Tensor y = Tensor::Zeros(c.dy.shape());
-      be.ConvForward(p, in(c.x).data(), in(c.w).data(), y.data());
-      return y;
-    }
-    case ConvOp::kBackwardData: {
-      Tensor dx = Tensor::Zeros(c.x.shape());
-      be.ConvBackwardData(p, in(c.dy).data(), in(c.w).data(), dx.data());
-      return dx;
-    }
-    case ConvOp::kBackwardWeights: {
-      Tensor dw = start.Clone();
-      be.ConvBackwardWeights(p, in(c.x).data(), in(c.dy).data(), dw.data());
-      return dw;
-    }
-  }
-  return Tensor();
-}
-
-Tensor Same(const Tensor& t) { return t; }
 
 const char* OpName(ConvOp op) {
   return op == ConvOp::kForward ? "forward" : op == ConvOp::kBackwardData ? "backward-data" : "backward-weights";
 }
 
-// The oneDNN routes a test runs under: the measured choice, and each route forced (so
-// every route is checked on every shape, not only where the choice sends it).
-std::vector<std::string> Routes() {
-  return {"auto", "native", "rounded-fp32", "batch-as-channels", "lowered", "one-output", "winograd"};
+// The routes a test forces (so every route is checked on every shape, not only where the
+// choice sends it); "auto" is the measured choice.
+std::vector<std::string> ForcedRoutes() {
+  return {"native", "rounded-fp32", "batch-as-channels", "lowered", "one-output", "winograd"};
 }
 
 // Makes `route` the oneDNN backend's (process-wide) convolution route.
@@ -110,57 +63,21 @@ void SelectRoute(const std::string& route) {
 #endif
 }
 
-// The magnitude of each output: the op on |operands| (plus |dw0| for the accumulator).
-Tensor Magnitude(const Case& c, ConvOp op) {
-  Tensor m = RunOp(CpuBackend(), op, c, MathPrecision::kFp32, Abs, Abs(c.dw0));
-  return m;
-}
-
-TEST(OnednnConvTest, Fp32MatchesTheReference) {
+// Every forced route passes the op suite's rows of the three convolution passes at every
+// precision, on all of the suite's problems (its bounds and references; the suite runs
+// the automatic route itself).
+TEST(OnednnConvTest, EveryForcedRoutePassesTheSuitesConvolutionRows) {
   GANTRY_ONEDNN_OR_SKIP(onednn);
-  for (const ConvProblem& p : Problems()) {
-    const Case c = MakeCase(p);
-    for (ConvOp op : {ConvOp::kForward, ConvOp::kBackwardData, ConvOp::kBackwardWeights}) {
-      SCOPED_TRACE(p.ToString() + " " + OpName(op));
-      const Tensor ref = RunOp(CpuBackend(), op, c, MathPrecision::kFp32, Same, c.dw0);
-      for (const std::string& route : Routes()) {
-        SelectRoute(route);
-        const Tensor fast = RunOp(*onednn, op, c, MathPrecision::kFp32, Same, c.dw0);
-        ExpectWithinBound(fast, ref, Magnitude(c, op), testing::kReorderedSumTolerance, "fp32 " + route);
-      }
-      SelectRoute("auto");
-    }
-  }
-}
-
-// bf16 and fp16 against the reference at the same precision (tight: the same rounded
-// operands, products exact in fp32), and against fp32 within the format's bound; the
-// result must also sit much closer to the 16-bit reference than to fp32.
-TEST(OnednnConvTest, SixteenBitMatchesTheReferenceAndStaysWithinItsBoundOfFp32) {
-  GANTRY_ONEDNN_OR_SKIP(onednn);
-  for (MathPrecision prec : {MathPrecision::kBf16, MathPrecision::kFp16}) {
-    const double bound = prec == MathPrecision::kBf16 ? testing::kBf16ProductTolerance
-                                                      : testing::kFp16ProductTolerance;
-    for (const ConvProblem& p : Problems()) {
-      const Case c = MakeCase(p);
-      for (ConvOp op : {ConvOp::kForward, ConvOp::kBackwardData, ConvOp::kBackwardWeights}) {
-        SCOPED_TRACE(p.ToString() + " " + OpName(op) + " " + std::string(MathPrecisionName(prec)));
-        const Tensor magnitude = Magnitude(c, op);
-        const Tensor reference16 = RunOp(CpuBackend(), op, c, prec, Same, c.dw0);
-        const Tensor fp32 = RunOp(CpuBackend(), op, c, MathPrecision::kFp32, Same, c.dw0);
-        for (const std::string& route : Routes()) {
-          SCOPED_TRACE(route);
-          SelectRoute(route);
-          const Tensor fast = RunOp(*onednn, op, c, prec, Same, c.dw0);
-          ExpectWithinBound(fast, reference16, magnitude, testing::kReorderedSumTolerance,
-                            "vs reference at the same precision");
-          ExpectWithinBound(fast, fp32, magnitude, bound, "vs fp32");
-          testing::ExpectRoundedOperands(fast, reference16, fp32, magnitude);
-        }
-        SelectRoute("auto");
+  for (const std::string& route : ForcedRoutes()) {
+    SCOPED_TRACE("route " + route);
+    SelectRoute(route);
+    for (const testing::OpCase& row : testing::OpCases()) {
+      if (row.op == "ConvForward" || row.op == "ConvBackwardData" || row.op == "ConvBackwardWeights") {
+        testing::RunOpCase(*onednn, row);
       }
     }
   }
+  SelectRoute("auto");
 }
 
 // Ranks may run as threads sharing the backend: each thread has its own plans and
@@ -168,13 +85,22 @@ TEST(OnednnConvTest, SixteenBitMatchesTheReferenceAndStaysWithinItsBoundOfFp32) 
 TEST(OnednnConvTest, ThreadsShareTheBackendSafely) {
   GANTRY_ONEDNN_OR_SKIP(onednn);
   for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16}) {
-    const Case c = MakeCase(Problems()[1]);
-    const Tensor expected = RunOp(*onednn, ConvOp::kBackwardWeights, c, prec, Same, c.dw0);
+    ConvProblem p = DcganProblems(3)[1];
+    p.precision = prec;
+    const Tensor x = RandomTensor(Shape{p.batch, p.in_channels, p.in_height, p.in_width}, 1);
+    const Tensor dy = RandomTensor(Shape{p.batch, p.out_channels, p.out_height, p.out_width}, 3);
+    const Tensor dw0 = RandomTensor(Shape{p.out_channels, p.in_channels, p.kernel, p.kernel}, 4);
+    auto weight_gradient = [&] {
+      Tensor dw = dw0.Clone();
+      onednn->ConvBackwardWeights(p, x.data(), dy.data(), dw.data());
+      return dw;
+    };
+    const Tensor expected = weight_gradient();
     std::vector<Tensor> results(3);
     std::vector<std::thread> threads;
     for (Tensor& r : results) {
-      threads.emplace_back([&, prec] {
-        for (int i = 0; i < 3; ++i) r = RunOp(*onednn, ConvOp::kBackwardWeights, c, prec, Same, c.dw0);
+      threads.emplace_back([&] {
+        for (int i = 0; i < 3; ++i) r = weight_gradient();
       });
     }
     for (std::thread& t : threads) t.join();
@@ -182,49 +108,6 @@ TEST(OnednnConvTest, ThreadsShareTheBackendSafely) {
       for (int64_t i = 0; i < r.numel(); ++i) ASSERT_EQ(r.at(i), expected.at(i)) << i;
     }
   }
-}
-
-// A layer's fused backward passes (ConvBackward, ConvTransposeBackward) give exactly what
-// the separate ops give, whether the passes share the operand they both read (both on
-// oneDNN's kernels: the first problem at fp32) or not (a lowered or staged pass).
-TEST(OnednnConvTest, FusedBackwardsEqualTheSeparatePasses) {
-  GANTRY_ONEDNN_OR_SKIP(onednn);
-  std::vector<ConvProblem> problems = {Problem(2, 16, 32, 16, 16, 4, 2, 1), Problems()[1], Problems()[5]};
-  for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16, MathPrecision::kFp16}) {
-    for (ConvProblem p : problems) {
-      p.precision = prec;
-      SCOPED_TRACE(p.ToString() + " " + std::string(MathPrecisionName(prec)));
-      const Case c = MakeCase(p);
-      // ConvBackward: dw += grad(x, dy), dx = input gradient of dy.
-      Tensor dw_apart = c.dw0.Clone(), dw_fused = c.dw0.Clone();
-      Tensor dx_apart = Tensor::Zeros(c.x.shape()), dx_fused = Tensor::Zeros(c.x.shape());
-      onednn->ConvBackwardWeights(p, c.x.data(), c.dy.data(), dw_apart.data());
-      onednn->ConvBackwardData(p, c.dy.data(), c.w.data(), dx_apart.data());
-      onednn->ConvBackward(p, c.x.data(), c.dy.data(), c.w.data(), dx_fused.data(), dw_fused.data());
-      for (int64_t i = 0; i < dw_apart.numel(); ++i) ASSERT_EQ(dw_fused.at(i), dw_apart.at(i)) << "dw " << i;
-      for (int64_t i = 0; i < dx_apart.numel(); ++i) ASSERT_EQ(dx_fused.at(i), dx_apart.at(i)) << "dx " << i;
-      // ConvTransposeBackward: the layer's g is the convolution's input (c.x), its x the
-      // convolution's output side (c.dy).
-      Tensor tw_apart = c.dw0.Clone(), tw_fused = c.dw0.Clone();
-      Tensor tx_apart = Tensor::Zeros(c.dy.shape()), tx_fused = Tensor::Zeros(c.dy.shape());
-      onednn->ConvBackwardWeights(p, c.x.data(), c.dy.data(), tw_apart.data());
-      onednn->ConvForward(p, c.x.data(), c.w.data(), tx_apart.data());
-      onednn->ConvTransposeBackward(p, c.x.data(), c.dy.data(), c.w.data(), tx_fused.data(), tw_fused.data());
-      for (int64_t i = 0; i < tw_apart.numel(); ++i) ASSERT_EQ(tw_fused.at(i), tw_apart.at(i)) << "transposed dw " << i;
-      for (int64_t i = 0; i < tx_apart.numel(); ++i) ASSERT_EQ(tx_fused.at(i), tx_apart.at(i)) << "transposed dx " << i;
-    }
-  }
-}
-
-// Backward-weights adds to what the gradient held; twice is two contributions.
-TEST(OnednnConvTest, BackwardWeightsAccumulates) {
-  GANTRY_ONEDNN_OR_SKIP(onednn);
-  const Case c = MakeCase(Problems()[1]);
-  Tensor once = Tensor::Zeros(c.w.shape()), twice = Tensor::Zeros(c.w.shape());
-  onednn->ConvBackwardWeights(c.p, c.x.data(), c.dy.data(), once.data());
-  onednn->ConvBackwardWeights(c.p, c.x.data(), c.dy.data(), twice.data());
-  onednn->ConvBackwardWeights(c.p, c.x.data(), c.dy.data(), twice.data());
-  for (int64_t i = 0; i < once.numel(); ++i) ASSERT_FLOAT_EQ(twice.at(i), 2.0f * once.at(i)) << i;
 }
 
 #if GANTRY_HAVE_ONEDNN
@@ -282,11 +165,7 @@ ConvRoute ExpectedRoute(const ConvProblem& p, ConvOp op) {
 // CPU), and the automatic choice is the one ExpectedRoute gives for this CPU.
 TEST(OnednnConvTest, DcganAndPix2pixProblemsRunWhereTheRoutesSay) {
   SCOPED_TRACE("bf16 kernels: " + onednn::NativeBf16Kernels().isa);
-  std::vector<ConvProblem> problems;
-  for (int i = 0; i < 3; ++i) {
-    problems.push_back(Problems()[static_cast<size_t>(i)]);
-    problems.back().batch = 64;
-  }
+  std::vector<ConvProblem> problems = DcganProblems(64);
   problems.push_back(Problem(4, 64, 128, 64, 64, 4, 2, 1));   // U-Net down block 1 at 128 px
   problems.push_back(Problem(4, 512, 1024, 4, 4, 4, 2, 1));   // the adjoint of up block 1 at 128 px
   problems.push_back(Problem(4, 3, 128, 128, 128, 4, 2, 1));  // the adjoint of the output block

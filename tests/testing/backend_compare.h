@@ -24,6 +24,29 @@ inline constexpr double kFp16ProductTolerance = 1.0 / 1024 + 1.0 / 4194304 + 1e-
 // Two fp32 computations of one sum in different orders (or with the same rounded
 // operands): fp32 round-off only.
 inline constexpr double kReorderedSumTolerance = 1e-5;
+// The bound for 16-bit-operand products on the tensor cores against the reference at the
+// same precision (identical rounded operands, exact products): fp32 accumulation in
+// another order, and the tensor cores' accumulator alignment, which may drop a few bits
+// below fp32's per addition. 1e-4 of sum |a*b| allows ~sqrt(k) * 2^-20 for the DCGAN's
+// largest k (6272); not yet measured on a GPU.
+inline constexpr double kTensorCoreSumTolerance = 1e-4;
+
+// Non-product fp32 ops (element-wise, BatchNorm, losses, optimizers) may differ from
+// the reference only by fp32 round-off of a few operations done in another order or
+// with fused multiply-adds, and by 1-2 ulp of expf / tanhf: 1e-6 (8 ulp) of the
+// magnitudes of the terms that made each output.
+inline constexpr double kElementwiseTolerance = 1e-6;
+// A sum accumulated in double and rounded once to fp32 (the host backends' BatchNorm
+// statistics): half an ulp, 6e-8 of the magnitude; 1e-7, as the CPU test held a mean of
+// 1000 to 1e-4.
+inline constexpr double kDoubleSumTolerance = 1e-7;
+// BatchNorm's input gradient gamma/std * (dy - mean(dy) - xhat mean(dy xhat)), in units of
+// |gamma|/std (|dy| + mean|dy| + |xhat| mean|dy xhat|): the per-channel sums are rounded to
+// fp32 coefficients before they are combined, so 1e-5.
+inline constexpr double kBatchNormInputGradientTolerance = 1e-5;
+// A mean of terms that are exact in double (L1's |pred - target|), summed in double in
+// any order: 1e-12 of |mean| + 1.
+inline constexpr double kExactTermsSumTolerance = 1e-12;
 
 // Adds a gtest failure unless shapes match and |actual - expected| <= factor * magnitude
 // + 1e-30 for every element, where magnitude (>= 0) is the per-element scale (for a
