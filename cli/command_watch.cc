@@ -14,6 +14,7 @@
 #include "cli/rpc_exit_codes.h"
 #include "report/epoch_row_proto.h"
 #include "report/epoch_table.h"
+#include "report/state_names.h"
 
 namespace gantry::cli {
 namespace {

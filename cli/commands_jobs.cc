@@ -6,6 +6,7 @@
 #include "cli/output.h"
 #include "cli/rpc_exit_codes.h"
 #include "cli/submit_request.h"
+#include "report/state_names.h"
 
 namespace gantry::cli {
 
@@ -56,7 +57,9 @@ int Jobs(Connection& client, const std::string& state) {
   v1::ListJobsRequest request;
   if (!state.empty()) {
     absl::StatusOr<v1::JobState> parsed = ParseJobState(state);
-    if (!parsed.ok()) return Fail(parsed.status(), client.flags().json);
+    if (!parsed.ok()) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat("--state: ", parsed.status().message())), client.flags().json);
+    }
     request.set_state(*parsed);
   }
   request.set_page_size(1000);

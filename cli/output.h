@@ -32,10 +32,6 @@ std::string Shown(absl::string_view text);
 // Local time "2026-11-22 07:12:45", or "-" for 0.
 std::string FormatTime(int64_t unix_ms);
 
-// "queued", "running", ... and back; INVALID_ARGUMENT listing the names.
-std::string JobStateName(v1::JobState state);
-absl::StatusOr<v1::JobState> ParseJobState(const std::string& name);
-
 std::string JobsTable(const std::vector<v1::Job>& jobs);
 std::string JobStatusText(const v1::Job& job);
 std::string GroupsTable(const v1::ListGroupsResponse& groups);

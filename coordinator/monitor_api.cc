@@ -8,14 +8,12 @@
 #include "coordinator/prometheus_text.h"
 #include "report/energy_source.h"
 #include "report/proto_json.h"
+#include "report/state_names.h"
 
 namespace gantry {
 namespace {
 
 using Type = PrometheusText::Type;
-
-constexpr v1::JobState kStates[] = {v1::JOB_STATE_QUEUED,    v1::JOB_STATE_RUNNING, v1::JOB_STATE_CANCELLING,
-                                    v1::JOB_STATE_SUCCEEDED, v1::JOB_STATE_FAILED,  v1::JOB_STATE_CANCELLED};
 
 nlohmann::json OutlookJson(const v1::Job& job) {
   const std::optional<JobOutlook> outlook = OutlookOf(job);
@@ -25,22 +23,12 @@ nlohmann::json OutlookJson(const v1::Job& job) {
   return j;
 }
 
-absl::StatusOr<v1::JobState> ParseState(const std::string& name) {
+// The `state` parameter of /api/jobs: a state's name, or "" for every state.
+absl::StatusOr<v1::JobState> ParseStateParameter(const std::string& name) {
   if (name.empty()) return v1::JOB_STATE_UNSPECIFIED;
-  for (v1::JobState state : kStates) {
-    if (StateName(state) == name) return state;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("state: '", name, "' is not a job state (queued, running, cancelling, succeeded, failed, cancelled)"));
-}
-
-const char* GroupStateName(v1::GroupState state) {
-  switch (state) {
-    case v1::GROUP_STATE_IDLE: return "idle";
-    case v1::GROUP_STATE_BUSY: return "busy";
-    case v1::GROUP_STATE_LOST: return "lost";
-    default: return "unspecified";
-  }
+  absl::StatusOr<v1::JobState> state = ParseJobState(name);
+  if (!state.ok()) return absl::InvalidArgumentError(absl::StrCat("state: ", state.status().message()));
+  return state;
 }
 
 // Samples of one family, gathered job by job and printed together (the format wants
@@ -102,7 +90,7 @@ void AddEnergy(const v1::JobReport& report, JobFamilies& f) {
 void AddJob(const v1::JobReport& report, JobFamilies& f) {
   const v1::Job& job = report.job();
   const MetricLabels id = {{"job_id", job.id()}};
-  f.info.Sample({{"job_id", job.id()}, {"name", job.name()}, {"state", StateName(job.state())}, {"group_id", job.group_id()}},
+  f.info.Sample({{"job_id", job.id()}, {"name", job.name()}, {"state", JobStateName(job.state())}, {"group_id", job.group_id()}},
                 1);
   if (const std::optional<JobOutlook> outlook = OutlookOf(job)) {
     f.progress.Sample(id, outlook->fraction_done);
@@ -148,7 +136,7 @@ void AddJob(const v1::JobReport& report, JobFamilies& f) {
 absl::StatusOr<nlohmann::json> MonitorApi::Jobs(const std::string& state, int page_size,
                                                 const std::string& page_token) {
   v1::ListJobsRequest request;
-  ASSIGN_OR_RETURN(v1::JobState parsed, ParseState(state));
+  ASSIGN_OR_RETURN(v1::JobState parsed, ParseStateParameter(state));
   request.set_state(parsed);
   request.set_page_size(page_size);
   request.set_page_token(page_token);
@@ -196,8 +184,8 @@ absl::StatusOr<std::string> MonitorApi::MetricsText() {
   using Counts = std::map<v1::JobState, int64_t>;
   ASSIGN_OR_RETURN(Counts counts, core_.CountJobsByState());
   out.Family("gantry_jobs", Type::kGauge, "Jobs in the store, by state.");
-  for (v1::JobState state : kStates) {
-    out.Sample({{"state", StateName(state)}}, static_cast<double>(counts.count(state) ? counts[state] : 0));
+  for (v1::JobState state : JobStates()) {
+    out.Sample({{"state", JobStateName(state)}}, static_cast<double>(counts.count(state) ? counts[state] : 0));
   }
 
   const v1::ListGroupsResponse groups = core_.ListGroups();
