@@ -119,4 +119,14 @@ int Fail(const absl::Status& status, bool json) {
   return Fail(grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message())), json);
 }
 
+int FailCall(const Connection& client, const grpc::Status& status) {
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return Fail(status, client.flags().json);
+  return Fail(grpc::Status(status.error_code(),
+                           absl::StrCat("cannot reach the coordinator at ", client.flags().coordinator, " (",
+                                        status.error_message(),
+                                        "); is gantry-coordinator running there? Set --coordinator or "
+                                        "GANTRY_COORDINATOR")),
+              client.flags().json);
+}
+
 }  // namespace gantry::cli

@@ -12,6 +12,7 @@
 #include <grpcpp/support/status.h>
 
 #include "absl/status/statusor.h"
+#include "cli/connection.h"
 #include "gantry/v1/coordinator.pb.h"
 #include "nlohmann/json.hpp"
 #include "report/proto_json.h"
@@ -40,5 +41,8 @@ std::string GroupsTable(const v1::ListGroupsResponse& groups);
 // {"error": {"code": ..., "message": ...}} on stdout) and returns the exit code.
 int Fail(const grpc::Status& status, bool json);
 int Fail(const absl::Status& status, bool json);
+// Fail() for a call to the coordinator, with a hint on how to reach it when it is
+// unavailable.
+int FailCall(const Connection& client, const grpc::Status& status);
 
 }  // namespace gantry::cli
