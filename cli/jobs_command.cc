@@ -18,7 +18,8 @@ int JobsCommand::Run(Connection& client) {
   if (!state_.empty()) {
     absl::StatusOr<v1::JobState> parsed = ParseJobState(state_);
     if (!parsed.ok()) {
-      return Fail(absl::InvalidArgumentError(absl::StrCat("--state: ", parsed.status().message())), client.flags().json);
+      const absl::Status bad_flag = absl::InvalidArgumentError(absl::StrCat("--state: ", parsed.status().message()));
+      return Fail(bad_flag, client.flags().json);
     }
     request.set_state(*parsed);
   }
