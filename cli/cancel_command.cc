@@ -17,7 +17,7 @@ int CancelCommand::Run(Connection& client) {
   v1::CancelJobRequest request;
   request.set_job_id(job_id_);
   v1::Job job;
-  grpc::Status status = client.stub().CancelJob(client.Context().get(), request, &job);
+  grpc::Status status = client.Call(&v1::Coordinator::Stub::CancelJob, request, &job);
   if (!status.ok()) return FailCall(client, status);
   if (client.flags().json) {
     std::printf("%s\n", ToJson(job).c_str());

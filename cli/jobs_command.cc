@@ -39,7 +39,7 @@ int JobsCommand::Run(Connection& client) {
 grpc::Status JobsCommand::ListAll(Connection& client, v1::ListJobsRequest request, std::vector<v1::Job>& jobs) {
   do {
     v1::ListJobsResponse page;
-    grpc::Status status = client.stub().ListJobs(client.Context().get(), request, &page);
+    grpc::Status status = client.Call(&v1::Coordinator::Stub::ListJobs, request, &page);
     if (!status.ok()) return status;
     jobs.insert(jobs.end(), page.jobs().begin(), page.jobs().end());
     request.set_page_token(page.next_page_token());

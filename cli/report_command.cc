@@ -18,7 +18,7 @@ int ReportCommand::Run(Connection& client) {
   v1::GetJobReportRequest request;
   request.set_job_id(job_id_);
   v1::JobReport report;
-  grpc::Status status = client.stub().GetJobReport(client.Context().get(), request, &report);
+  grpc::Status status = client.Call(&v1::Coordinator::Stub::GetJobReport, request, &report);
   if (!status.ok()) return FailCall(client, status);
   if (csv_) {
     std::printf("%s", ReportCsv(report).c_str());

@@ -15,7 +15,7 @@ int StatusCommand::Run(Connection& client) {
   v1::GetJobRequest request;
   request.set_job_id(job_id_);
   v1::Job job;
-  grpc::Status status = client.stub().GetJob(client.Context().get(), request, &job);
+  grpc::Status status = client.Call(&v1::Coordinator::Stub::GetJob, request, &job);
   if (!status.ok()) return FailCall(client, status);
   std::printf("%s", client.flags().json ? (ToJson(job) + "\n").c_str() : JobStatusText(job).c_str());
   return kExitOk;

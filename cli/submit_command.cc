@@ -14,7 +14,7 @@ namespace gantry::cli {
 
 int SubmitAndShow(Connection& client, const v1::SubmitJobRequest& request, bool watch) {
   v1::Job job;
-  grpc::Status status = client.stub().SubmitJob(client.Context().get(), request, &job);
+  grpc::Status status = client.Call(&v1::Coordinator::Stub::SubmitJob, request, &job);
   if (!status.ok()) return FailCall(client, status);
   if (client.flags().json) {
     std::printf("%s\n", ToJson(job).c_str());

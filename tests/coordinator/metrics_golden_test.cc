@@ -20,14 +20,6 @@ namespace {
 
 constexpr char kGoldenPath[] = GANTRY_SOURCE_DIR "/tests/coordinator/metrics_golden.txt";
 
-v1::ReportProgressRequest ReportFor(const std::string& group, const v1::AcquireJobResponse& acquired) {
-  v1::ReportProgressRequest request;
-  request.set_group_id(group);
-  request.set_job_id(acquired.job().id());
-  request.set_attempt(acquired.job().attempts());
-  return request;
-}
-
 v1::Progress ProgressAt(int64_t batch_size, int64_t step, double samples_per_s) {
   v1::Progress p;
   p.set_batch_size(batch_size);
@@ -45,22 +37,16 @@ v1::Progress ProgressAt(int64_t batch_size, int64_t step, double samples_per_s) 
 // with RAPL energy, loss scaling and skipped steps), stragglers of ranks 0 and 1, and
 // progress in batch 16.
 v1::ReportProgressRequest FullReport(const std::string& group, const v1::AcquireJobResponse& acquired) {
-  v1::ReportProgressRequest report = ReportFor(group, acquired);
+  v1::ReportProgressRequest report = testing::Report(group, acquired);
   v1::EpochMetrics first = testing::EpochRow(8, 1, 2);
   first.set_quality_fd(-1);
   first.set_energy_j(120.5);
   first.set_energy_source(2);
-  v1::EpochMetrics second = testing::EpochRow(8, 2, 2);
+  v1::EpochMetrics second = testing::ScoredEpochRow(8, 2, 2);
   second.set_loss_scale_g(32768);
   second.set_loss_scale_d(0.5);
   second.set_skipped_steps_g(3);
   second.set_skipped_steps_d(1);
-  second.set_quality_fd(12.5);
-  second.set_quality_class_entropy(0.375);
-  second.set_quality_marginal_entropy(2.25);
-  second.set_quality_confidence(0.875);
-  second.set_energy_j(250);
-  second.set_energy_j_per_sample(0.25);
   second.set_energy_source(2);
   *report.add_epochs() = first;
   *report.add_epochs() = second;
@@ -90,7 +76,7 @@ std::string PopulatedMetricsText() {
   const std::string idle = f.Register(1);
   for (v1::JobState end : {v1::JOB_STATE_SUCCEEDED, v1::JOB_STATE_FAILED}) {
     f.Submit({8}, 1, 1);
-    v1::ReportProgressRequest done = ReportFor(idle, f.Acquire(idle));
+    v1::ReportProgressRequest done = testing::Report(idle, f.Acquire(idle));
     done.set_final_state(end);
     if (end == v1::JOB_STATE_FAILED) done.set_error("out of memory");
     EXPECT_TRUE(core.ReportProgress(done).ok());
@@ -104,7 +90,7 @@ std::string PopulatedMetricsText() {
   // job-4 runs on a 3-rank group and is being cancelled.
   const std::string job4 = f.Submit({16}, 1, 3);
   const std::string stopping = f.Register(3);
-  v1::ReportProgressRequest progress = ReportFor(stopping, f.Acquire(stopping));
+  v1::ReportProgressRequest progress = testing::Report(stopping, f.Acquire(stopping));
   *progress.mutable_progress() = ProgressAt(16, 2, 100);
   EXPECT_TRUE(core.ReportProgress(progress).ok());
   EXPECT_TRUE(core.CancelJob(job4).ok());
