@@ -172,7 +172,8 @@ std::optional<StepRig::Times> StepRig::TimeBatch(int64_t b, int warmup, int step
   const int64_t global = b * comm_.size(), begin = b * comm_.rank();
   Tensor rows = Tensor::Zeros(Shape{b, 7, model_.config().image_size, model_.config().image_size});
   for (int64_t i = 0; i < rows.numel(); ++i) rows.data()[i] = static_cast<float>(2.0 * rng.Uniform() - 1.0);
-  const GanInputs in = model_.StepInputs(rows.On(backend_->device()), rng, global, begin, begin + b, backend_->device());
+  const Device device = backend_->device();
+  const GanInputs in = model_.StepInputs(rows.On(device), rng, global, begin, begin + b, device);
   Times times;
   for (int s = 0; s < warmup + steps; ++s) {
     if (profiler_ && s == warmup) profiler_->Reset();
@@ -204,7 +205,8 @@ void PrintHeader(const Settings& s, const gantry::TrainingDevice& device, gantry
 
 // One batch size's line (median and p90 wall ms, CPU ms per step, samples/s of the
 // global batch), the all-reduce's median with more than one rank, and the profile.
-void PrintBatch(const Settings& s, int64_t b, int ranks, StepRig::Times times, const gantry::ProfilingBackend* profile) {
+void PrintBatch(const Settings& s, int64_t b, int ranks, StepRig::Times times,
+                const gantry::ProfilingBackend* profile) {
   std::sort(times.ms.begin(), times.ms.end());
   const std::vector<double>& ms = times.ms;
   const double median = ms[ms.size() / 2], p90 = ms[std::min(ms.size() - 1, ms.size() * 9 / 10)];
