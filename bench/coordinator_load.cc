@@ -338,21 +338,109 @@ std::vector<std::string> CheckStore(v1::Coordinator::Stub& stub, const std::set<
   return problems;
 }
 
-int Run(LoadOptions o) {
-  if (o.work_dir.empty()) {
-    std::string templ = (std::filesystem::temp_directory_path() / "gantry-load-XXXXXX").string();
-    if (mkdtemp(templ.data()) == nullptr) return 2;
-    o.work_dir = templ;
-  }
-  const std::string data_root = o.work_dir + "/data";
-  std::filesystem::create_directories(data_root + "/mnist");
-  const std::string db = o.work_dir + "/gantry.db";
-  std::filesystem::remove(db);
+// A fresh temporary work folder when none is given; false when none can be made.
+bool PrepareWorkDir(LoadOptions& o) {
+  if (!o.work_dir.empty()) return true;
+  std::string templ = (std::filesystem::temp_directory_path() / "gantry-load-XXXXXX").string();
+  if (mkdtemp(templ.data()) == nullptr) return false;
+  o.work_dir = templ;
+  return true;
+}
 
+// Where the coordinator keeps its state; the database starts empty.
+struct Site {
+  std::string data_root, db;
+};
+
+Site PrepareSite(const std::string& work_dir) {
+  Site site{work_dir + "/data", work_dir + "/gantry.db"};
+  std::filesystem::create_directories(site.data_root + "/mnist");
+  std::filesystem::remove(site.db);
+  return site;
+}
+
+// What happened to the coordinator while the clients ran.
+struct RunRecord {
+  double seconds = 0;              // from the first call to the last job's end (or the time-out)
+  double peak_before_kill = 0;     // MiB
+  double downtime = 0;             // seconds from the SIGKILL until it served again
+  double peak_end = 0;             // MiB, of the (restarted) coordinator at the end
+  bool killed = false, restart_failed = false;
+};
+
+// Waits until every submitted job has finished (or the time-out); with --kill-restart,
+// once all are submitted and half have finished, kills the coordinator with SIGKILL and
+// starts it again on the same database and `port`. `start`: when the clients started.
+RunRecord RunUntilDone(const LoadOptions& o, Load& load, CoordinatorProcess& coordinator, const Site& site, int port,
+                       Clock::time_point start) {
+  RunRecord record;
+  while (!load.TimedOut()) {
+    const int finished = load.ledger().finished();
+    if (load.submitted_all() && finished >= static_cast<int>(load.submitted().size())) break;
+    if (o.kill_restart && !record.killed && load.submitted_all() && finished >= o.jobs / 2) {
+      record.peak_before_kill = coordinator.PeakRssMiB();
+      const auto down = Clock::now();
+      coordinator.Kill(SIGKILL);
+      record.killed = true;
+      if (!coordinator.Start(site.db, site.data_root, port)) {
+        record.restart_failed = true;
+        break;
+      }
+      record.downtime = SecondsSince(down);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  record.seconds = SecondsSince(start);
+  record.peak_end = coordinator.PeakRssMiB();
+  return record;
+}
+
+// Every way the run fell short: the clients' ledger, the time-out, the restart, the
+// number submitted, and the store's view at the end.
+std::vector<std::string> Problems(const LoadOptions& o, Load& load, const RunRecord& record, int port) {
+  std::vector<std::string> problems = load.ledger().Check(load.submitted());
+  if (load.TimedOut()) problems.push_back(absl::StrCat("did not finish within --timeout-seconds ", o.timeout_seconds));
+  if (record.restart_failed) problems.push_back("the coordinator did not start again after SIGKILL");
+  if (static_cast<int>(load.submitted().size()) != o.jobs) {
+    problems.push_back(absl::StrCat(load.submitted().size(), " of ", o.jobs, " jobs were submitted"));
+  }
+  if (!record.restart_failed) {
+    grpc::ChannelArguments args;
+    auto stub = v1::Coordinator::NewStub(grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
+                                                                   grpc::InsecureChannelCredentials(), args));
+    for (std::string& p : CheckStore(*stub, load.submitted())) problems.push_back(std::move(p));
+  }
+  return problems;
+}
+
+void PrintReport(const LoadOptions& o, Load& load, const RunRecord& record, const std::vector<std::string>& problems) {
+  std::printf("gantry-bench-coordinator: %d groups, %zu jobs, %d watchers, progress at %.0f Hz per group, "
+              "%d reports per job%s\n\n",
+              o.groups, load.submitted().size(), o.watchers, o.report_hz, o.reports_per_job,
+              record.killed ? ", SIGKILL + restart of the coordinator at half way" : "");
+  load.latencies().Print();
+  std::printf("\n| figure | value |\n|---|---:|\n");
+  std::printf("| wall time | %.1f s |\n", record.seconds);
+  std::printf("| jobs/s (submit to last success) | %.1f |\n", load.ledger().finished() / record.seconds);
+  if (record.killed) {
+    std::printf("| peak RSS before the kill | %.1f MiB |\n", record.peak_before_kill);
+    std::printf("| restart (kill to serving) | %.2f s |\n", record.downtime);
+    std::printf("| peak RSS of the restarted coordinator | %.1f MiB |\n", record.peak_end);
+  } else {
+    std::printf("| peak RSS | %.1f MiB |\n", record.peak_end);
+  }
+  std::printf("| calls retried after UNAVAILABLE | %d |\n", load.unavailable());
+  std::printf("| jobs lost or run twice | %zu problems |\n\n", problems.size());
+  for (size_t i = 0; i < problems.size() && i < 20; ++i) std::printf("PROBLEM: %s\n", problems[i].c_str());
+}
+
+int Run(LoadOptions o) {
+  if (!PrepareWorkDir(o)) return 2;
+  const Site site = PrepareSite(o.work_dir);
   CoordinatorProcess coordinator(o.coordinator_bin, o.work_dir, o.lease_seconds);
-  if (!coordinator.Start(db, data_root, 0)) return 2;
+  if (!coordinator.Start(site.db, site.data_root, 0)) return 2;
   const int port = coordinator.port();
-  Load load(o, data_root + "/mnist");
+  Load load(o, site.data_root + "/mnist");
   load.Connect(port);
 
   const auto start = Clock::now();
@@ -360,62 +448,13 @@ int Run(LoadOptions o) {
   for (int s = 0; s < Load::kSubmitters; ++s) threads.emplace_back([&, s] { load.Submit(s); });
   for (int g = 0; g < o.groups; ++g) threads.emplace_back([&, g] { load.Group(g); });
   for (int w = 0; w < o.watchers; ++w) threads.emplace_back([&, w] { load.Watcher(w); });
-
-  double peak_before_kill = 0, downtime = 0;
-  bool killed = false, restart_failed = false;
-  while (!load.TimedOut()) {
-    const int finished = load.ledger().finished();
-    if (load.submitted_all() && finished >= static_cast<int>(load.submitted().size())) break;
-    if (o.kill_restart && !killed && load.submitted_all() && finished >= o.jobs / 2) {
-      peak_before_kill = coordinator.PeakRssMiB();
-      const auto down = Clock::now();
-      coordinator.Kill(SIGKILL);
-      killed = true;
-      if (!coordinator.Start(db, data_root, port)) {
-        restart_failed = true;
-        break;
-      }
-      downtime = SecondsSince(down);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  const double seconds = SecondsSince(start);
-  const double peak_end = coordinator.PeakRssMiB();
+  const RunRecord record = RunUntilDone(o, load, coordinator, site, port, start);
   load.Finish();
   for (std::thread& t : threads) t.join();
 
-  std::vector<std::string> problems = load.ledger().Check(load.submitted());
-  if (load.TimedOut()) problems.push_back(absl::StrCat("did not finish within --timeout-seconds ", o.timeout_seconds));
-  if (restart_failed) problems.push_back("the coordinator did not start again after SIGKILL");
-  if (static_cast<int>(load.submitted().size()) != o.jobs) {
-    problems.push_back(absl::StrCat(load.submitted().size(), " of ", o.jobs, " jobs were submitted"));
-  }
-  if (!restart_failed) {
-    grpc::ChannelArguments args;
-    auto stub = v1::Coordinator::NewStub(grpc::CreateCustomChannel(absl::StrCat("127.0.0.1:", port),
-                                                                   grpc::InsecureChannelCredentials(), args));
-    for (std::string& p : CheckStore(*stub, load.submitted())) problems.push_back(std::move(p));
-  }
+  const std::vector<std::string> problems = Problems(o, load, record, port);
   coordinator.Kill(SIGTERM);
-
-  std::printf("gantry-bench-coordinator: %d groups, %zu jobs, %d watchers, progress at %.0f Hz per group, "
-              "%d reports per job%s\n\n",
-              o.groups, load.submitted().size(), o.watchers, o.report_hz, o.reports_per_job,
-              killed ? ", SIGKILL + restart of the coordinator at half way" : "");
-  load.latencies().Print();
-  std::printf("\n| figure | value |\n|---|---:|\n");
-  std::printf("| wall time | %.1f s |\n", seconds);
-  std::printf("| jobs/s (submit to last success) | %.1f |\n", load.ledger().finished() / seconds);
-  if (killed) {
-    std::printf("| peak RSS before the kill | %.1f MiB |\n", peak_before_kill);
-    std::printf("| restart (kill to serving) | %.2f s |\n", downtime);
-    std::printf("| peak RSS of the restarted coordinator | %.1f MiB |\n", peak_end);
-  } else {
-    std::printf("| peak RSS | %.1f MiB |\n", peak_end);
-  }
-  std::printf("| calls retried after UNAVAILABLE | %d |\n", load.unavailable());
-  std::printf("| jobs lost or run twice | %zu problems |\n\n", problems.size());
-  for (size_t i = 0; i < problems.size() && i < 20; ++i) std::printf("PROBLEM: %s\n", problems[i].c_str());
+  PrintReport(o, load, record, problems);
   if (!problems.empty()) return 1;
   std::printf("OK: every job ran once and succeeded; none lost, none extra\n");
   std::filesystem::remove_all(o.work_dir);

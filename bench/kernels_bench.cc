@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -221,78 +222,73 @@ void PrintImplementations(const std::vector<Pass>& passes, const std::vector<Col
 #endif
 }
 
-}  // namespace
-}  // namespace gantry
-
-int main(int argc, char** argv) {
-  using namespace gantry;
-  CLI::App app{"gantry-bench-kernels: GFLOP/s of the DCGAN's (or PatchGAN's) matrix products per layer and pass"};
+struct Settings {
   std::vector<std::string> kernels, precisions;
   int64_t batch = 64;
   std::string net = "dcgan";
   int64_t image_size = 256, ndf = 64;
   int repeats = 3;
   double min_time = 0.2;
-  app.add_option("--kernels", kernels, "backends, comma separated (eigen, onednn)")->delimiter(',');
-  app.add_option("--precision", precisions, "operand precisions, comma separated (fp32, bf16, fp16)")
-      ->delimiter(',');
-  app.add_option("--batch", batch, "batch size")->check(CLI::PositiveNumber);
-  app.add_option("--net", net, "whose layers: dcgan, or patchgan (Pix2Pix's discriminator)")
-      ->check(CLI::IsMember({"dcgan", "patchgan"}));
-  app.add_option("--image-size", image_size, "patchgan: input side in pixels, a multiple of 8 from 32")
-      ->check(CLI::Range(int64_t{32}, int64_t{4096}));
-  app.add_option("--ndf", ndf, "patchgan: filters of the first layer")->check(CLI::PositiveNumber);
-  app.add_option("--repeats", repeats, "timed runs per cell (the best counts)")->check(CLI::PositiveNumber);
-  app.add_option("--min-time", min_time, "seconds per timed run")->check(CLI::PositiveNumber);
   std::vector<std::string> routes{"auto"};
-  app.add_option("--conv-route", routes,
+};
+
+void AddFlags(CLI::App& app, Settings& s) {
+  app.add_option("--kernels", s.kernels, "backends, comma separated (eigen, onednn)")->delimiter(',');
+  app.add_option("--precision", s.precisions, "operand precisions, comma separated (fp32, bf16, fp16)")
+      ->delimiter(',');
+  app.add_option("--batch", s.batch, "batch size")->check(CLI::PositiveNumber);
+  app.add_option("--net", s.net, "whose layers: dcgan, or patchgan (Pix2Pix's discriminator)")
+      ->check(CLI::IsMember({"dcgan", "patchgan"}));
+  app.add_option("--image-size", s.image_size, "patchgan: input side in pixels, a multiple of 8 from 32")
+      ->check(CLI::Range(int64_t{32}, int64_t{4096}));
+  app.add_option("--ndf", s.ndf, "patchgan: filters of the first layer")->check(CLI::PositiveNumber);
+  app.add_option("--repeats", s.repeats, "timed runs per cell (the best counts)")->check(CLI::PositiveNumber);
+  app.add_option("--min-time", s.min_time, "seconds per timed run")->check(CLI::PositiveNumber);
+  app.add_option("--conv-route", s.routes,
                  "oneDNN columns, comma separated: auto (the measured choice), or forced native, rounded-fp32, "
                  "reference, batch-as-channels (backward-weights only), lowered, one-output, winograd (4x4 stride 1 "
                  "only; elsewhere oneDNN's own kernels)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"auto", "native", "rounded-fp32", "reference", "batch-as-channels", "lowered", "one-output", "winograd"}));
-  CLI11_PARSE(app, argc, argv);
+      ->check(CLI::IsMember(
+          {"auto", "native", "rounded-fp32", "reference", "batch-as-channels", "lowered", "one-output", "winograd"}));
+}
 
+// The table's columns: kernels x precision (x route for onednn), or, with neither
+// flag, eigen/fp32, onednn/fp32 and onednn/bf16 where built. Unset, with the reason on
+// stderr, for kernels this build lacks or a precision it does not know.
+std::optional<std::vector<Column>> ChooseColumns(Settings& s) {
   std::vector<Column> columns;
-  if (kernels.empty() && precisions.empty()) {
+  if (s.kernels.empty() && s.precisions.empty()) {
     for (auto [k, p] : {std::pair{"eigen", MathPrecision::kFp32}, std::pair{"onednn", MathPrecision::kFp32},
                         std::pair{"onednn", MathPrecision::kBf16}}) {
       if (Backend* be = FindBackend(k)) columns.push_back({k, p, be});
     }
-  } else {
-    if (kernels.empty()) kernels = BuiltBackendNames();
-    if (precisions.empty()) precisions = {"fp32"};
-    for (const std::string& k : kernels) {
-      Backend* be = FindBackend(k);
-      if (be == nullptr) {
-        std::fprintf(stderr, "--kernels %s: not built in; this build has the ones listed by --help\n", k.c_str());
-        return 2;
+    return columns;
+  }
+  if (s.kernels.empty()) s.kernels = BuiltBackendNames();
+  if (s.precisions.empty()) s.precisions = {"fp32"};
+  for (const std::string& k : s.kernels) {
+    Backend* be = FindBackend(k);
+    if (be == nullptr) {
+      std::fprintf(stderr, "--kernels %s: not built in; this build has the ones listed by --help\n", k.c_str());
+      return std::nullopt;
+    }
+    for (const std::string& p : s.precisions) {
+      const std::optional<MathPrecision> prec = ParseMathPrecision(p);
+      if (!prec) {
+        std::fprintf(stderr, "--precision %s: expected fp32, bf16 or fp16\n", p.c_str());
+        return std::nullopt;
       }
-      for (const std::string& p : precisions) {
-        const std::optional<MathPrecision> prec = ParseMathPrecision(p);
-        if (!prec) {
-          std::fprintf(stderr, "--precision %s: expected fp32, bf16 or fp16\n", p.c_str());
-          return 2;
-        }
-        for (const std::string& r : k == "onednn" ? routes : std::vector<std::string>{"auto"}) {
-          columns.push_back({k, *prec, be, r});
-        }
+      for (const std::string& r : k == "onednn" ? s.routes : std::vector<std::string>{"auto"}) {
+        columns.push_back({k, *prec, be, r});
       }
     }
   }
+  return columns;
+}
 
-  if (net == "patchgan" && image_size % 8 != 0) {
-    std::fprintf(stderr, "--image-size %ld: PatchGAN needs a multiple of 8 (three stride-2 layers)\n",
-                 static_cast<long>(image_size));
-    return 2;
-  }
-  const std::vector<Pass> passes = net == "dcgan" ? DcganPasses(batch) : PatchGanPasses(batch, image_size, ndf);
-  const std::string what = net == "dcgan" ? "DCGAN" : "PatchGAN (" + std::to_string(image_size) + " px)";
-  std::printf("%s matrix products at batch %ld, GFLOP/s, 1 thread, best of %d runs of >= %.2f s CPU time\n",
-              what.c_str(), static_cast<long>(batch), repeats, min_time);
-#if GANTRY_HAVE_ONEDNN
-  std::printf("%s\n", OnednnDescription().c_str());
-#endif
+// The GFLOP/s of every pass in every column, then what one GAN step spends per sample.
+void PrintTable(const Settings& s, const std::vector<Pass>& passes, const std::vector<Column>& columns) {
   std::printf("%-24s %-17s %5s", "layer", "pass", "calls");
   for (const Column& c : columns) std::printf(" %14s", c.label().c_str());
   std::printf("\n");
@@ -302,19 +298,46 @@ int main(int argc, char** argv) {
     for (size_t j = 0; j < columns.size(); ++j) {
       const Column& c = columns[j];
       c.Select();
-      const double s = TimeCall([&] { p.run(*c.backend, c.precision); }, repeats, min_time);
-      step_seconds[j] += s * p.per_step;
-      std::printf(" %14.1f", p.flops / s * 1e-9);
+      const double seconds = TimeCall([&] { p.run(*c.backend, c.precision); }, s.repeats, s.min_time);
+      step_seconds[j] += seconds * p.per_step;
+      std::printf(" %14.1f", p.flops / seconds * 1e-9);
       std::fflush(stdout);
     }
     std::printf("\n");
   }
-  std::printf("%-48s", net == "dcgan" ? "matrix-product ms per sample of one GAN step"
-                                      : "D's convolution ms per sample of one GAN step");
-  for (double s : step_seconds) std::printf(" %14.3f", s * 1e3 / static_cast<double>(batch));
+  std::printf("%-48s", s.net == "dcgan" ? "matrix-product ms per sample of one GAN step"
+                                        : "D's convolution ms per sample of one GAN step");
+  for (double seconds : step_seconds) std::printf(" %14.3f", seconds * 1e3 / static_cast<double>(s.batch));
   std::printf("\n%-48s", "  -> samples/s if nothing else took time");
-  for (double s : step_seconds) std::printf(" %14.1f", static_cast<double>(batch) / s);
+  for (double seconds : step_seconds) std::printf(" %14.1f", static_cast<double>(s.batch) / seconds);
   std::printf("\n");
-  PrintImplementations(passes, columns);
+}
+
+}  // namespace
+}  // namespace gantry
+
+int main(int argc, char** argv) {
+  using namespace gantry;
+  CLI::App app{"gantry-bench-kernels: GFLOP/s of the DCGAN's (or PatchGAN's) matrix products per layer and pass"};
+  Settings s;
+  AddFlags(app, s);
+  CLI11_PARSE(app, argc, argv);
+  const std::optional<std::vector<Column>> columns = ChooseColumns(s);
+  if (!columns) return 2;
+  if (s.net == "patchgan" && s.image_size % 8 != 0) {
+    std::fprintf(stderr, "--image-size %ld: PatchGAN needs a multiple of 8 (three stride-2 layers)\n",
+                 static_cast<long>(s.image_size));
+    return 2;
+  }
+  const std::vector<Pass> passes =
+      s.net == "dcgan" ? DcganPasses(s.batch) : PatchGanPasses(s.batch, s.image_size, s.ndf);
+  const std::string what = s.net == "dcgan" ? "DCGAN" : "PatchGAN (" + std::to_string(s.image_size) + " px)";
+  std::printf("%s matrix products at batch %ld, GFLOP/s, 1 thread, best of %d runs of >= %.2f s CPU time\n",
+              what.c_str(), static_cast<long>(s.batch), s.repeats, s.min_time);
+#if GANTRY_HAVE_ONEDNN
+  std::printf("%s\n", OnednnDescription().c_str());
+#endif
+  PrintTable(s, passes, *columns);
+  PrintImplementations(passes, *columns);
   return 0;
 }

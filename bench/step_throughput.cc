@@ -17,16 +17,15 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "bench/bench_ranks.h"
 #include "common/batch_shares.h"
 #include "common/clock.h"
 #include "common/timing_summary.h"
-#include "worker/comm/local_communicator.h"
-#include "worker/comm/mpi_communicator.h"
-#include "worker/comm/mpi_environment.h"
 #include "worker/models/dcgan.h"
 #include "worker/models/gan_step.h"
 #include "worker/optim/adam.h"
@@ -130,72 +129,85 @@ Row Measure(Communicator& comm, const StepSettings& settings, int64_t batch, int
              sps * kFlopsPerSample * 1e-9};
 }
 
+struct Settings {
+  std::vector<int64_t> batches{64, 128, 256, 512};  // global
+  int warmup = 3, steps = 10;
+  std::string kernels{DefaultBackendName()}, precision_name = "fp32", device_name = "cpu";
+  bool no_fusion = false;
+  MathPrecision precision = MathPrecision::kFp32;  // from precision_name, by Resolve
+};
+
+void AddFlags(CLI::App& app, Settings& s) {
+  app.add_option("--batch-size", s.batches, "global batch sizes")->delimiter(',');
+  app.add_option("--warmup", s.warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
+  app.add_option("--steps", s.steps, "timed steps")->check(CLI::PositiveNumber);
+  app.add_option("--kernels", s.kernels, "eigen | onednn (when built); for --device cpu")->capture_default_str();
+  app.add_option("--device", s.device_name, "cpu | cuda (CUDA builds: one GPU per rank, NCCL under mpirun)")
+      ->capture_default_str();
+  app.add_option("--precision", s.precision_name, "fp32 | bf16 | fp16 (operands of the matrix products)")
+      ->capture_default_str();
+  app.add_flag("--no-fusion", s.no_fusion, "separate LeakyReLU layers instead of fusing them into BatchNorm/Conv2d");
+}
+
+// Resolves the precision; false, with what this build takes on stderr, when it or the
+// kernels are not ones it runs.
+bool Resolve(Settings& s) {
+  const std::optional<MathPrecision> precision = ParseMathPrecision(s.precision_name);
+  if (FindBackend(s.kernels) == nullptr || !precision) {
+    std::fprintf(stderr, "--kernels %s / --precision %s: expected kernels eigen%s and precision fp32, bf16 or fp16\n",
+                 s.kernels.c_str(), s.precision_name.c_str(), FindBackend("onednn") != nullptr ? " or onednn" : "");
+    return false;
+  }
+  s.precision = *precision;
+  return true;
+}
+
+void PrintHeader(const Settings& s, const TrainingDevice& device, const StepSettings& step, int ranks) {
+  std::printf("DCGAN training step on %s, precision %s, activations %s, %d rank(s) x 1 thread, gradients over "
+              "%s, %d timed steps after %d warm-up\n",
+              device.description.c_str(), s.precision_name.c_str(), s.no_fusion ? "separate" : "fused", ranks,
+              step.gradient_comm->backend_name().c_str(), s.steps, s.warmup);
+#if GANTRY_HAVE_ONEDNN
+  if (step.backend->name() == "onednn") std::printf("%s\n", OnednnDescription().c_str());
+#endif
+  std::printf("%6s %6s %11s %9s %11s %13s %11s %9s\n", "batch", "ranks", "median_ms", "p90_ms", "cpu_ms",
+              "allreduce_ms", "samples/s", "GFLOP/s");
+}
+
+void PrintRow(int64_t batch, int ranks, const Row& r) {
+  std::printf("%6ld %6d %11.1f %9.1f %11.1f %13.2f %11.1f %9.1f\n", static_cast<long>(batch), ranks, r.median_ms,
+              r.p90_ms, r.cpu_ms, r.allreduce_ms, r.samples_per_s, r.gflops);
+  std::fflush(stdout);
+}
+
 }  // namespace
 }  // namespace gantry
 
 int main(int argc, char** argv) {
   using namespace gantry;
   CLI::App app{"gantry-bench-step: DCGAN training-step throughput (1 thread per rank)"};
-  std::vector<int64_t> batches{64, 128, 256, 512};
-  int warmup = 3, steps = 10;
-  app.add_option("--batch-size", batches, "global batch sizes")->delimiter(',');
-  app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
-  app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
-  std::string kernels(DefaultBackendName()), precision_name = "fp32", device_name = "cpu";
-  app.add_option("--kernels", kernels, "eigen | onednn (when built); for --device cpu")->capture_default_str();
-  app.add_option("--device", device_name, "cpu | cuda (CUDA builds: one GPU per rank, NCCL under mpirun)")
-      ->capture_default_str();
-  app.add_option("--precision", precision_name, "fp32 | bf16 | fp16 (operands of the matrix products)")
-      ->capture_default_str();
-  bool no_fusion = false;
-  app.add_flag("--no-fusion", no_fusion, "separate LeakyReLU layers instead of fusing them into BatchNorm/Conv2d");
+  Settings settings;
+  AddFlags(app, settings);
   CLI11_PARSE(app, argc, argv);
-  const std::optional<MathPrecision> precision = ParseMathPrecision(precision_name);
-  if (FindBackend(kernels) == nullptr || !precision) {
-    std::fprintf(stderr, "--kernels %s / --precision %s: expected kernels eigen%s and precision fp32, bf16 or fp16\n",
-                 kernels.c_str(), precision_name.c_str(), FindBackend("onednn") != nullptr ? " or onednn" : "");
-    return 2;
-  }
+  if (!Resolve(settings)) return 2;
 
-  std::unique_ptr<MpiCommunicator> mpi;
-  std::unique_ptr<Communicator> solo;
-  if (MpiCommunicator::LaunchedUnderMpi()) {
-    gantry::PreferRingNonBlockingAllReduce();
-    mpi = std::move(*MpiCommunicator::Create(&argc, &argv));
-  } else {
-    solo = LocalGroup(1).Rank(0);
-  }
-  Communicator& comm = mpi ? static_cast<Communicator&>(*mpi) : *solo;
+  BenchRanks ranks = BenchRanks::Join(&argc, &argv);
+  Communicator& comm = ranks.comm();
   TrainConfig device_config;
-  device_config.device = device_name;
-  device_config.kernels = kernels;
+  device_config.device = settings.device_name;
+  device_config.kernels = settings.kernels;
   absl::StatusOr<TrainingDevice> device = OpenTrainingDevice(device_config, comm, CommOptions{120.0});
   if (!device.ok()) {
     std::fprintf(stderr, "rank %d: %s\n", comm.rank(), std::string(device.status().message()).c_str());
     return 2;
   }
-  Backend* backend = device->backend;
   Communicator* gradient_comm = device->gradient_comm ? device->gradient_comm.get() : &comm;
-  const StepSettings settings{backend, *precision, !no_fusion, gradient_comm};
+  const StepSettings step{device->backend, settings.precision, !settings.no_fusion, gradient_comm};
   const bool root = comm.rank() == 0;
-  if (root) {
-    std::printf("DCGAN training step on %s, precision %s, activations %s, %d rank(s) x 1 thread, gradients over "
-                "%s, %d timed steps after %d warm-up\n",
-                device->description.c_str(), precision_name.c_str(), no_fusion ? "separate" : "fused", comm.size(),
-                gradient_comm->backend_name().c_str(), steps, warmup);
-#if GANTRY_HAVE_ONEDNN
-    if (backend->name() == "onednn") std::printf("%s\n", OnednnDescription().c_str());
-#endif
-    std::printf("%6s %6s %11s %9s %11s %13s %11s %9s\n", "batch", "ranks", "median_ms", "p90_ms", "cpu_ms",
-                "allreduce_ms", "samples/s", "GFLOP/s");
-  }
-  for (int64_t b : batches) {
-    const Row r = Measure(comm, settings, b, warmup, steps);
-    if (root) {
-      std::printf("%6ld %6d %11.1f %9.1f %11.1f %13.2f %11.1f %9.1f\n", static_cast<long>(b), comm.size(),
-                  r.median_ms, r.p90_ms, r.cpu_ms, r.allreduce_ms, r.samples_per_s, r.gflops);
-      std::fflush(stdout);
-    }
+  if (root) PrintHeader(settings, *device, step, comm.size());
+  for (int64_t b : settings.batches) {
+    const Row r = Measure(comm, step, b, settings.warmup, settings.steps);
+    if (root) PrintRow(b, comm.size(), r);
   }
   return 0;
 }

@@ -32,6 +32,13 @@ class Connection {
   // A context carrying the token, with a deadline of `timeout_seconds` (default: the
   // --timeout flag) from now.
   std::unique_ptr<grpc::ClientContext> Context(double timeout_seconds = 0) const;
+  // A unary call, `method` of the stub (e.g. &v1::Coordinator::Stub::GetJob), in a
+  // fresh Context().
+  template <typename Request, typename Response>
+  grpc::Status Call(grpc::Status (v1::Coordinator::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
+                    const Request& request, Response* response) {
+    return (stub_.get()->*method)(Context().get(), request, response);
+  }
   const ConnectionFlags& flags() const { return flags_; }
 
  private:

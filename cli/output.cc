@@ -8,29 +8,18 @@
 #include "absl/time/time.h"
 #include "cli/rpc_exit_codes.h"
 #include "common/printable_text.h"
+#include "report/state_names.h"
 #include "nlohmann/json.hpp"
 #include "runspec/rollout_spec_check.h"
 
 namespace gantry::cli {
 namespace {
 
-constexpr const char* kStateNames[] = {"unspecified", "queued", "running", "cancelling",
-                                       "succeeded",   "failed", "cancelled"};
-
 std::string ProgressText(const v1::Job& job) {
   if (!job.has_progress()) return "-";
   const v1::Progress& p = job.progress();
   if (job.has_rollout()) return absl::StrFormat("step %d/%d", p.step(), p.steps_per_epoch());
   return absl::StrFormat("b%d e%d %d/%d", p.batch_size(), p.epoch(), p.step(), p.steps_per_epoch());
-}
-
-const char* GroupStateName(v1::GroupState state) {
-  switch (state) {
-    case v1::GROUP_STATE_IDLE: return "idle";
-    case v1::GROUP_STATE_BUSY: return "busy";
-    case v1::GROUP_STATE_LOST: return "lost";
-    default: return "unspecified";
-  }
 }
 
 }  // namespace
@@ -42,19 +31,6 @@ std::string Shown(absl::string_view text) { return EscapeForTerminal(text); }
 std::string FormatTime(int64_t unix_ms) {
   if (unix_ms == 0) return "-";
   return absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixMillis(unix_ms), absl::LocalTimeZone());
-}
-
-std::string JobStateName(v1::JobState state) {
-  const int i = static_cast<int>(state);
-  return i >= 0 && i < static_cast<int>(std::size(kStateNames)) ? kStateNames[i] : "unspecified";
-}
-
-absl::StatusOr<v1::JobState> ParseJobState(const std::string& name) {
-  for (int i = 1; i < static_cast<int>(std::size(kStateNames)); ++i) {
-    if (name == kStateNames[i]) return static_cast<v1::JobState>(i);
-  }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "--state: '", name, "' is not a job state (queued, running, cancelling, succeeded, failed, cancelled)"));
 }
 
 std::string JobsTable(const std::vector<v1::Job>& jobs) {
@@ -141,6 +117,16 @@ int Fail(const grpc::Status& status, bool json) {
 
 int Fail(const absl::Status& status, bool json) {
   return Fail(grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message())), json);
+}
+
+int FailCall(const Connection& client, const grpc::Status& status) {
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return Fail(status, client.flags().json);
+  return Fail(grpc::Status(status.error_code(),
+                           absl::StrCat("cannot reach the coordinator at ", client.flags().coordinator, " (",
+                                        status.error_message(),
+                                        "); is gantry-coordinator running there? Set --coordinator or "
+                                        "GANTRY_COORDINATOR")),
+              client.flags().json);
 }
 
 }  // namespace gantry::cli

@@ -12,6 +12,7 @@
 #include <grpcpp/support/status.h>
 
 #include "absl/status/statusor.h"
+#include "cli/connection.h"
 #include "gantry/v1/coordinator.pb.h"
 #include "nlohmann/json.hpp"
 #include "report/proto_json.h"
@@ -32,10 +33,6 @@ std::string Shown(absl::string_view text);
 // Local time "2026-11-22 07:12:45", or "-" for 0.
 std::string FormatTime(int64_t unix_ms);
 
-// "queued", "running", ... and back; INVALID_ARGUMENT listing the names.
-std::string JobStateName(v1::JobState state);
-absl::StatusOr<v1::JobState> ParseJobState(const std::string& name);
-
 std::string JobsTable(const std::vector<v1::Job>& jobs);
 std::string JobStatusText(const v1::Job& job);
 std::string GroupsTable(const v1::ListGroupsResponse& groups);
@@ -44,5 +41,8 @@ std::string GroupsTable(const v1::ListGroupsResponse& groups);
 // {"error": {"code": ..., "message": ...}} on stdout) and returns the exit code.
 int Fail(const grpc::Status& status, bool json);
 int Fail(const absl::Status& status, bool json);
+// Fail() for a call to the coordinator, with a hint on how to reach it when it is
+// unavailable.
+int FailCall(const Connection& client, const grpc::Status& status);
 
 }  // namespace gantry::cli

@@ -3,11 +3,38 @@
 // rollout` sends.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
 #include "absl/status/statusor.h"
-#include "cli/commands.h"
 #include "gantry/v1/coordinator.pb.h"
 
 namespace gantry::cli {
+
+struct SubmitArgs {
+  std::string run_file;                          // YAML/JSON of setting: value pairs; may be empty
+  std::map<std::string, std::string> settings;   // from flags; override the run file
+  int world_size = 0;
+  int max_attempts = 0;
+  std::string name;
+  bool watch = false;
+};
+
+// `gantry rollout JOB_ID --case DIR --steps H ...`: a rollout of a finished run
+// (proto/gantry/v1/rollout_spec.proto); unset options keep gantry-worker rollout's defaults.
+struct RolloutArgs {
+  std::string source_job_id;
+  std::string case_dir;     // made absolute against the current folder
+  int64_t steps = 0;
+  std::optional<int64_t> start_frame, tile, overlap, group, tile_batch;
+  std::string blend;
+  int world_size = 0;
+  int max_attempts = 0;
+  std::string name;
+  bool watch = false;
+};
 
 // A relative data-dir is made absolute against the current folder, as gantry-worker
 // would read it here (the coordinator and the workers may run elsewhere). Errors name

@@ -178,6 +178,5 @@ class Coordinator {
 };
 
 bool IsTerminal(v1::JobState state);
-std::string StateName(v1::JobState state);  // "queued", "running", ...
 
 }  // namespace gantry

@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "common/status_macros.h"
 #include "coordinator/coordinator.h"
+#include "report/state_names.h"
 #include "runspec/rollout_spec_check.h"
 #include "runspec/run_spec_settings.h"
 #include "spdlog/spdlog.h"
@@ -37,18 +38,6 @@ std::string RolloutName(const v1::RolloutSpec& rollout) {
 
 bool IsTerminal(v1::JobState state) {
   return state == v1::JOB_STATE_SUCCEEDED || state == v1::JOB_STATE_FAILED || state == v1::JOB_STATE_CANCELLED;
-}
-
-std::string StateName(v1::JobState state) {
-  switch (state) {
-    case v1::JOB_STATE_QUEUED: return "queued";
-    case v1::JOB_STATE_RUNNING: return "running";
-    case v1::JOB_STATE_CANCELLING: return "cancelling";
-    case v1::JOB_STATE_SUCCEEDED: return "succeeded";
-    case v1::JOB_STATE_FAILED: return "failed";
-    case v1::JOB_STATE_CANCELLED: return "cancelled";
-    default: return "unspecified";
-  }
 }
 
 Coordinator::Coordinator(std::unique_ptr<JobStore> store, const SpecValidator& validator, CoordinatorOptions options,
@@ -153,7 +142,7 @@ absl::Status Coordinator::Transition(v1::Job& job, v1::JobState state, const std
   change->set_message(message);
   RETURN_IF_ERROR(store_->AppendEvent(event).status());
   Touch(job);
-  spdlog::info("{}: {} ({})", job.id(), StateName(state), message);
+  spdlog::info("{}: {} ({})", job.id(), JobStateName(state), message);
   return absl::OkStatus();
 }
 
@@ -186,7 +175,7 @@ absl::Status Coordinator::PrepareRollout(const v1::RolloutSpec& rollout, v1::Job
   }
   if (source->state() != v1::JOB_STATE_SUCCEEDED) {
     return absl::FailedPreconditionError(
-        absl::StrCat("rollout.source_job_id: ", id, " is ", StateName(source->state()),
+        absl::StrCat("rollout.source_job_id: ", id, " is ", JobStateName(source->state()),
                      "; only a run that succeeded can be rolled out",
                      IsTerminal(source->state()) ? "" : absl::StrCat(" (wait for it: gantry watch ", id, ")")));
   }
@@ -271,7 +260,7 @@ absl::StatusOr<v1::Job> Coordinator::CancelJob(const std::string& job_id) {
   ASSIGN_OR_RETURN(v1::Job job, store_->GetJob(job_id));
   if (IsTerminal(job.state())) {
     return absl::FailedPreconditionError(
-        absl::StrCat("job ", job_id, " has already ended (", StateName(job.state()), "); nothing to cancel"));
+        absl::StrCat("job ", job_id, " has already ended (", JobStateName(job.state()), "); nothing to cancel"));
   }
   if (job.state() == v1::JOB_STATE_CANCELLING) return job;
   const bool queued = job.state() == v1::JOB_STATE_QUEUED;

@@ -9,6 +9,8 @@
 // problem (port in use, database not writable, data root missing), named on stderr.
 #include <csignal>
 #include <cstdio>
+#include <optional>
+#include <string>
 
 #include "CLI/CLI.hpp"
 #include "common/clock.h"
@@ -18,26 +20,16 @@
 #include "coordinator/wall_clock.h"
 #include "spdlog/spdlog.h"
 
+namespace gantry {
 namespace {
 
-
-// Blocks until SIGINT or SIGTERM. The signals are blocked in every thread (the mask is
-// set before any thread starts), so they are only ever taken here.
-int WaitForStopSignal(const sigset_t& signals) {
-  while (true) {
-    timespec timeout{1, 0};
-    const int sig = sigtimedwait(&signals, nullptr, &timeout);
-    if (sig == SIGINT || sig == SIGTERM) return sig;
-  }
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  using namespace gantry;
-  CLI::App app{"gantry-coordinator: queues GAN training runs and hands them to worker groups over gRPC"};
+struct CoordinatorFlags {
   ServerOptions options;
-  std::string port_file;
+  std::string port_file, http_port_file;  // where to write the bound ports; empty: nowhere
+};
+
+void AddFlags(CLI::App& app, CoordinatorFlags& flags) {
+  ServerOptions& options = flags.options;
   app.add_option("--listen", options.listen, "host:port to serve on; port 1..65535, or 0 for any free port (see --port-file)")
       ->default_val(options.listen);
   app.add_option("--db", options.db_path, "SQLite job database (created when missing)")->required();
@@ -56,12 +48,16 @@ int main(int argc, char** argv) {
   app.add_flag("--allow-debug-settings", options.allow_debug_settings,
                "accept jobs with debug switches (debug_slow_*, debug_inject_inf_*), which can stall or poison a whole "
                "pool: for tests and local experiments only");
-  app.add_option("--port-file", port_file, "write the bound port here once serving (for scripts and tests)");
-  std::string http_port_file;
+  app.add_option("--port-file", flags.port_file, "write the bound port here once serving (for scripts and tests)");
   app.add_option("--http-listen", options.http_listen,
                  "host:port of the HTTP listener (dashboard, JSON endpoints, Prometheus /metrics; same token as "
                  "gRPC); off unless given; port 0 picks a free one (see --http-port-file)");
-  app.add_option("--http-port-file", http_port_file, "write the bound HTTP port here once serving");
+  app.add_option("--http-port-file", flags.http_port_file, "write the bound HTTP port here once serving");
+}
+
+// The exit code when the command line is not one to run: 0 after --help, kExitUsage
+// (with CLI11's message) when it does not parse; nullopt when it parsed.
+std::optional<int> Parse(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -70,37 +66,70 @@ int main(int argc, char** argv) {
     app.exit(e);
     return kExitUsage;
   }
+  return std::nullopt;
+}
 
+// Blocks SIGINT and SIGTERM in this thread and every thread it starts from now on, so
+// that only WaitForStopSignal takes them. Call before any thread starts.
+sigset_t BlockStopSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
 
+// Blocks until SIGINT or SIGTERM (blocked by BlockStopSignals).
+int WaitForStopSignal(const sigset_t& signals) {
+  while (true) {
+    timespec timeout{1, 0};
+    const int sig = sigtimedwait(&signals, nullptr, &timeout);
+    if (sig == SIGINT || sig == SIGTERM) return sig;
+  }
+}
+
+// Writes `port` and a newline to `path` (nothing when `path` is empty); false, with the
+// reason on stderr naming `flag`, when it cannot.
+bool WritePortFile(const std::string& path, int port, const char* flag) {
+  if (path.empty()) return true;
+  const absl::Status s = WriteFileAtomically(path, std::to_string(port) + "\n");
+  if (!s.ok()) std::fprintf(stderr, "gantry-coordinator: %s: %s\n", flag, std::string(s.message()).c_str());
+  return s.ok();
+}
+
+// Serves until SIGINT or SIGTERM, then shuts down.
+void ServeUntilStopped(CoordinatorServer& server, const ServerOptions& options, const sigset_t& signals) {
+  if (server.http_port() > 0) spdlog::info("dashboard and /metrics on HTTP port {}", server.http_port());
+  spdlog::info("gantry-coordinator serving on port {} (db {}, lease {} s{})", server.port(), options.db_path,
+               options.lease_seconds, options.token_file.empty() ? ", no authentication" : ", token required");
+  const int sig = WaitForStopSignal(signals);
+  spdlog::info("{}: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  server.Shutdown();
+  spdlog::info("stopped");
+}
+
+}  // namespace
+}  // namespace gantry
+
+int main(int argc, char** argv) {
+  using namespace gantry;
+  CLI::App app{"gantry-coordinator: queues GAN training runs and hands them to worker groups over gRPC"};
+  CoordinatorFlags flags;
+  AddFlags(app, flags);
+  if (std::optional<int> code = Parse(app, argc, argv)) return *code;
+
+  const sigset_t signals = BlockStopSignals();
   absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
-      CoordinatorServer::Start(options, Clock::Real(), UnixClock::Get());
+      CoordinatorServer::Start(flags.options, Clock::Real(), UnixClock::Get());
   if (!server.ok()) {
     std::fprintf(stderr, "gantry-coordinator: %s\n", std::string(server.status().message()).c_str());
     return kExitUsage;
   }
-  if (!port_file.empty()) {
-    if (absl::Status s = WriteFileAtomically(port_file, std::to_string((*server)->port()) + "\n"); !s.ok()) {
-      std::fprintf(stderr, "gantry-coordinator: --port-file: %s\n", std::string(s.message()).c_str());
-      return kExitUsage;
-    }
+  if (!WritePortFile(flags.port_file, (*server)->port(), "--port-file") ||
+      !WritePortFile(flags.http_port_file, (*server)->http_port(), "--http-port-file")) {
+    return kExitUsage;
   }
-  if (!http_port_file.empty()) {
-    if (absl::Status s = WriteFileAtomically(http_port_file, std::to_string((*server)->http_port()) + "\n"); !s.ok()) {
-      std::fprintf(stderr, "gantry-coordinator: --http-port-file: %s\n", std::string(s.message()).c_str());
-      return kExitUsage;
-    }
-  }
-  if ((*server)->http_port() > 0) spdlog::info("dashboard and /metrics on HTTP port {}", (*server)->http_port());
-  spdlog::info("gantry-coordinator serving on port {} (db {}, lease {} s{})", (*server)->port(), options.db_path,
-               options.lease_seconds, options.token_file.empty() ? ", no authentication" : ", token required");
-  const int sig = WaitForStopSignal(signals);
-  spdlog::info("{}: shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
-  (*server)->Shutdown();
-  spdlog::info("stopped");
+  ServeUntilStopped(**server, flags.options, signals);
   return 0;
 }

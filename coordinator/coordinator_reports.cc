@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "coordinator/coordinator.h"
+#include "report/state_names.h"
 
 namespace gantry {
 namespace {
@@ -110,7 +111,8 @@ absl::Status Coordinator::FinishOnGroup(v1::Job& job, const GroupRecord& group,
   } else if (request.final_state() == v1::JOB_STATE_QUEUED) {
     RETURN_IF_ERROR(Requeue(job, absl::StrCat(on, " released it (stopping)")));
   } else {
-    RETURN_IF_ERROR(Transition(job, request.final_state(), absl::StrCat(StateName(request.final_state()), " on ", on)));
+    const std::string ended = absl::StrCat(JobStateName(request.final_state()), " on ", on);
+    RETURN_IF_ERROR(Transition(job, request.final_state(), ended));
   }
   finished = std::move(updated);
   return absl::OkStatus();
@@ -124,7 +126,7 @@ absl::StatusOr<v1::ReportProgressResponse> Coordinator::ReportProgress(const v1:
   const bool active = job.state() == v1::JOB_STATE_RUNNING || job.state() == v1::JOB_STATE_CANCELLING;
   if (!active || job.group_id() != request.group_id() || job.attempts() != request.attempt()) {
     return absl::AbortedError(absl::StrCat("job ", job.id(), " attempt ", request.attempt(), " is no longer held by ",
-                                           request.group_id(), " (the job is ", StateName(job.state()),
+                                           request.group_id(), " (the job is ", JobStateName(job.state()),
                                            ", attempt ", job.attempts(), "); drop it"));
   }
   Renew(group->group.id());

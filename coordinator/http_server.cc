@@ -164,27 +164,30 @@ bool Authorized(const httplib::Request& req, const TokenAuth* auth) {
 
 bool NeedsToken(const std::string& path) { return path == "/metrics" || path.rfind("/api/", 0) == 0; }
 
-void Routes(httplib::Server& server, MonitorApi& api, const TokenAuth* auth) {
-  // Methods and the token before anything else, so no handler sees a refused request.
-  server.set_pre_routing_handler([auth](const httplib::Request& req, httplib::Response& res) {
-    const bool login = req.method == "POST" && req.path == "/login";
-    if (req.method != "GET" && req.method != "HEAD" && !login) {
-      res.status = 405;
-      res.set_header("Allow", "GET, HEAD");
-      res.set_content("read-only: GET and HEAD only\n", "text/plain");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (NeedsToken(req.path) && !Authorized(req, auth)) {
-      res.status = 401;
-      res.set_header("WWW-Authenticate", "Bearer realm=\"gantry\"");
-      res.set_content(DumpJson({{"error", "missing or wrong token: send `Authorization: Bearer <token>` or log in"}}),
-                      "application/json");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    res.set_header("X-Content-Type-Options", "nosniff");
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
+// Methods and the token, before anything else, so no handler sees a refused request:
+// only GET and HEAD (and POST /login) pass, and the data (/metrics, /api/) needs the token.
+httplib::Server::HandlerResponse ScreenRequest(const httplib::Request& req, httplib::Response& res,
+                                               const TokenAuth* auth) {
+  const bool login = req.method == "POST" && req.path == "/login";
+  if (req.method != "GET" && req.method != "HEAD" && !login) {
+    res.status = 405;
+    res.set_header("Allow", "GET, HEAD");
+    res.set_content("read-only: GET and HEAD only\n", "text/plain");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  if (NeedsToken(req.path) && !Authorized(req, auth)) {
+    res.status = 401;
+    res.set_header("WWW-Authenticate", "Bearer realm=\"gantry\"");
+    res.set_content(DumpJson({{"error", "missing or wrong token: send `Authorization: Bearer <token>` or log in"}}),
+                    "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  }
+  res.set_header("X-Content-Type-Options", "nosniff");
+  return httplib::Server::HandlerResponse::Unhandled;
+}
 
+// The dashboard's files, index.html at "/".
+void ServeDashboard(httplib::Server& server) {
   for (const DashboardAsset& asset : DashboardAssets()) {
     const std::string route = asset.path == "/index.html" ? "/" : std::string(asset.path);
     server.Get(route, [&asset](const httplib::Request&, httplib::Response& res) {
@@ -194,47 +197,65 @@ void Routes(httplib::Server& server, MonitorApi& api, const TokenAuth* auth) {
       res.set_content(std::string(asset.bytes), std::string(asset.content_type));
     });
   }
+}
 
-  server.Post("/login", [auth](const httplib::Request& req, httplib::Response& res) {
-    res.status = 303;
-    const std::string token = req.get_param_value("token");
-    if (auth != nullptr && !auth->Check("Bearer " + token).ok()) {
-      res.set_header("Location", "/?login=failed");
-      return;
-    }
-    if (auth != nullptr) {
-      res.set_header("Set-Cookie", absl::StrCat(kTokenCookie, "=", HexEncode(token),
-                                                "; Path=/; HttpOnly; SameSite=Strict"));
-    }
-    res.set_header("Location", "/");
-  });
+// POST /login with the token as a form field: a cookie holding it, back to the dashboard.
+void Login(const httplib::Request& req, httplib::Response& res, const TokenAuth* auth) {
+  res.status = 303;
+  const std::string token = req.get_param_value("token");
+  if (auth != nullptr && !auth->Check("Bearer " + token).ok()) {
+    res.set_header("Location", "/?login=failed");
+    return;
+  }
+  if (auth != nullptr) {
+    res.set_header("Set-Cookie", absl::StrCat(kTokenCookie, "=", HexEncode(token),
+                                              "; Path=/; HttpOnly; SameSite=Strict"));
+  }
+  res.set_header("Location", "/");
+}
 
-  server.Get("/api/jobs", [&api](const httplib::Request& req, httplib::Response& res) {
-    int page_size = 0;
-    if (req.has_param("page_size") && !absl::SimpleAtoi(req.get_param_value("page_size"), &page_size)) {
-      return SendError(res, absl::InvalidArgumentError("page_size: not a number"));
-    }
-    SendJson(res, api.Jobs(req.get_param_value("state"), page_size, req.get_param_value("page_token")));
-  });
-  server.Get(kJobRoute, [&api](const httplib::Request& req, httplib::Response& res) {
-    SendJson(res, api.Job(req.matches[1]));
-  });
-  server.Get(absl::StrCat(kJobRoute, "/samples.png"), [&api](const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<SampleGrid> grid = api.NewestSampleGrid(req.matches[1]);
-    if (!grid.ok()) return SendError(res, grid.status());
-    res.set_header("Cache-Control", "no-store");
-    res.set_header("X-Gantry-Sample", absl::StrCat("batch ", grid->batch_size, " epoch ", grid->epoch));
-    res.set_content(std::move(grid->png), "image/png");
-  });
-  server.Get(absl::StrCat(kJobRoute, "/rollout"), [&api](const httplib::Request& req, httplib::Response& res) {
-    SendJson(res, api.Rollout(req.matches[1]));
-  });
-  server.Get("/api/groups", [&api](const httplib::Request&, httplib::Response& res) { SendJson(res, api.Groups()); });
-  server.Get("/metrics", [&api](const httplib::Request&, httplib::Response& res) {
-    absl::StatusOr<std::string> text = api.MetricsText();
-    if (!text.ok()) return SendError(res, text.status());
-    res.set_content(*text, "text/plain; version=0.0.4; charset=utf-8");
-  });
+void SendJobs(MonitorApi& api, const httplib::Request& req, httplib::Response& res) {
+  int page_size = 0;
+  if (req.has_param("page_size") && !absl::SimpleAtoi(req.get_param_value("page_size"), &page_size)) {
+    return SendError(res, absl::InvalidArgumentError("page_size: not a number"));
+  }
+  SendJson(res, api.Jobs(req.get_param_value("state"), page_size, req.get_param_value("page_token")));
+}
+
+void SendSampleGrid(MonitorApi& api, const httplib::Request& req, httplib::Response& res) {
+  absl::StatusOr<SampleGrid> grid = api.NewestSampleGrid(req.matches[1]);
+  if (!grid.ok()) return SendError(res, grid.status());
+  res.set_header("Cache-Control", "no-store");
+  res.set_header("X-Gantry-Sample", absl::StrCat("batch ", grid->batch_size, " epoch ", grid->epoch));
+  res.set_content(std::move(grid->png), "image/png");
+}
+
+void SendMetrics(MonitorApi& api, httplib::Response& res) {
+  absl::StatusOr<std::string> text = api.MetricsText();
+  if (!text.ok()) return SendError(res, text.status());
+  res.set_content(*text, "text/plain; version=0.0.4; charset=utf-8");
+}
+
+// The data: JSON documents, the newest sample grid, Prometheus text.
+void ServeData(httplib::Server& server, MonitorApi& api) {
+  using Request = httplib::Request;
+  using Response = httplib::Response;
+  server.Get("/api/jobs", [&api](const Request& req, Response& res) { SendJobs(api, req, res); });
+  server.Get(kJobRoute, [&api](const Request& req, Response& res) { SendJson(res, api.Job(req.matches[1])); });
+  server.Get(absl::StrCat(kJobRoute, "/samples.png"),
+             [&api](const Request& req, Response& res) { SendSampleGrid(api, req, res); });
+  server.Get(absl::StrCat(kJobRoute, "/rollout"),
+             [&api](const Request& req, Response& res) { SendJson(res, api.Rollout(req.matches[1])); });
+  server.Get("/api/groups", [&api](const Request&, Response& res) { SendJson(res, api.Groups()); });
+  server.Get("/metrics", [&api](const Request&, Response& res) { SendMetrics(api, res); });
+}
+
+void Routes(httplib::Server& server, MonitorApi& api, const TokenAuth* auth) {
+  server.set_pre_routing_handler(
+      [auth](const httplib::Request& req, httplib::Response& res) { return ScreenRequest(req, res, auth); });
+  ServeDashboard(server);
+  server.Post("/login", [auth](const httplib::Request& req, httplib::Response& res) { Login(req, res, auth); });
+  ServeData(server, api);
   server.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr) {
     spdlog::error("--http-listen: {} {} failed with an exception", req.method, req.path);
     SendError(res, absl::InternalError("internal error"));

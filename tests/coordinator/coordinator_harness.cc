@@ -61,6 +61,25 @@ v1::EpochMetrics EpochRow(int64_t batch_size, int64_t epoch, int world_size) {
   return row;
 }
 
+v1::EpochMetrics ScoredEpochRow(int64_t batch_size, int64_t epoch, int world_size) {
+  v1::EpochMetrics row = EpochRow(batch_size, epoch, world_size);
+  row.set_quality_fd(12.5);
+  row.set_quality_class_entropy(0.375);
+  row.set_quality_marginal_entropy(2.25);
+  row.set_quality_confidence(0.875);
+  row.set_energy_j(250);
+  row.set_energy_j_per_sample(0.25);
+  return row;
+}
+
+v1::ReportProgressRequest Report(const std::string& group, const v1::AcquireJobResponse& acquired) {
+  v1::ReportProgressRequest request;
+  request.set_group_id(group);
+  request.set_job_id(acquired.job().id());
+  request.set_attempt(acquired.job().attempts());
+  return request;
+}
+
 CoordinatorFixture::CoordinatorFixture(const std::string& name, CoordinatorOptions options) : options_(options) {
   dir_ = MakeTempDir(name);
   root_ = dir_ + "/root";

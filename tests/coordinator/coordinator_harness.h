@@ -29,6 +29,13 @@ v1::SubmitJobRequest SweepRequest(const std::string& data_dir, const std::vector
 
 // An epochs.csv row with plausible, distinct numbers derived from (batch, epoch).
 v1::EpochMetrics EpochRow(int64_t batch_size, int64_t epoch, int world_size);
+// EpochRow scored by the quality judge (Frechet distance 12.5, class entropy 0.375,
+// marginal entropy 2.25, confidence 0.875) with an energy figure (250 J, 0.25 J per
+// sample) whose source the caller sets.
+v1::EpochMetrics ScoredEpochRow(int64_t batch_size, int64_t epoch, int world_size);
+
+// A ReportProgress request of `group` for the job it acquired, with nothing in it yet.
+v1::ReportProgressRequest Report(const std::string& group, const v1::AcquireJobResponse& acquired);
 
 // A Coordinator over a store in its own folder, with a data root holding `data/`, and
 // one FakeClock for both monotonic and wall time. Reopen() drops it and opens the same

@@ -12,14 +12,7 @@ namespace {
 using ::testing::HasSubstr;
 using testing::CoordinatorFixture;
 using testing::EpochRow;
-
-v1::ReportProgressRequest Report(const std::string& group, const v1::AcquireJobResponse& acquired) {
-  v1::ReportProgressRequest request;
-  request.set_group_id(group);
-  request.set_job_id(acquired.job().id());
-  request.set_attempt(acquired.job().attempts());
-  return request;
-}
+using testing::Report;
 
 std::vector<v1::JobState> StateHistory(Coordinator& core, const std::string& job_id) {
   std::vector<v1::JobState> states;

@@ -99,16 +99,10 @@ class HttpServerTest : public ::testing::Test {
   // rank 0, and a run folder holding run.json and the grid of batch 32's epoch 2.
   // RunAJob's second epoch row: loss scaling, skipped steps, a quality score and energy.
   static v1::EpochMetrics SecondEpoch() {
-    v1::EpochMetrics second = testing::EpochRow(32, 2, 2);
+    v1::EpochMetrics second = testing::ScoredEpochRow(32, 2, 2);
     second.set_loss_scale_g(32768);
     second.set_loss_scale_d(65536);
     second.set_skipped_steps_g(2);
-    second.set_quality_fd(12.5);
-    second.set_quality_class_entropy(0.375);
-    second.set_quality_marginal_entropy(2.25);
-    second.set_quality_confidence(0.875);
-    second.set_energy_j(250);
-    second.set_energy_j_per_sample(0.25);
     second.set_energy_estimated(1);
     return second;
   }

@@ -15,6 +15,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::CoordinatorFixture;
+using testing::Report;
 
 constexpr double kLeaseSeconds = 10;
 
@@ -63,14 +64,6 @@ void ExpectMemoryMatchesStore(CoordinatorFixture& f) {
     ASSERT_TRUE(job.ok()) << job.status();
     EXPECT_EQ(job->group_id(), stored[i].id());
   }
-}
-
-v1::ReportProgressRequest Report(const std::string& group, const v1::AcquireJobResponse& acquired) {
-  v1::ReportProgressRequest request;
-  request.set_group_id(group);
-  request.set_job_id(acquired.job().id());
-  request.set_attempt(acquired.job().attempts());
-  return request;
 }
 
 // A write path: `setup` brings the fixture to the state before the call and returns the

@@ -4,21 +4,16 @@
 #include <cmath>
 
 #include "absl/strings/str_format.h"
+#include "common/status_macros.h"
 
 namespace gantry::flow {
 namespace {
 
 absl::Status Refuse(const std::string& message) { return absl::InvalidArgumentError(message); }
 
-}  // namespace
-
-double FlowSetup::mach() const { return request.u_lattice * std::sqrt(3.0); }
-double FlowSetup::cell_reynolds() const { return request.u_lattice / nu; }
-
-absl::StatusOr<FlowSetup> ResolveFlow(const FlowRequest& given) {
-  FlowSetup s;
-  FlowRequest& r = s.request;
-  r = given;
+// The settings that stand on their own: the grid, Re, the frames and their spacing, the
+// warm-up.
+absl::Status CheckRecording(const FlowRequest& r) {
   if (r.nx < 16 || r.nx > 16384 || r.ny < 16 || r.ny > 16384) {
     return Refuse(absl::StrFormat("grid %dx%d: nx and ny must each be 16 .. 16384 cells", r.nx, r.ny));
   }
@@ -30,9 +25,11 @@ absl::StatusOr<FlowSetup> ResolveFlow(const FlowRequest& given) {
   if (!(r.warmup_periods >= 0) || !std::isfinite(r.warmup_periods)) {
     return Refuse(absl::StrFormat("--warmup-periods %g: give 0 or more shedding periods", r.warmup_periods));
   }
-  absl::StatusOr<ObstacleKind> kind = ParseObstacleKind(r.obstacle);
-  if (!kind.ok()) return kind.status();
-  if (r.diameter == 0) r.diameter = std::max(8, static_cast<int>(std::lround(r.ny / 8.0)));
+  return absl::OkStatus();
+}
+
+// The obstacle's size (r.diameter, its default filled in) and the inlet velocity.
+absl::Status CheckObstacleAndInlet(const FlowRequest& r) {
   const double d = r.diameter, u = r.u_lattice;
   if (!(d >= kMinDiameter) || !std::isfinite(d)) {
     return Refuse(absl::StrFormat(
@@ -49,9 +46,14 @@ absl::StatusOr<FlowSetup> ResolveFlow(const FlowRequest& given) {
         "errors grow as Mach^2 and BGK goes unstable; use --u-lattice %g or less (keep Re by raising --diameter)",
         u, u * std::sqrt(3.0), kMaxULattice));
   }
-  s.nu = u * d / r.re;
-  s.tau = 0.5 + 3.0 * s.nu;
-  s.omega = 1.0 / s.tau;
+  return absl::OkStatus();
+}
+
+// BGK's stability and accuracy at the viscosity s.nu gives (tau and the cell Reynolds
+// number), and the share of the channel the obstacle blocks.
+absl::Status CheckStability(const FlowSetup& s) {
+  const FlowRequest& r = s.request;
+  const double d = r.diameter, u = r.u_lattice;
   const double min_d_for_tau = (kMinTau - 0.5) / 3.0 * r.re / u;
   if (s.tau < kMinTau) {
     return Refuse(absl::StrFormat(
@@ -76,9 +78,15 @@ absl::StatusOr<FlowSetup> ResolveFlow(const FlowRequest& given) {
         "more, or a smaller --diameter",
         d, 100 * d / r.ny, r.ny, 100 * kMaxBlockage, std::ceil(d / kMaxBlockage)));
   }
-  // Geometry: the obstacle a fifth of the way in (at least 2 D from the inlet), on the
-  // middle row; the probe 3 D behind it on the same row.
-  s.obstacle.kind = *kind;
+  return absl::OkStatus();
+}
+
+// Geometry: the obstacle a fifth of the way in (at least 2 D from the inlet), on the
+// middle row; the probe 3 D behind it on the same row, which must fit in the grid.
+absl::Status PlaceObstacle(ObstacleKind kind, FlowSetup& s) {
+  const FlowRequest& r = s.request;
+  const double d = r.diameter;
+  s.obstacle.kind = kind;
   s.obstacle.diameter = d;
   s.obstacle.cx = std::max(std::round(r.nx / 5.0), std::ceil(2 * d));
   s.obstacle.cy = r.ny / 2;
@@ -90,7 +98,14 @@ absl::StatusOr<FlowSetup> ResolveFlow(const FlowRequest& given) {
         "--nx %.0f or more",
         r.nx, d, s.obstacle.cx, std::ceil((s.probe_x + d + 2) * 1.25)));
   }
-  s.estimated_period = d / (kStrouhalGuess * u);
+  return absl::OkStatus();
+}
+
+// The frame spacing (--every, or a twentieth of the estimated shedding period) and the
+// warm-up steps; the frames must fit in kMaxFrameBytes.
+absl::Status Schedule(FlowSetup& s) {
+  FlowRequest& r = s.request;
+  s.estimated_period = r.diameter / (kStrouhalGuess * r.u_lattice);
   s.every = r.every > 0 ? r.every : std::max(1, static_cast<int>(std::lround(s.estimated_period / 20)));
   r.every = s.every;
   s.warmup_steps = static_cast<int64_t>(std::llround(r.warmup_periods * s.estimated_period));
@@ -100,6 +115,29 @@ absl::StatusOr<FlowSetup> ResolveFlow(const FlowRequest& given) {
         "%d frames of %dx%d are %.1f GiB (at most %.0f): record fewer --frames, or split them over cases",
         r.frames, r.nx, r.ny, frame_bytes / double(int64_t{1} << 30), kMaxFrameBytes / double(int64_t{1} << 30)));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+double FlowSetup::mach() const { return request.u_lattice * std::sqrt(3.0); }
+double FlowSetup::cell_reynolds() const { return request.u_lattice / nu; }
+
+absl::StatusOr<FlowSetup> ResolveFlow(const FlowRequest& given) {
+  FlowSetup s;
+  FlowRequest& r = s.request;
+  r = given;
+  RETURN_IF_ERROR(CheckRecording(r));
+  absl::StatusOr<ObstacleKind> kind = ParseObstacleKind(r.obstacle);
+  if (!kind.ok()) return kind.status();
+  if (r.diameter == 0) r.diameter = std::max(8, static_cast<int>(std::lround(r.ny / 8.0)));
+  RETURN_IF_ERROR(CheckObstacleAndInlet(r));
+  s.nu = r.u_lattice * r.diameter / r.re;
+  s.tau = 0.5 + 3.0 * s.nu;
+  s.omega = 1.0 / s.tau;
+  RETURN_IF_ERROR(CheckStability(s));
+  RETURN_IF_ERROR(PlaceObstacle(*kind, s));
+  RETURN_IF_ERROR(Schedule(s));
   return s;
 }
 

@@ -1,6 +1,5 @@
-// gantry watch: a job's history, then its live progress, until it ends. A coordinator
-// that goes away mid-watch (a restart) is retried for --reconnect seconds, resuming after
-// the last entry seen, so nothing is printed twice or skipped.
+#include "cli/watch_command.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <thread>
@@ -8,12 +7,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "cli/commands.h"
 #include "cli/output.h"
 #include "cli/report_format.h"
 #include "cli/rpc_exit_codes.h"
 #include "report/epoch_row_proto.h"
 #include "report/epoch_table.h"
+#include "report/state_names.h"
 
 namespace gantry::cli {
 namespace {
@@ -63,6 +62,14 @@ int ExitCodeForEnd(v1::JobState state) {
 }
 
 }  // namespace
+
+WatchCommand::WatchCommand(CLI::App& app)
+    : Command(app, "watch", "follow a job: its history, live progress and epoch rows, to the end") {
+  command_->add_option("id", args_.job_id, "job id")->required();
+  command_->add_option("--for", args_.timeout_seconds, "give up after this many seconds")->default_val(86400);
+  command_->add_option("--reconnect", args_.reconnect_seconds, "retry an unreachable coordinator this long")
+      ->default_val(60);
+}
 
 int Watch(Connection& client, const WatchArgs& args) {
   const absl::Time deadline = absl::Now() + absl::Seconds(args.timeout_seconds);
