@@ -1,7 +1,7 @@
 // gantry-coordinator: takes training runs over gRPC, queues them in a SQLite job store
 // and hands them to worker groups.
 //
-//   gantry-coordinator --listen 127.0.0.1:50051 --db gantry.db --data-root /srv/data
+//   gantry-coordinator --listen 127.0.0.1:50051 --db gantry.db [--data-root /srv/data]
 //       [--data-root DIR2] [--token-file F] [--tls-cert C --tls-key K] [--lease-seconds S]
 //       [--http-listen 127.0.0.1:8080]   (dashboard, JSON endpoints, /metrics)
 //
@@ -34,8 +34,9 @@ void AddFlags(CLI::App& app, CoordinatorFlags& flags) {
       ->default_val(options.listen);
   app.add_option("--db", options.db_path, "SQLite job database (created when missing)")->required();
   app.add_option("--data-root", options.data_roots,
-                 "folder job data may come from; repeat for several (paths outside are refused)")
-      ->required();
+                 "folder job data may come from; repeat for several (paths outside are refused); default: "
+                 "Debian's dataset folder, which holds the Fashion-MNIST that scripts/install_deps.sh installs")
+      ->default_val(kDefaultDataRoot);
   app.add_option("--token-file", options.token_file,
                  "file holding the bearer token every call must carry (no file: no authentication)");
   app.add_option("--tls-cert", options.tls_cert, "PEM server certificate (with --tls-key: serve TLS)");

@@ -31,10 +31,14 @@ namespace gantry {
 // (grpc.health.v1.Health/Check with this `service`); "" stands for the whole server.
 inline constexpr char kCoordinatorHealthName[] = "gantry.v1.Coordinator";
 
+// Where Debian's dataset packages install (dataset-fashion-mnist: fashion-mnist/ inside):
+// the data root when none is given.
+inline constexpr char kDefaultDataRoot[] = "/usr/share/datasets";
+
 struct ServerOptions {
   std::string listen = "127.0.0.1:50051";  // host:port, port 1..65535; port 0 picks a free one
   std::string db_path;
-  std::vector<std::string> data_roots;
+  std::vector<std::string> data_roots;  // --data-root; gantry-coordinator's default: kDefaultDataRoot
   std::string token_file;                  // empty: no authentication
   std::string tls_cert, tls_key;           // PEM files; both or neither
   double lease_seconds = 30;

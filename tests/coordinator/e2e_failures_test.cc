@@ -205,8 +205,10 @@ TEST(CoordinatorFailures, StartUpProblemsAreNamed) {
   r = RunCommand(absl::StrCat(bin, " --listen 127.0.0.1:0 --db ", s.dir, "/x.db --data-root ", s.dir, "/nowhere"), 30);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("--data-root"));
-  r = RunCommand(absl::StrCat(bin, " --listen 127.0.0.1:0 --db ", s.dir, "/x.db"), 30);
-  EXPECT_EQ(r.exit_code, 2);  // --data-root is required
+  // Without --data-root it serves Debian's dataset folder, and says so in --help.
+  r = RunCommand(absl::StrCat(bin, " --help"), 30);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("/usr/share/datasets"));
   // gRPC would serve 99999 on 34463 (modulo 65536) and 65536 on a random port.
   for (const char* listen : {"127.0.0.1:99999", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:"}) {
     r = RunCommand(absl::StrCat(bin, " --listen ", listen, " --db ", s.dir, "/x.db --data-root ", s.root), 30);
