@@ -32,7 +32,7 @@ class MonitorApi {
   nlohmann::json Groups();
   absl::StatusOr<SampleGrid> NewestSampleGrid(const std::string& job_id);
   absl::StatusOr<nlohmann::json> Rollout(const std::string& job_id);
-  // /metrics (see the README's Monitoring section for the list).
+  // /metrics (docs/monitoring.md lists them).
   absl::StatusOr<std::string> MetricsText();
 
  private:

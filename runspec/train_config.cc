@@ -251,7 +251,7 @@ absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings) {
   // Pix2Pix's own defaults where the run leaves them open (the paper, the TF tutorial
   // and junyanz agree): Adam 2e-4 and N(0, 0.02) weights. And the generator predicts the
   // change of the frame (--predict delta), which measured clearly better on flow data
-  // than the whole frame (README "Flow fields"); Pix2pixConfig itself keeps the sources'
+  // than the whole frame (docs/flow.md); Pix2pixConfig itself keeps the sources'
   // frame-predicting network.
   if (config.model == "pix2pix") {
     if (!settings.contains("lr")) config.optimizer.lr = 2e-4f;

@@ -2,8 +2,8 @@
 # Sanitizer builds of the test suite; fails on any report.
 #   build-asan/  -DGANTRY_SANITIZER=address,undefined (ASan, LeakSanitizer, UBSan)
 #   build-tsan/  -DGANTRY_SANITIZER=thread
-# What each covers is the list of test binaries below (CTest labels); see README,
-# "Sanitizers". Tests run with halt_on_error, and every report, also from programs a test
+# What each covers is the list of test binaries below (CTest labels); see docs/testing.md.
+# Tests run with halt_on_error, and every report, also from programs a test
 # starts (gantry-worker, gantry-coordinator, gantry), whose output the test may swallow,
 # is written under <build>/sanitizer-reports/: the script fails unless it stays empty.
 # Suppressions (third-party code only, each with its reason) are in tests/sanitizers/.
@@ -36,7 +36,7 @@ asan_targets=(common_tests runspec_tests report_tests cli_tests coordinator_test
 # broadcast, gather, barrier, a rank that never arrives; MpiCommunicator's arrival
 # bookkeeping), which need only the tensor library. Not here: the pool's pool_tests,
 # which link the whole engine (a second full TSan build, ~15 min on 2 cores); they were
-# run under TSan by hand with no report (see README, "Sanitizers"), their training tests
+# run under TSan by hand with no report (see docs/testing.md), their training tests
 # (TrainObserver) excepted, which run a real model 50x slower under TSan.
 tsan_tests=(coordinator_tests comm_tests)
 tsan_targets=(coordinator_tests comm_tests gantry gantry-coordinator)

@@ -9,7 +9,7 @@
 #      hold one epoch of 20 steps on 2 ranks with finite losses, run.json and a sample grid;
 #   3. an arm64 pool (gantry-worker serve, 2 ranks) taking a job from gantry-coordinator.
 # What it proves is that the arm64 build compiles, links, and computes and communicates
-# correctly; speed under emulation means nothing (README, "arm64").
+# correctly; speed under emulation means nothing (docs/hardware.md, "arm64").
 # Exit: 0 pass; 1 fail; 77 skipped (no cross tools, qemu, or Debian mirror), with the reason.
 set -uo pipefail
 cd "$(dirname "$0")/.."

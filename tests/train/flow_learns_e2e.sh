@@ -18,7 +18,7 @@ for seed in 1 2; do
     > "$dir/make-$seed.log" 2>&1 || { cat "$dir/make-$seed.log"; fail "make-flow case $seed"; }
 done
 
-# The README's settings at their smallest: the change is predicted (--predict delta, the
+# docs/flow.md's settings at their smallest: the change is predicted (--predict delta, the
 # default), L1-dominated, InstanceNorm (no running statistics to warm up); a short run
 # takes a larger learning rate. (Measured with the same 8 epochs: the tutorial's
 # settings, --predict frame --norm batch --l1-weight 100, reach 0.35 vs persistence 0.22,

@@ -16,7 +16,7 @@
 //   - the partial sums of the epoch in progress and the rows already written, so the
 //     resumed epoch's row and epochs.csv come out whole, with no row lost or doubled.
 // The straggler tracker's timing window is not state of the training arithmetic; it
-// restarts empty on resume (see README, "Checkpoints and resume").
+// restarts empty on resume (docs/run-folder.md, "Checkpoints and resume").
 #pragma once
 
 #include <cstdint>
