@@ -196,6 +196,15 @@ const std::vector<Setting>& CoreSettings() {
          c.debug_slow_factor = f;
          return absl::OkStatus();
        }},
+      {{"debug-crash-after-step",
+        "rank 0 kills its own process (SIGKILL, as kill -9 would) right after this step of the run and a "
+        "mid-epoch checkpoint due there, in a run started afresh (not resumed); to test resuming from a crash "
+        "(0: never)",
+        "0"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(c.debug_crash_after_step, ParseInt(n, v, 0));
+         return absl::OkStatus();
+       }},
   };
   return *settings;
 }

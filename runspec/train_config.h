@@ -67,6 +67,7 @@ struct TrainConfig {
   int debug_slow_rank = -1;          // make this rank slow on purpose (-1: none)
   double debug_slow_ms = 0;          //   by sleeping this long per step
   double debug_slow_factor = 1;      //   or by stretching its compute this many times
+  int64_t debug_crash_after_step = 0;  // rank 0 kills its process after this run step (0: never)
 
   bool operator==(const TrainConfig&) const = default;
 };

@@ -10,6 +10,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/clock.h"
+#include "coordinator/server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -36,31 +38,45 @@ nlohmann::json Status(int port, const std::string& id) {
   return nlohmann::json::parse(RunCommand(Gantry(port, "--json status " + id), 30, false).output);
 }
 
+// The coordinator runs in this process with a fake monotonic clock, so the leases run out
+// when the test moves the clock, not when a loaded machine happens to delay a poll: the
+// silent group's lease ends, the healthy one's cannot, whatever the scheduling. The calls
+// still cross gRPC on loopback, and the history is read with the real gantry CLI.
 TEST(CoordinatorFailures, ASilentGroupLosesItsJobToAnother) {
   const testing::Folders s = testing::MakeFolders("e2e_lease");
-  // 2 s: short enough to wait out, long enough that the healthy group (three processes
-  // on a loaded 2-core machine) never misses its own lease between polls; longer where
-  // the programs run slower (TSan), so the healthy group still holds the job when the
-  // status below is read.
-  const std::string lease = std::to_string(static_cast<int>(2 * testing::Slowdown()));
-  testing::CoordinatorProcess coordinator(s.dir, s.dir + "/gantry.db", s.root, {"--lease-seconds", lease});
-  ASSERT_TRUE(coordinator.started());
-  const std::string id = Submit(coordinator.port(), s);
-  testing::FakeWorkerGroup silent(coordinator.address(), 2), healthy(coordinator.address(), 2);
+  constexpr double kLeaseSeconds = 10;
+  FakeClock monotonic(1'000'000'000);
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.db_path = s.dir + "/gantry.db";
+  options.data_roots = {s.root};
+  options.lease_seconds = kLeaseSeconds;
+  absl::StatusOr<std::unique_ptr<CoordinatorServer>> server = CoordinatorServer::Start(options, monotonic, Clock::Real());
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  const std::string address = absl::StrCat("127.0.0.1:", port);
+  const std::string id = Submit(port, s);
+  testing::FakeWorkerGroup silent(address, 2), healthy(address, 2);
   ASSERT_TRUE(silent.Register().ok());
   ASSERT_TRUE(silent.AcquireJob(20));
   ASSERT_TRUE(healthy.Register().ok());
-  // The healthy group keeps polling (which keeps its own lease) until the job comes back.
+  // Half a lease on, the healthy group heartbeats; another half (and a second) on, the
+  // silent group has been quiet for longer than its lease, the healthy one has not.
+  monotonic.AdvanceMillis(kLeaseSeconds * 500);
+  ASSERT_TRUE(healthy.Heartbeat().ok());
+  monotonic.AdvanceMillis(kLeaseSeconds * 500 + 1000);
+  (*server)->coordinator().ExpireLeases();  // the sweeper may have done it already: idempotent
   ASSERT_TRUE(healthy.AcquireJob(30));
   EXPECT_EQ(healthy.acquired().job().id(), id);
   EXPECT_EQ(healthy.acquired().job().attempts(), 2);
   EXPECT_EQ(silent.ReportEpoch(testing::EpochRow(8, 1, 2), nullptr).error_code(), grpc::StatusCode::ABORTED);
-  const nlohmann::json status = Status(coordinator.port(), id);
+  const nlohmann::json status = Status(port, id);
   EXPECT_EQ(status["state"], "JOB_STATE_RUNNING");
   EXPECT_EQ(status["group_id"], healthy.group_id());
-  const CommandResult history = RunCommand(Gantry(coordinator.port(), "watch " + id + " --for 0.3"), 30, false);
+  const CommandResult history = RunCommand(Gantry(port, "watch " + id + " --for 0.3"), 30, false);
   EXPECT_THAT(history.output, HasSubstr("sent no heartbeat"));
   EXPECT_THAT(history.output, HasSubstr("requeued after attempt 1 of 3"));
+  (*server)->Shutdown();
 }
 
 TEST(CoordinatorFailures, AKilledCoordinatorRestartsWithJobsAndHistory) {

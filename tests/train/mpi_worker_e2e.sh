@@ -75,25 +75,20 @@ case $scenario in
     ;;
   resume)
     # 128 images in global batches of 16: 8 steps per epoch, 2 epochs, a checkpoint every
-    # 3 steps and at each epoch end. The job is SIGKILLed mid epoch 2, its newest
-    # checkpoint is then damaged, and `--resume` must fall back to the one before (mid
-    # epoch 2 too) and end bit-identical to a run that was never interrupted.
+    # 3 steps and at each epoch end (3, 6, 8, 9, 12, 15, 16). Rank 0 kills itself (SIGKILL)
+    # right after step 13 of the run (mid epoch 2; --debug-crash-after-step: the point is
+    # chosen, not raced), its newest checkpoint (12) is then damaged, and `--resume` must
+    # fall back to the one before (9, mid epoch 2 too) and end bit-identical to a run that
+    # was never interrupted.
     settings=(--limit-images 128 --batch-size 16 --epochs 2 --checkpoint-every-steps 3)
     final=$out
     out=$(dirname "$final")/reference
     run "${settings[@]}" || fail "the uninterrupted run: exit code $?"
     out=$final
-    # Rank 1 sleeps 150 ms a step (no effect on the arithmetic) to leave time for the kill.
-    "$mpiexec" --allow-run-as-root --oversubscribe -np 2 "$worker" train --data-dir "$data" --out "$out" \
-        --progress-seconds 1 "${settings[@]}" --debug-slow-rank 1 --debug-slow-ms 150 >"$log" 2>&1 &
-    job=$!
-    for _ in $(seq 600); do [[ -e $out/checkpoints/ckpt-12.bin ]] && break; sleep 0.05; done
-    ranks=$(pgrep -P "$job")
-    [[ -n $ranks ]] || fail "no rank processes under mpirun $job"
-    kill -KILL $ranks
-    wait "$job" && fail "mpirun exited 0 although its ranks were killed"
+    run "${settings[@]}" --debug-crash-after-step 13 && fail "mpirun exited 0 although rank 0 was killed"
+    grep -q -- "--debug-crash-after-step 13: killing this process now" "$log" || fail "rank 0 did not stop at step 13"
     [[ -e $out/checkpoints/ckpt-12.bin ]] || fail "no mid-epoch checkpoint before the kill"
-    [[ ! -e $out/checkpoints/ckpt-16.bin ]] || fail "the run finished before it was killed"
+    [[ ! -e $out/checkpoints/ckpt-15.bin ]] || fail "the run went on past step 13"
     newest=$(ls "$out"/checkpoints/ckpt-*.bin | sort -t- -k2 -n | tail -1)
     printf '\xff' | dd of="$newest" bs=1 seek=4096 conv=notrunc status=none
     "$worker" inspect-checkpoint "$newest" >/dev/null 2>&1 && fail "inspect-checkpoint accepts a damaged file"

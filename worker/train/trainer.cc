@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -136,6 +137,7 @@ absl::Status Trainer::CheckRunFits() const {
 absl::StatusOr<std::vector<EpochRow>> Trainer::Run(const TrainingState* resume) {
   RETURN_IF_ERROR(CheckRunFits());
   if (is_root() && observer_) observer_->OnRunFolder(folder_->path());
+  resumed_ = resume != nullptr;
   if (resume != nullptr) RETURN_IF_ERROR(StartFromCheckpoint(*resume));
   if (is_root()) store_->RemoveLeftoverTemporaries();
   if (is_root()) monitor_->LogEnergySource();
@@ -249,6 +251,14 @@ bool Trainer::MidEpochCheckpointDue(bool epoch_goes_on) const {
          run_step_ % config_.checkpoint_every_steps == 0;
 }
 
+void Trainer::CrashIfAsked() const {
+  const int64_t at = config_.debug_crash_after_step;
+  if (!is_root() || resumed_ || at == 0 || run_step_ != at) return;
+  spdlog::warn("--debug-crash-after-step {}: killing this process now, as kill -9 would", at);
+  spdlog::default_logger()->flush();
+  raise(SIGKILL);
+}
+
 absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
   if (is_root()) monitor_->StartEpoch();
   Epoch e(*this, run);
@@ -274,6 +284,7 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
     ++run_step_;
     if (is_root()) RETURN_IF_ERROR(RecordStep(run, e, r, step, t0, data_wait));
     if (MidEpochCheckpointDue(step + 1 < e.end)) RETURN_IF_ERROR(SaveCheckpoint(run, e.InProgress(clock_, run)));
+    CrashIfAsked();
     if (interrupt_after_ > 0 && ++steps_this_process_ >= interrupt_after_) {
       return absl::AbortedError(absl::StrCat("interrupted after ", steps_this_process_, " steps (test hook)"));
     }

@@ -96,6 +96,8 @@ class Trainer {
   // Rank 0: the checkpoint of the state after the latest step.
   absl::Status SaveCheckpoint(BatchRun& run, const EpochInProgress& epoch);
   bool MidEpochCheckpointDue(bool epoch_goes_on) const;
+  // --debug-crash-after-step: rank 0 of a run started afresh dies (SIGKILL) after that step.
+  void CrashIfAsked() const;
   // Rank 0: a warning per skipped network step (the first few per batch size).
   void ReportSkips(BatchRun& run, const DataParallelStepResult& r, int64_t step);
 
@@ -116,6 +118,7 @@ class Trainer {
   int64_t run_step_ = 0;                  // steps of the whole run so far
   int64_t checkpointed_step_ = -1;        // rank 0: run_step_ of the newest checkpoint
   int64_t steps_this_process_ = 0;
+  bool resumed_ = false;                  // Run() continues a checkpoint
   int64_t interrupt_after_ = 0;
   TrainObserver* observer_ = nullptr;  // not owned; null: nobody follows the run
   Communicator* gradient_comm_ = nullptr;  // not owned; null: comm_
