@@ -1,10 +1,13 @@
 // gantry-worker: trains GANs (train), serves a worker pool (serve), checks
 // checkpoints (inspect-checkpoint), trains quality judges (train-judge), generates flow
-// data (make-flow) and rolls flow models out (rollout). Each subcommand is one file in
+// data (make-flow), rolls flow models out (rollout), draws samples from trained runs
+// (generate) and exports their networks (export). Each subcommand is one file in
 // worker/app/; this is the only main().
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "worker/app/export_command.h"
+#include "worker/app/generate_command.h"
 #include "worker/app/inspect_command.h"
 #include "worker/app/judge_command.h"
 #include "worker/app/make_flow_command.h"
@@ -23,6 +26,8 @@ int main(int argc, char** argv) {
   ServeCommand serve(app);  // the worker pool mode (worker/serve)
   MakeFlowCommand make_flow(app);  // flow data from the lattice Boltzmann solver (worker/flow)
   RolloutCommand rollout(app);
+  GenerateCommand generate(app);  // samples from a trained run (worker/generate)
+  ExportCommand export_command(app);  // a trained network for PyTorch (worker/export)
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -33,5 +38,7 @@ int main(int argc, char** argv) {
   if (serve.selected()) return serve.Run(&argc, &argv);
   if (make_flow.selected()) return make_flow.Run(&argc, &argv);
   if (rollout.selected()) return rollout.Run(&argc, &argv);
+  if (generate.selected()) return generate.Run(&argc, &argv);
+  if (export_command.selected()) return export_command.Run();
   return train.Run(&argc, &argv);
 }

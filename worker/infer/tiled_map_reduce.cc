@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
 #include "common/status_macros.h"
+#include "worker/infer/ordered_gather.h"
 
 namespace gantry {
 namespace {
@@ -56,29 +57,10 @@ absl::StatusOr<std::vector<float>> TiledMapReduce(Communicator& comm, const Tile
   const int64_t slots = assignment.max_count();
   std::vector<float> mine(slots * out_tile, 0.0f);
   const absl::Status mapped = MapTiles(plan, assignment, comm.rank(), field, options, fn, mine);
-
-  // Every rank learns whether all mapped before any waits in the gather.
-  float failed = mapped.ok() ? 0.0f : 1.0f;
-  RETURN_IF_ERROR(comm.AllReduceSum(&failed, 1, options.comm));
-  if (failed > 0) {
-    return mapped.ok() ? absl::AbortedError("a tile failed on another rank (see that rank's output)") : mapped;
-  }
-
-  std::vector<float> gathered;
-  if (comm.rank() == 0) gathered.resize(static_cast<size_t>(comm.size()) * mine.size());
-  RETURN_IF_ERROR(comm.Gather(mine.data(), static_cast<int64_t>(mine.size() * sizeof(float)),
-                              comm.rank() == 0 ? gathered.data() : nullptr, 0, options.comm));
+  ASSIGN_OR_RETURN(const std::vector<float> ordered,
+                   GatherInItemOrder(comm, assignment, mapped, mine, out_tile, "tile", options.comm));
   std::vector<float> blended(options.out_channels * plan.height * plan.width);
-  if (comm.rank() == 0) {
-    // Rank r's slots hold tiles [begin(r), end(r)): laid out in plan order they are
-    // contiguous once each rank's unused slots are dropped.
-    std::vector<float> ordered(plan.count() * out_tile);
-    for (int r = 0; r < comm.size(); ++r) {
-      std::copy_n(gathered.data() + r * mine.size(), assignment.count(r) * out_tile,
-                  ordered.data() + assignment.begin(r) * out_tile);
-    }
-    blender.Blend(ordered.data(), options.out_channels, blended.data());
-  }
+  if (comm.rank() == 0) blender.Blend(ordered.data(), options.out_channels, blended.data());
   RETURN_IF_ERROR(comm.Broadcast(blended.data(), static_cast<int64_t>(blended.size() * sizeof(float)), 0, options.comm));
   return blended;
 }

@@ -85,4 +85,25 @@ GanStepResult Dcgan::ComputeGradients(const Context& ctx, const GanInputs& input
 
 Tensor Dcgan::SampleInputs(Rng& rng, int64_t count) const { return NormalNoise(rng, count, config_.noise_dim); }
 
+TorchNames Dcgan::TorchStateDictNames(GanNetwork network) const {
+  if (network == GanNetwork::kDiscriminator) {
+    return {.params = {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc.weight", "fc.bias"}};
+  }
+  // G: fc, then each BatchNorm's weight and bias (and running statistics) and each
+  // transposed convolution's weight, in forward order.
+  TorchNames g{.params = {"fc.weight"}};
+  for (const char* layer : {"bn0", "deconv1", "bn1", "deconv2", "bn2", "deconv3"}) {
+    const std::string prefix(layer);
+    if (prefix.starts_with("bn")) {
+      g.params.push_back(prefix + ".weight");
+      g.params.push_back(prefix + ".bias");
+      g.buffers.push_back(prefix + ".running_mean");
+      g.buffers.push_back(prefix + ".running_var");
+    } else {
+      g.params.push_back(prefix + ".weight");
+    }
+  }
+  return g;
+}
+
 }  // namespace gantry

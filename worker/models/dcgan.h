@@ -49,6 +49,8 @@ class Dcgan final : public GanModel {
   GanStepResult ComputeGradients(const Context& ctx, const GanInputs& inputs, const GanLossWeights& weights) override;
   // Noise rows, as in training.
   Tensor SampleInputs(Rng& rng, int64_t count) const override;
+  // bench/torch/dcgan_model.py's Generator and Discriminator.
+  TorchNames TorchStateDictNames(GanNetwork network) const override;
 
  private:
   DcganConfig config_;

@@ -16,6 +16,7 @@
 #include "runspec/init_scheme.h"
 #include "worker/layers/layer.h"
 #include "worker/layers/sequential.h"
+#include "worker/models/torch_names.h"
 #include "worker/optim/flat_parameters.h"
 #include "worker/tensor/random.h"
 
@@ -87,6 +88,10 @@ class GanModel {
   // The generator inputs (host memory) for data rows [count, SampleShape()...] (host
   // memory). Only for models whose SamplesFromData() is true (CHECK-fails otherwise).
   virtual Tensor SampleInputsFromRows(const Tensor& rows) const;
+
+  // The state_dict keys of `network`'s PyTorch twin (torch_names.h), for export and
+  // --init-from; empty for a model that has none (export and --init-from refuse it).
+  virtual TorchNames TorchStateDictNames(GanNetwork /*network*/) const { return {}; }
 };
 
 }  // namespace gantry

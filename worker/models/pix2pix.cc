@@ -1,5 +1,7 @@
 #include "worker/models/pix2pix.h"
 
+#include <string>
+
 #include "worker/layers/concat.h"
 #include "worker/layers/conv2d.h"
 #include "worker/layers/losses.h"
@@ -21,6 +23,54 @@ LossResult WeightedBce(const Context& ctx, const Tensor& logits, float target, f
   LossResult r = BceWithLogitsLoss(ctx, logits, target);
   if (weight != 1.0f) ctx.backend->Scale(r.grad.numel(), weight, r.grad.data());
   return r;
+}
+
+// A convolution's weight (and bias) named "<module>.weight" ("<module>.bias").
+void AddConv(TorchNames& names, const std::string& module, bool bias = false) {
+  names.params.push_back(module + ".weight");
+  if (bias) names.params.push_back(module + ".bias");
+}
+
+// A norm's tensors: BatchNorm has weight, bias and running statistics; InstanceNorm
+// (no affine parameters, no running statistics) has none.
+void AddNorm(TorchNames& names, const Pix2pixConfig& c, const std::string& module) {
+  if (c.norm != NormKind::kBatch) return;
+  names.params.push_back(module + ".weight");
+  names.params.push_back(module + ".bias");
+  names.buffers.push_back(module + ".running_mean");
+  names.buffers.push_back(module + ".running_var");
+}
+
+// The U-Net as nn.Sequential blocks: down.i = (conv, [norm], LeakyReLU), up.j = (convT,
+// norm, ReLU, [Dropout]), then `out`, the last transposed convolution.
+TorchNames UNetNames(const Pix2pixConfig& c) {
+  const int64_t n = UNetDepth(c.image_size);
+  TorchNames names;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string block = "down." + std::to_string(i);
+    AddConv(names, block + ".0");
+    if (i > 0 && i < n - 1) AddNorm(names, c, block + ".1");
+  }
+  for (int64_t j = 0; j + 1 < n; ++j) {
+    const std::string block = "up." + std::to_string(j);
+    AddConv(names, block + ".0");
+    AddNorm(names, c, block + ".1");
+  }
+  AddConv(names, "out", /*bias=*/true);
+  return names;
+}
+
+// The PatchGAN as one nn.Sequential `net`: conv 0, LReLU 1, then (conv, norm, LReLU) at
+// 2-4, 5-7 and 8-10, and the logit convolution 11.
+TorchNames PatchGanNames(const Pix2pixConfig& c) {
+  TorchNames names;
+  AddConv(names, "net.0");
+  for (int first : {2, 5, 8}) {
+    AddConv(names, "net." + std::to_string(first));
+    AddNorm(names, c, "net." + std::to_string(first + 1));
+  }
+  AddConv(names, "net.11", /*bias=*/true);
+  return names;
 }
 
 }  // namespace
@@ -136,6 +186,10 @@ GanStepResult Pix2pix::ComputeGradients(const Context& ctx, const GanInputs& inp
 Tensor Pix2pix::SampleInputs(Rng& /*rng*/, int64_t /*count*/) const {
   CHECK(false) << "pix2pix samples come from fixed data rows: call SampleInputsFromRows (SamplesFromData)";
   return Tensor();
+}
+
+TorchNames Pix2pix::TorchStateDictNames(GanNetwork network) const {
+  return network == GanNetwork::kGenerator ? UNetNames(config_) : PatchGanNames(config_);
 }
 
 Tensor Pix2pix::SampleInputsFromRows(const Tensor& rows) const {

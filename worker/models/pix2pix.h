@@ -87,6 +87,8 @@ class Pix2pix final : public GanModel {
   bool SamplesFromData() const override { return true; }
   Tensor SampleInputs(Rng& rng, int64_t count) const override;
   Tensor SampleInputsFromRows(const Tensor& rows) const override;
+  // bench/torch/pix2pix_model.py's UNet (either --predict) and PatchGAN.
+  TorchNames TorchStateDictNames(GanNetwork network) const override;
 
   UNet& unet() { return *unet_; }
 

@@ -8,11 +8,12 @@
 
 namespace gantry {
 
-Tensor GenerateImages(Backend& backend, const Sequential& generator, const Tensor& noise) {
+Tensor GenerateImages(Backend& backend, const Sequential& generator, const Tensor& noise, MathPrecision precision) {
   Context ctx;
   ctx.backend = &backend;
   ctx.training = false;
   ctx.param_grads = false;
+  ctx.precision = precision;
   SequentialCache cache;
   return generator.Forward(ctx, noise.On(backend.device()), &cache).On(Device::kCpu);
 }

@@ -15,7 +15,9 @@ namespace gantry {
 absl::Status WriteGeneratorSamples(Backend& backend, const Sequential& generator, const Tensor& noise,
                                    const std::string& png_path, const std::string& npy_path, Tensor* images = nullptr);
 
-// G's images for `noise` in inference mode, on the CPU.
-Tensor GenerateImages(Backend& backend, const Sequential& generator, const Tensor& noise);
+// G's images for `noise` (any generator input) in inference mode, on the CPU, with the
+// matrix products' operands in `precision`.
+Tensor GenerateImages(Backend& backend, const Sequential& generator, const Tensor& noise,
+                      MathPrecision precision = MathPrecision::kFp32);
 
 }  // namespace gantry

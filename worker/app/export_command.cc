@@ -1,0 +1,38 @@
+#include "worker/app/export_command.h"
+
+#include <cstdio>
+
+#include "common/exit_codes.h"
+
+namespace gantry {
+
+ExportCommand::ExportCommand(CLI::App& app) {
+  command_ = app.add_subcommand("export",
+                                "write a trained network as the state_dict of its PyTorch twin in a safetensors file "
+                                "(docs/export.md)");
+  command_->add_option("--run", request_.run_dir, "the run folder")->required();
+  command_->add_option("--checkpoint", request_.checkpoint_step,
+                       "the run step of the checkpoint to export [default: the newest usable one]")
+      ->check(CLI::PositiveNumber);
+  command_->add_option("--format", request_.format, "safetensors")->required()->check(CLI::IsMember({"safetensors"}));
+  command_->add_option("--network", request_.network, "generator | discriminator [default: generator]")
+      ->check(CLI::IsMember({"generator", "discriminator"}));
+  command_->add_option("--dtype", request_.dtype,
+                       "fp32 | bf16: the weights' type (running statistics stay fp32) [default: fp32]")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
+  command_->add_option("--out", request_.out, "the file to write (a new one: never overwritten)")->required();
+}
+
+int ExportCommand::Run() {
+  std::string written;
+  const absl::Status status = RunExport(request_, &written);
+  if (status.ok()) {
+    std::printf("%s\n", written.c_str());
+    return kExitOk;
+  }
+  std::fprintf(stderr, "error: %s\n", std::string(status.message()).c_str());
+  const bool usage = absl::IsInvalidArgument(status) || absl::IsNotFound(status) || absl::IsDataLoss(status);
+  return usage ? kExitUsage : kExitFailure;
+}
+
+}  // namespace gantry

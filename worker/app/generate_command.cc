@@ -1,0 +1,66 @@
+#include "worker/app/generate_command.h"
+
+#include <cstdio>
+
+#include "common/exit_codes.h"
+#include "spdlog/spdlog.h"
+#include "worker/app/logging.h"
+#include "worker/app/process_group.h"
+
+namespace gantry {
+
+GenerateCommand::GenerateCommand(CLI::App& app) {
+  command_ = app.add_subcommand("generate",
+                                "draw samples from a trained run's generator (eval-mode BatchNorm) across the mpirun "
+                                "ranks; writes DIR/sample-*.png, grid.png, samples.npy, inputs.npy, generate.json");
+  command_->add_option("--run", request_.run_dir, "the run folder")->required();
+  command_->add_option("--checkpoint", request_.checkpoint_step,
+                       "the run step of the checkpoint to use [default: the newest usable one]")
+      ->check(CLI::PositiveNumber);
+  command_->add_option("--count", count_,
+                       "samples to generate (a next-frame model: --case frames from --frame) [default: a next-frame "
+                       "model's --case: 1; --noise-file and --condition: their rows]");
+  command_->add_option("--out", request_.out, "a new (or empty) folder for the samples")->required();
+  command_->add_option("--seed", request_.latent.seed, "seeds the latent vectors [default: 1]");
+  command_->add_option("--noise-file", request_.latent.noise_file,
+                       "a .npy of latent vectors [N, noise_dim] to generate from instead of seeded ones");
+  command_->add_option("--interpolate", request_.latent.interpolate,
+                       "A,B: a walk (spherical) from latent row A to row B of the seeded or --noise-file rows");
+  command_->add_option("--steps", request_.latent.steps, "points of the --interpolate walk, both ends included");
+  command_->add_option("--condition", request_.condition.condition_file,
+                       "a next-frame model: a .npy of condition frames [N, 4, S, S] (normalised ux, uy, vorticity, "
+                       "obstacle mask)");
+  command_->add_option("--case", request_.condition.case_dir, "a next-frame model: a flow case folder (make-flow)");
+  command_->add_option("--frame", request_.condition.frame, "the --case frame to start from [default: 0]")
+      ->check(CLI::NonNegativeNumber);
+  command_->add_option("--precision", request_.precision, "fp32 | bf16: the matrix products' operands [default: fp32]")
+      ->check(CLI::IsMember({"fp32", "bf16"}));
+  command_->add_option("--batch", request_.batch,
+                       "samples per generator call; the result is the same on any number of ranks for one --batch "
+                       "[default: 64]")
+      ->check(CLI::PositiveNumber);
+}
+
+int GenerateCommand::Run(int* argc, char*** argv) {
+  request_.latent.count = count_;
+  request_.condition.count = count_;
+  absl::StatusOr<ProcessGroup> group = ProcessGroup::Join(argc, argv);
+  if (!group.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(group.status().message()).c_str());
+    return kExitFailure;
+  }
+  SetUpWorkerLogging(group->comm().rank());
+  GenerateJobEnd end;
+  const absl::Status status = RunGenerateJob(group->comm(), request_, &end);
+  if (status.ok()) return kExitOk;
+  // ABORTED: another rank's error, which that rank reports.
+  if (group->comm().rank() == 0 || !absl::IsAborted(status)) spdlog::error("{}", std::string(status.message()));
+  const bool refused = end.stage == GenerateStage::kPreparing && !end.collective_failed;
+  if (refused && (absl::IsInvalidArgument(status) || absl::IsNotFound(status) || absl::IsAborted(status) ||
+                  absl::IsDataLoss(status))) {
+    return kExitUsage;
+  }
+  group->Exit(kExitFailure);
+}
+
+}  // namespace gantry

@@ -1,0 +1,210 @@
+#include "worker/generate/generate_job.h"
+
+#include <unistd.h>
+
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/status_macros.h"
+#include "nlohmann/json.hpp"
+#include "spdlog/spdlog.h"
+#include "worker/data/flow_pairs.h"
+#include "worker/generate/generate_output.h"
+#include "worker/infer/batched_map.h"
+#include "worker/monitor/sample_writer.h"
+#include "worker/run/shared_settings.h"
+#include "worker/run/trained_run.h"
+#include "worker/tensor/backend_registry.h"
+
+namespace gantry {
+namespace {
+
+// What every rank resolves from the request before generating.
+struct Plan {
+  Tensor inputs;                      // [K, ...]
+  std::vector<int64_t> sample_shape;  // {C, H, W} of one output
+  MathPrecision precision = MathPrecision::kFp32;
+  std::string source;                 // for generate.json
+};
+
+int64_t Numel(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+absl::StatusOr<MathPrecision> ParsePrecision(const std::string& name) {
+  const std::optional<MathPrecision> p = ParseMathPrecision(name);
+  if (!p || *p == MathPrecision::kFp16) {
+    return absl::InvalidArgumentError(absl::StrCat("--precision ", name, ": generate runs fp32 or bf16"));
+  }
+  return *p;
+}
+
+// Rank 0 holds the inputs, its own slots, every rank's gathered slots and the ordered
+// copy: about K x (in + 3 out) floats. Refused when that passes half of this machine's memory.
+absl::Status CheckFitsMemory(int64_t count, int64_t in_floats, int64_t out_floats) {
+  const double need = static_cast<double>(count) * static_cast<double>(in_floats + 3 * out_floats) * sizeof(float);
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const double have = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+  if (have > 0 && need > have / 2) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--count %d needs about %.1f GiB on rank 0, more than half of this machine's %.1f GiB: generate fewer "
+        "samples at a time (several runs with different --seed)",
+        count, need / (1 << 30), have / (1 << 30)));
+  }
+  return absl::OkStatus();
+}
+
+// The inputs of an image model (latent rows) or of a next-frame model (conditions).
+absl::StatusOr<Plan> PlanInputs(const GanModel& model, const GenerateRequest& r) {
+  Plan plan;
+  const Shape row = model.SampleShape();
+  if (!model.SamplesFromData()) {
+    if (!r.condition.condition_file.empty() || !r.condition.case_dir.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("--condition and --case are for next-frame models; --model ",
+                                                     model.name(), " generates from latent vectors (--seed, "
+                                                     "--noise-file, --interpolate)"));
+    }
+    ASSIGN_OR_RETURN(plan.inputs, LatentInputs(model, r.latent, kMaxGenerateCount));
+    plan.source = !r.latent.interpolate.empty() ? "interpolate" : !r.latent.noise_file.empty() ? "noise-file" : "seed";
+  } else {
+    if (row.rank() != 3 || row[0] != kFlowRowChannels || row[1] != row[2]) {
+      return absl::InvalidArgumentError(absl::StrCat("--model ", model.name(), " on rows ", row.ToString(),
+                                                     ": generate takes image models and next-frame flow models"));
+    }
+    if (!r.latent.noise_file.empty() || !r.latent.interpolate.empty() || r.latent.steps != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--noise-file, --interpolate and --steps are for image models; "
+                                                     "--model ", model.name(), " generates from condition frames "
+                                                     "(--condition or --case)"));
+    }
+    ASSIGN_OR_RETURN(plan.inputs, ConditionInputs(row[1], r.condition, kMaxGenerateCount));
+    plan.source = r.condition.condition_file.empty() ? "case" : "condition-file";
+  }
+  std::vector<int64_t> one = plan.inputs.shape().dims();
+  one[0] = 1;
+  std::vector<int64_t> out = model.generator().OutputShape(Shape(one)).dims();
+  plan.sample_shape.assign(out.begin() + 1, out.end());
+  return plan;
+}
+
+absl::StatusOr<Plan> PlanOnThisRank(const GanModel& model, const GenerateRequest& r) {
+  if (r.batch < 1) return absl::InvalidArgumentError(absl::StrCat("--batch ", r.batch, ": give 1 or more"));
+  ASSIGN_OR_RETURN(const MathPrecision precision, ParsePrecision(r.precision));
+  ASSIGN_OR_RETURN(Plan plan, PlanInputs(model, r));
+  plan.precision = precision;
+  if (plan.sample_shape.size() != 3) {
+    return absl::InvalidArgumentError(absl::StrCat("--model ", model.name(), " does not generate images"));
+  }
+  const int64_t count = plan.inputs.dim(0);
+  RETURN_IF_ERROR(CheckFitsMemory(count, plan.inputs.numel() / count, Numel(plan.sample_shape)));
+  return plan;
+}
+
+// The generator in inference mode on `batch` inputs at a time.
+TileFunction GeneratorBatches(GanModel& model, Backend& backend, const Plan& plan) {
+  std::vector<int64_t> dims = plan.inputs.shape().dims();
+  return [&model, &backend, dims, precision = plan.precision](const std::vector<float>& in, int64_t batch,
+                                                              std::vector<float>& out) mutable -> absl::Status {
+    dims[0] = batch;
+    const Tensor y = GenerateImages(backend, model.generator(), Tensor::FromVector(Shape(dims), in), precision);
+    if (y.numel() != static_cast<int64_t>(out.size())) {
+      return absl::InternalError(absl::StrCat("the generator gave ", y.shape().ToString(), " for a batch of ", batch));
+    }
+    std::copy_n(y.data(), y.numel(), out.begin());
+    return absl::OkStatus();
+  };
+}
+
+std::string InfoJson(const GenerateRequest& r, const TrainedRun& run, const Plan& plan, int ranks,
+                     const std::string& kernels) {
+  nlohmann::json j = {{"run", r.run_dir},
+                      {"checkpoint", run.checkpoint_path},
+                      {"checkpoint_step", run.position.run_step},
+                      {"model", run.settings.config.model},
+                      {"count", plan.inputs.dim(0)},
+                      {"source", plan.source},
+                      {"precision", r.precision},
+                      {"batch", r.batch},
+                      {"ranks", ranks},
+                      {"kernels", kernels},
+                      {"input_shape", plan.inputs.shape().dims()},
+                      {"sample_shape", plan.sample_shape}};
+  if (plan.source == "seed" || (plan.source == "interpolate" && r.latent.noise_file.empty())) j["seed"] = r.latent.seed;
+  if (!r.latent.noise_file.empty()) j["noise_file"] = r.latent.noise_file;
+  if (!r.latent.interpolate.empty()) j["interpolate"] = r.latent.interpolate;
+  if (!r.condition.condition_file.empty()) j["condition_file"] = r.condition.condition_file;
+  if (!r.condition.case_dir.empty()) {
+    j["case"] = r.condition.case_dir;
+    j["frame"] = r.condition.frame;
+  }
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// Every rank's plan, or the same refusal everywhere (ABORTED where another rank refused).
+absl::StatusOr<Plan> AgreeOnPlan(Communicator& comm, const GanModel& model, const GenerateRequest& r,
+                                 std::optional<GenerateOutput>& output, GenerateJobEnd& e) {
+  absl::StatusOr<Plan> plan = PlanOnThisRank(model, r);
+  if (plan.ok() && comm.rank() == 0) {
+    absl::StatusOr<GenerateOutput> prepared = GenerateOutput::Prepare(r.out);
+    if (prepared.ok()) output.emplace(*std::move(prepared));
+    if (!prepared.ok()) plan = prepared.status();
+  }
+  const CommOptions startup{.timeout_seconds = 600};
+  absl::StatusOr<bool> all_ok = AllRanksOk(comm, plan.ok(), startup);
+  if (!all_ok.ok()) {
+    e.collective_failed = true;
+    return all_ok.status();
+  }
+  if (!plan.ok()) return plan.status();
+  if (!*all_ok) return absl::AbortedError("another rank refused the request (see its output)");
+  if (r.should_stop) {
+    float stop = r.should_stop() ? 1.0f : 0.0f;
+    if (absl::Status s = comm.AllReduceSum(&stop, 1, startup); !s.ok()) {
+      e.collective_failed = true;
+      return s;
+    }
+    if (stop != 0.0f) return absl::CancelledError("stopped before generating");
+  }
+  return plan;
+}
+
+}  // namespace
+
+absl::Status RunGenerateJob(Communicator& comm, const GenerateRequest& request, GenerateJobEnd* end) {
+  GenerateJobEnd ignored;
+  GenerateJobEnd& e = end != nullptr ? *end : ignored;
+  e = GenerateJobEnd{};
+  const CommOptions startup{.timeout_seconds = 600};  // ranks may still be loading
+  ASSIGN_OR_RETURN(TrainedRun trained, OpenTrainedRun(comm, {.run_dir = request.run_dir,
+                                                             .checkpoint_step = request.checkpoint_step,
+                                                             .purpose = "generate from",
+                                                             .comm = startup},
+                                                      &e.collective_failed));
+  std::optional<GenerateOutput> output;
+  ASSIGN_OR_RETURN(const Plan plan, AgreeOnPlan(comm, *trained.model, request, output, e));
+  Backend& backend = *FindBackend(DefaultBackendName());
+  const int64_t count = plan.inputs.dim(0);
+  const BatchedMapOptions options{.items = count,
+                                  .in_floats = plan.inputs.numel() / count,
+                                  .out_floats = Numel(plan.sample_shape),
+                                  .batch = request.batch,
+                                  .comm = CommOptions{.timeout_seconds = trained.settings.config.comm_timeout_seconds}};
+  e.stage = GenerateStage::kGenerating;
+  ASSIGN_OR_RETURN(std::vector<float> samples,
+                   BatchedMap(comm, plan.inputs.data(), options, GeneratorBatches(*trained.model, backend, plan)));
+  e.stage = GenerateStage::kWriting;
+  e.count = count;
+  if (comm.rank() != 0) return absl::OkStatus();
+  e.out = request.out;
+  const GeneratedSamples generated{plan.inputs, std::move(samples), plan.sample_shape};
+  RETURN_IF_ERROR(WriteGeneratedFiles(output->staging(), generated,
+                                      InfoJson(request, trained, plan, comm.size(), std::string(backend.name()))));
+  RETURN_IF_ERROR(output->Publish());
+  spdlog::info("{} samples of {} (step {}) written to {}", count, request.run_dir, trained.position.run_step,
+               request.out);
+  return absl::OkStatus();
+}
+
+}  // namespace gantry
