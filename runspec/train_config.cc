@@ -102,6 +102,16 @@ const std::vector<Setting>& CoreSettings() {
          c.init = v == "normal" ? InitScheme::kNormal002 : InitScheme::kGlorotUniform;
          return OneOf(n, v, {"glorot", "normal"});
        }},
+      {{"init-from",
+        "start from the weights in safetensors files instead of drawing them: FILE[,FILE], each one network "
+        "(generator or discriminator) as its PyTorch twin's state_dict, as gantry-worker export writes it "
+        "(docs/export.md); a network no file names is drawn as --init says",
+        ""},
+       [](auto& n, auto& v, TrainConfig& c) {
+         c.init_from = v;
+         if (v.empty()) return absl::InvalidArgumentError(absl::StrCat("--", n, ": give one or two files"));
+         return absl::OkStatus();
+       }},
       {{"kernels", "compute kernels on the CPU: onednn (fast) | eigen (the portable reference)",
         "onednn where the worker has it, else eigen"},
        [](auto& n, auto& v, TrainConfig& c) {

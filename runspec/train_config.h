@@ -31,6 +31,9 @@ struct TrainConfig {
   DcganConfig dcgan;
   Pix2pixConfig pix2pix;
   InitScheme init = InitScheme::kGlorotUniform;
+  // Safetensors files (comma-separated) whose networks replace the drawn initial weights
+  // (worker/train/init_from.h); empty: none.
+  std::string init_from;
   uint64_t seed = 1;
   // A kernel backend's name (onednn | eigen); empty: the worker's fastest. Whether the
   // worker has it is the worker's check (ResolveKernels in worker/train/training_device.h).

@@ -22,6 +22,7 @@
 #include "worker/monitor/rank_energy.h"
 #include "worker/tensor/random.h"
 #include "worker/train/device_feed.h"
+#include "worker/train/init_from.h"
 #include "worker/train/rank_step_report.h"
 
 namespace gantry {
@@ -169,6 +170,7 @@ absl::Status Trainer::StartFromCheckpoint(const TrainingState& resume) {
 absl::Status Trainer::SetUp(BatchRun& run, const TrainingState* resume) {
   if (resume == nullptr) {
     run.model->Initialize(config_.init, config_.seed);
+    if (!config_.init_from.empty()) RETURN_IF_ERROR(InitFromFiles(comm_, config_.init_from, *run.model, comm_options_));
     RETURN_IF_ERROR(BroadcastModel(comm_, *run.model, comm_options_));
   }
   const Device device = backend_.device();
