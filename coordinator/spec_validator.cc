@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/printable_text.h"
 #include "common/status_macros.h"
 #include "runspec/batch_fit.h"
@@ -64,6 +65,10 @@ absl::StatusOr<ResolvedSpec> SpecValidator::Resolve(const v1::RunSpec& spec) con
                                 : std::string("spec.data_dir");
   ASSIGN_OR_RETURN(std::string data_dir, roots_.Confine(field, EffectiveDataDir(*config)));
   RETURN_IF_ERROR(CheckIsFolder(field, data_dir));
+  // Weights to start from are read by the pool's rank 0: inside the data roots too.
+  for (const absl::string_view file : absl::StrSplit(config->init_from, ',', absl::SkipEmpty())) {
+    RETURN_IF_ERROR(roots_.Confine("spec.init_from", std::string(file)).status());
+  }
   ResolvedSpec resolved;
   resolved.batch_sizes = config->batch_sizes;
   resolved.epochs = config->epochs;

@@ -215,9 +215,40 @@ def flow_case_seeds():
     put("flow_case", "not-json", "{\"nx\": 4,")
 
 
+# safetensors: the file itself.
+def safetensors(tensors, metadata=None, pad=True):
+    header, buffer = {}, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for name, (dtype, shape, payload) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(buffer), len(buffer) + len(payload)]}
+        buffer += payload
+    text = json.dumps(header).encode()
+    if pad:
+        text += b" " * ((8 - len(text) % 8) % 8)
+    return struct.pack("<Q", len(text)) + text + buffer
+
+
+def safetensors_seeds():
+    f4 = struct.pack("<6f", 0.5, -1.0, 2.25, 3e38, -0.0, 1e-40)
+    good = {"fc.weight": ("F32", [2, 3], f4), "bn0.running_mean": ("F32", [2], struct.pack("<2f", 0, 1)),
+            "bn0.num_batches_tracked": ("I64", [], struct.pack("<q", 7)),
+            "w16": ("BF16", [2], b"\x80\x3f\x00\x40"), "h16": ("F16", [1, 1], b"\x00\x3c"),
+            "f8": ("F64", [1], struct.pack("<d", 1.5)), "empty": ("F32", [0, 4], b"")}
+    put("safetensors", "good", safetensors(good, {"model": "dcgan", "network": "generator"}))
+    put("safetensors", "no-metadata-unpadded", safetensors({"a": ("F32", [1], struct.pack("<f", 1))}, pad=False))
+    put("safetensors", "truncated", safetensors(good)[:-3])
+    put("safetensors", "bad-dtype", safetensors({"a": ("U8", [2], b"ab")}))
+    put("safetensors", "shape-mismatch", safetensors({"a": ("F32", [3], struct.pack("<2f", 1, 2))}))
+    put("safetensors", "metadata-not-strings", safetensors({"a": ("F32", [1], b"\0\0\0\0")}, {"k": 1}))
+    put("safetensors", "header-past-end", struct.pack("<Q", 1 << 20) + b"{}")
+    put("safetensors", "not-json", struct.pack("<Q", 8) + b"{not js}")
+
+
 if __name__ == "__main__":
     idx_seeds()
     npy_seeds()
+    safetensors_seeds()
     checkpoint_seeds()
     run_file_seeds()
     run_spec_seeds()

@@ -59,6 +59,7 @@ absl::StatusOr<std::vector<int64_t>> ParseShape(const nlohmann::json& j, const s
 }
 
 absl::StatusOr<Entry> ParseEntry(const std::string& key, const nlohmann::json& j, const std::string& name) {
+  if (key.empty()) return Bad(name, "a tensor has an empty name");
   if (!j.is_object()) return Bad(name, absl::StrCat("tensor '", key, "' is not an object"));
   Entry e;
   e.tensor.name = key;

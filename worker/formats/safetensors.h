@@ -56,7 +56,7 @@ absl::Status WriteSafetensors(const std::string& path, const StFile& file);
 
 // Parses a whole file's bytes; `name` (the path) starts every error. INVALID_ARGUMENT,
 // saying what is wrong, for: fewer than 8 bytes, a header length past the end or above
-// kMaxSafetensorsHeaderBytes, a header that is not a JSON object, a tensor entry without
+// kMaxSafetensorsHeaderBytes, a header that is not a JSON object, a tensor with an empty name or without
 // a known dtype, a shape of non-negative integers and two offsets, offsets out of order,
 // overlapping, leaving holes or not ending at the end of the file, a byte count that
 // does not match dtype x shape, or __metadata__ that is not an object of strings.
