@@ -40,6 +40,7 @@
 #include "coordinator/scheduler.h"
 #include "coordinator/spec_validator.h"
 #include "gantry/v1/coordinator.pb.h"
+#include "runspec/train_config.h"
 
 namespace gantry {
 
@@ -107,6 +108,17 @@ class Coordinator {
   // INVALID_ARGUMENT when it is a rollout itself or the rollout does not fit its model
   // (CheckRolloutFitsRun). Every error names rollout.source_job_id or the field.
   absl::Status PrepareRollout(const v1::RolloutSpec& rollout, v1::Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The same for a generate job (CheckGenerateFitsRun); its name defaults to `job_id`,
+  // the id the new job will have, so each job writes RUN/generate-<name>/ of its own.
+  absl::Status PrepareGenerate(const v1::GenerateSpec& generate, v1::Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The finished training job `id` a rollout or generate (`field`: "rollout" or
+  // "generate", `verb`: what it does to the run) reads, with its resolved settings.
+  struct FinishedRun {
+    v1::Job job;
+    TrainConfig config;
+  };
+  absl::StatusOr<FinishedRun> FinishedSource(const std::string& id, const char* field, const char* verb)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<GroupRecord*> FindGroup(const std::string& group_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes a group's record inside the caller's transaction.
   absl::Status SaveGroup(const GroupRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

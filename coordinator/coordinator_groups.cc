@@ -107,8 +107,8 @@ absl::StatusOr<std::optional<v1::AcquireJobResponse>> Coordinator::TryAssign(Gro
   job.set_group_id(group.group.id());
   job.set_started_unix_ms(NowUnixMs());
   const v1::CheckpointRef& checkpoint = job.checkpoint();
-  // A rollout trains nothing: no plan (its checkpoint is its source's).
-  if (!spec.rollout) {
+  // A rollout or a generate trains nothing: no plan (its checkpoint is its source's).
+  if (spec.trains()) {
     *job.mutable_plan() = checkpoint.run_step() > 0
                               ? planner_.ResumePlan(spec, group.group.world_size(), checkpoint.batch_size(),
                                                     checkpoint.epoch())

@@ -9,6 +9,7 @@
 #include "common/status_macros.h"
 #include "coordinator/coordinator.h"
 #include "report/state_names.h"
+#include "runspec/generate_spec_check.h"
 #include "runspec/rollout_spec_check.h"
 #include "runspec/run_spec_settings.h"
 #include "spdlog/spdlog.h"
@@ -25,7 +26,7 @@ int64_t JobNumber(const std::string& id) { return std::stoll(id.substr(id.find('
 
 // What the scheduler knows of a queued job.
 QueuedJob Queued(const v1::Job& job, const ResolvedSpec& spec) {
-  if (spec.rollout) return QueuedJob{.id = job.id(), .world_size = job.world_size(), .any_batch = true};
+  if (!spec.trains()) return QueuedJob{.id = job.id(), .world_size = job.world_size(), .any_batch = true};
   return QueuedJob{job.id(), job.world_size(), *std::min_element(spec.batch_sizes.begin(), spec.batch_sizes.end()),
                    spec.needs_gpus, spec.min_share};
 }
@@ -121,7 +122,9 @@ absl::StatusOr<ResolvedSpec> Coordinator::ResolvedFor(const v1::Job& job) {
   auto it = resolved_.find(job.id());
   if (it != resolved_.end()) return it->second;
   ASSIGN_OR_RETURN(ResolvedSpec resolved,
-                   job.has_rollout() ? validator_.ResolveRollout(job.rollout()) : validator_.Resolve(job.spec()));
+                   job.has_generate() ? validator_.ResolveGenerate(job.generate())
+                   : job.has_rollout() ? validator_.ResolveRollout(job.rollout())
+                                       : validator_.Resolve(job.spec()));
   resolved_[job.id()] = resolved;
   return resolved;
 }
@@ -161,69 +164,96 @@ std::string Coordinator::SubmittedMessage(const QueuedJob& job) const {
                       "): it waits for ", FitNeeds(job));
 }
 
-absl::Status Coordinator::PrepareRollout(const v1::RolloutSpec& rollout, v1::Job& job) {
-  const std::string& id = rollout.source_job_id();
+absl::StatusOr<Coordinator::FinishedRun> Coordinator::FinishedSource(const std::string& id, const char* field,
+                                                                     const char* verb) {
   absl::StatusOr<v1::Job> source = store_->GetJob(id);
   if (absl::IsNotFound(source.status())) {
-    return absl::NotFoundError(
-        absl::StrCat("rollout.source_job_id: no job '", id, "' to roll out (see `gantry jobs`)"));
+    return absl::NotFoundError(absl::StrCat(field, ".source_job_id: no job '", id, "' to ", verb, " (see `gantry jobs`)"));
   }
   RETURN_IF_ERROR(source.status());
-  if (source->has_rollout()) {
-    return absl::InvalidArgumentError(absl::StrCat("rollout.source_job_id: ", id, " is a rollout itself; give the "
-                                                   "training job it rolled out, ", source->rollout().source_job_id()));
+  if (source->has_rollout() || source->has_generate()) {
+    const std::string& its = source->has_rollout() ? source->rollout().source_job_id() : source->generate().source_job_id();
+    return absl::InvalidArgumentError(absl::StrCat(field, ".source_job_id: ", id, " is a ",
+                                                   source->has_rollout() ? "rollout" : "generate",
+                                                   " itself; give the training job it ",
+                                                   source->has_rollout() ? "rolled out" : "sampled", ", ", its));
   }
   if (source->state() != v1::JOB_STATE_SUCCEEDED) {
     return absl::FailedPreconditionError(
-        absl::StrCat("rollout.source_job_id: ", id, " is ", JobStateName(source->state()),
-                     "; only a run that succeeded can be rolled out",
+        absl::StrCat(field, ".source_job_id: ", id, " is ", JobStateName(source->state()), "; only a run that succeeded can be ",
+                     verb == std::string("roll out") ? "rolled out" : "sampled",
                      IsTerminal(source->state()) ? "" : absl::StrCat(" (wait for it: gantry watch ", id, ")")));
   }
   const v1::CheckpointRef& checkpoint = source->checkpoint();
   if (checkpoint.run_folder().empty() || checkpoint.run_step() == 0) {
-    return absl::FailedPreconditionError(absl::StrCat("rollout.source_job_id: ", id,
-                                                      " reported no checkpoint, so there is no model to roll out"));
+    return absl::FailedPreconditionError(absl::StrCat(field, ".source_job_id: ", id, " reported no checkpoint, so there is no model to ", verb));
   }
   // The source's spec resolved when it was submitted; its settings alone say what it trained.
   absl::StatusOr<TrainConfig> config = ResolveTrainConfig(RunSpecToSettings(source->spec()));
   if (!config.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("rollout.source_job_id: the spec of ", id,
+    return absl::InvalidArgumentError(absl::StrCat(field, ".source_job_id: the spec of ", id,
                                                    " does not resolve on this coordinator: ",
                                                    config.status().message()));
   }
-  RETURN_IF_ERROR(CheckRolloutFitsRun(rollout, *config, id));
-  *job.mutable_spec() = source->spec();
-  *job.mutable_checkpoint() = checkpoint;
+  return FinishedRun{*std::move(source), *std::move(config)};
+}
+
+absl::Status Coordinator::PrepareRollout(const v1::RolloutSpec& rollout, v1::Job& job) {
+  const std::string& id = rollout.source_job_id();
+  ASSIGN_OR_RETURN(const FinishedRun source, FinishedSource(id, "rollout", "roll out"));
+  RETURN_IF_ERROR(CheckRolloutFitsRun(rollout, source.config, id));
+  *job.mutable_spec() = source.job.spec();
+  *job.mutable_checkpoint() = source.job.checkpoint();
   *job.mutable_rollout() = rollout;
   if (job.name().empty()) job.set_name(RolloutName(rollout));
   return absl::OkStatus();
 }
 
+absl::Status Coordinator::PrepareGenerate(const v1::GenerateSpec& generate, v1::Job& job) {
+  const std::string& id = generate.source_job_id();
+  ASSIGN_OR_RETURN(const FinishedRun source, FinishedSource(id, "generate", "sample"));
+  RETURN_IF_ERROR(CheckGenerateFitsRun(generate, source.config, id));
+  *job.mutable_spec() = source.job.spec();
+  *job.mutable_checkpoint() = source.job.checkpoint();
+  *job.mutable_generate() = generate;
+  if (job.generate().name().empty()) job.mutable_generate()->set_name(job.id());
+  if (job.name().empty()) job.set_name(absl::StrCat("samples of ", id, ": generate-", job.generate().name()));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::Job> Coordinator::SubmitJob(const v1::SubmitJobRequest& request) {
-  const bool rollout = request.has_rollout();
-  ASSIGN_OR_RETURN(ResolvedSpec resolved,
-                   rollout ? validator_.CheckRolloutSubmit(request) : validator_.CheckSubmit(request));
+  const bool rollout = request.has_rollout(), generate = request.has_generate();
+  ASSIGN_OR_RETURN(ResolvedSpec resolved, generate  ? validator_.CheckGenerateSubmit(request)
+                                          : rollout ? validator_.CheckRolloutSubmit(request)
+                                                    : validator_.CheckSubmit(request));
   absl::MutexLock lock(&mu_);
   v1::Job job;
   job.set_name(request.name());
   if (rollout) {
     RETURN_IF_ERROR(PrepareRollout(request.rollout(), job));
-  } else {
+  } else if (!generate) {
     *job.mutable_spec() = request.spec();
   }
   RETURN_IF_ERROR(Commit([&]() -> absl::Status {
     ASSIGN_OR_RETURN(int64_t number, store_->NextJobNumber());
     job.set_id(absl::StrCat("job-", number));
+    // A generate's default name is its own id, known only now.
+    if (generate) RETURN_IF_ERROR(PrepareGenerate(request.generate(), job));
     job.set_world_size(request.world_size());
     job.set_max_attempts(request.max_attempts() > 0 ? request.max_attempts() : options_.default_max_attempts);
     job.set_created_unix_ms(NowUnixMs());
     RETURN_IF_ERROR(store_->InsertJob(number, job));
     std::string message = SubmittedMessage(Queued(job, resolved));
+    // Where to look for the outputs, in the history `gantry watch` prints.
     if (rollout) {
-      // Where to look for the outputs, in the history `gantry watch` prints.
       message.insert(std::string("submitted").size(),
                      absl::StrCat(": rolls out ", job.rollout().source_job_id(), " into ", job.checkpoint().host(), ":",
                                   RolloutOutputFolder(job.checkpoint().run_folder(), job.rollout().case_dir())));
+    }
+    if (generate) {
+      message.insert(std::string("submitted").size(),
+                     absl::StrCat(": samples ", job.generate().source_job_id(), " into ", job.checkpoint().host(), ":",
+                                  GenerateOutputFolder(job.checkpoint().run_folder(), job.generate().name())));
     }
     RETURN_IF_ERROR(Transition(job, v1::JOB_STATE_QUEUED, message));
     Touch(job, &resolved);

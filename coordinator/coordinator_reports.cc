@@ -67,8 +67,10 @@ absl::Status Coordinator::CheckReportShape(const v1::ReportProgressRequest& requ
 absl::Status Coordinator::StoreReport(v1::Job& job, const v1::ReportProgressRequest& request) {
   if (request.has_progress()) *job.mutable_progress() = request.progress();
   // The latest report knows the newest checkpoint: reports of one attempt come in order.
-  // A rollout's reference is its source's checkpoint, set at submission.
-  if (request.has_checkpoint() && !job.has_rollout()) *job.mutable_checkpoint() = request.checkpoint();
+  // A rollout's or generate's reference is its source's checkpoint, set at submission.
+  if (request.has_checkpoint() && !job.has_rollout() && !job.has_generate()) {
+    *job.mutable_checkpoint() = request.checkpoint();
+  }
   const int64_t now = NowUnixMs();
   for (const v1::EpochMetrics& row : request.epochs()) {
     ASSIGN_OR_RETURN(bool changed, store_->PutEpoch(job.id(), row));

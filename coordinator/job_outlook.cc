@@ -23,7 +23,7 @@ int64_t StepsOf(int64_t batch, int64_t epochs, int64_t max_steps, int64_t images
 std::optional<JobOutlook> OutlookOf(const v1::Job& job) {
   if (job.state() == v1::JOB_STATE_SUCCEEDED) return JobOutlook{1.0, 0.0};
   if (!job.has_progress() || job.progress().steps_per_epoch() <= 0) return std::nullopt;
-  if (job.has_rollout()) {
+  if (job.has_rollout() || job.has_generate()) {
     // Its progress is its model step; its rate is in tiles, whose count per step only the
     // group knows, so no ETA.
     const double steps = static_cast<double>(job.progress().steps_per_epoch());

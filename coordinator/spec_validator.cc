@@ -8,6 +8,7 @@
 #include "common/status_macros.h"
 #include "runspec/batch_fit.h"
 #include "runspec/datasets.h"
+#include "runspec/generate_spec_check.h"
 #include "runspec/rollout_spec_check.h"
 #include "runspec/run_spec_settings.h"
 #include "runspec/train_config.h"
@@ -43,6 +44,17 @@ absl::Status CheckIsFolder(const std::string& field, const std::string& resolved
   return absl::InvalidArgumentError(absl::StrCat(field, ": '", resolved,
                                                  "' is a file, expected a folder (the one holding the dataset's "
                                                  "IDX files; give its folder, not one of its files)"));
+}
+
+// A flow case folder: it holds flow.json.
+absl::Status CheckCaseFolder(const char* field, const std::string& case_dir) {
+  struct stat st {};
+  if (::stat((case_dir + "/flow.json").c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": '", case_dir,
+                                                   "' holds no flow.json: give a case folder written by "
+                                                   "`gantry-worker make-flow --out DIR`"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -133,12 +145,7 @@ absl::StatusOr<ResolvedSpec> SpecValidator::ResolveRollout(const v1::RolloutSpec
         absl::StrCat("rollout.case_dir: longer than ", RequestBounds::kMaxStringChars, " characters"));
   }
   ASSIGN_OR_RETURN(std::string case_dir, roots_.Confine("rollout.case_dir", rollout.case_dir()));
-  struct stat st {};
-  if (::stat((case_dir + "/flow.json").c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(absl::StrCat("rollout.case_dir: '", case_dir,
-                                                   "' holds no flow.json: give a case folder written by "
-                                                   "`gantry-worker make-flow --out DIR`"));
-  }
+  RETURN_IF_ERROR(CheckCaseFolder("rollout.case_dir", case_dir));
   ResolvedSpec resolved;
   resolved.rollout = true;
   resolved.data_dir = std::move(case_dir);
@@ -152,6 +159,33 @@ absl::StatusOr<ResolvedSpec> SpecValidator::CheckRolloutSubmit(const v1::SubmitJ
         "spec: leave it unset with rollout: a rollout takes the spec of the run it rolls out");
   }
   return ResolveRollout(request.rollout());
+}
+
+absl::StatusOr<ResolvedSpec> SpecValidator::ResolveGenerate(const v1::GenerateSpec& generate) const {
+  RETURN_IF_ERROR(CheckGenerateSpec(generate));
+  if (generate.source_job_id().size() > RequestBounds::kMaxNameChars) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("generate.source_job_id: longer than ", RequestBounds::kMaxNameChars, " characters"));
+  }
+  ResolvedSpec resolved;
+  resolved.generate = true;
+  if (generate.case_dir().empty()) return resolved;
+  if (generate.case_dir().size() > RequestBounds::kMaxStringChars) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("generate.case_dir: longer than ", RequestBounds::kMaxStringChars, " characters"));
+  }
+  ASSIGN_OR_RETURN(resolved.data_dir, roots_.Confine("generate.case_dir", generate.case_dir()));
+  RETURN_IF_ERROR(CheckCaseFolder("generate.case_dir", resolved.data_dir));
+  return resolved;
+}
+
+absl::StatusOr<ResolvedSpec> SpecValidator::CheckGenerateSubmit(const v1::SubmitJobRequest& request) const {
+  RETURN_IF_ERROR(CheckSubmissionFields(request));
+  if (request.has_spec() || request.has_rollout()) {
+    return absl::InvalidArgumentError(
+        "spec, rollout: leave them unset with generate: it takes the spec of the run it samples");
+  }
+  return ResolveGenerate(request.generate());
 }
 
 }  // namespace gantry

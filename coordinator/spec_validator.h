@@ -1,7 +1,7 @@
 // Checks a submitted job with the worker's own validator, and confines its data path.
-// A rollout (SubmitJobRequest.rollout) is checked field by field with the run-spec
-// library's rollout checks (runspec/rollout_spec_check.h), and its case folder confined
-// the same way; what needs the source job (it exists and finished) is the Coordinator's.
+// A rollout (SubmitJobRequest.rollout) or a generate (SubmitJobRequest.generate) is
+// checked field by field with the run-spec library's checks (runspec/rollout_spec_check.h,
+// runspec/generate_spec_check.h), and its case folder confined the same way; what needs the source job (it exists and finished) is the Coordinator's.
 //
 // There is one validator: a RunSpec is turned into the worker's raw settings and given
 // to ResolveTrainConfig (runspec/train_config.h), one setting at a time so that an
@@ -32,6 +32,11 @@ struct ResolvedSpec {
   // A rollout job: no batch sizes, epochs or shard plans; its tiles spread over any
   // number of ranks; data_dir is its case folder.
   bool rollout = false;
+  // A generate job: the same (its samples spread over any number of ranks); data_dir is
+  // its case folder, if any.
+  bool generate = false;
+  // A training job: batch sizes, epochs and shard plans.
+  bool trains() const { return !rollout && !generate; }
 };
 
 // Bounds on what a client may send; larger requests are refused by field.
@@ -66,6 +71,12 @@ class SpecValidator {
   // A whole rollout submission: world_size, max_attempts and name as CheckSubmit, no
   // spec (the job takes its source's), and ResolveRollout.
   absl::StatusOr<ResolvedSpec> CheckRolloutSubmit(const v1::SubmitJobRequest& request) const;
+  // A generate's fields (CheckGenerateSpec) and case folder (when given: inside a data
+  // root, holding flow.json), as data_dir of a generate ResolvedSpec.
+  absl::StatusOr<ResolvedSpec> ResolveGenerate(const v1::GenerateSpec& generate) const;
+  // A generate submission: the submission's own fields as for a run, `spec` and
+  // `rollout` unset, then ResolveGenerate.
+  absl::StatusOr<ResolvedSpec> CheckGenerateSubmit(const v1::SubmitJobRequest& request) const;
 
   const DataRoots& roots() const { return roots_; }
 
