@@ -2,6 +2,7 @@
 //
 //   gantry submit run.yaml [--epochs 3 ...]   gantry jobs [--state running]
 //   gantry rollout JOB_ID --case DIR --steps H [--tile S --overlap O --blend B ...]
+//   gantry generate JOB_ID --count K [--seed S --name N ...]
 //   gantry status ID    gantry watch ID    gantry cancel ID    gantry report ID [--csv]
 //   gantry groups
 //
@@ -13,6 +14,7 @@
 
 #include "CLI/CLI.hpp"
 #include "cli/cancel_command.h"
+#include "cli/generate_command.h"
 #include "cli/groups_command.h"
 #include "cli/jobs_command.h"
 #include "cli/report_command.h"
@@ -61,6 +63,7 @@ int Main(int argc, char** argv) {
   AddConnectionFlags(app, flags);
   SubmitCommand submit(app);
   RolloutCommand rollout(app);
+  GenerateCommand generate(app);
   JobsCommand jobs(app);
   StatusCommand status(app);
   WatchCommand watch(app);
@@ -74,8 +77,8 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "gantry: %s\n", std::string(client.status().message()).c_str());
     return kExitUsage;
   }
-  for (Command* command : std::initializer_list<Command*>{&submit, &rollout, &jobs, &status, &watch, &cancel,
-                                                          &report, &groups}) {
+  for (Command* command : std::initializer_list<Command*>{&submit, &rollout, &generate, &jobs, &status, &watch,
+                                                          &cancel, &report, &groups}) {
     if (command->selected()) return command->Run(*client);
   }
   return kExitUsage;

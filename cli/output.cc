@@ -10,6 +10,7 @@
 #include "common/printable_text.h"
 #include "report/state_names.h"
 #include "nlohmann/json.hpp"
+#include "runspec/generate_spec_check.h"
 #include "runspec/rollout_spec_check.h"
 
 namespace gantry::cli {
@@ -18,7 +19,7 @@ namespace {
 std::string ProgressText(const v1::Job& job) {
   if (!job.has_progress()) return "-";
   const v1::Progress& p = job.progress();
-  if (job.has_rollout()) return absl::StrFormat("step %d/%d", p.step(), p.steps_per_epoch());
+  if (job.has_rollout() || job.has_generate()) return absl::StrFormat("step %d/%d", p.step(), p.steps_per_epoch());
   return absl::StrFormat("b%d e%d %d/%d", p.batch_size(), p.epoch(), p.step(), p.steps_per_epoch());
 }
 
@@ -62,6 +63,13 @@ std::string JobStatusText(const v1::Job& job) {
     line("rollout", Shown(absl::StrCat("of ", r.source_job_id(), ": ", r.steps(), " step(s) over ", r.case_dir())));
     line("outputs", Shown(absl::StrCat(job.checkpoint().host(), ":",
                                        RolloutOutputFolder(job.checkpoint().run_folder(), r.case_dir()))));
+  } else if (job.has_generate()) {
+    const v1::GenerateSpec& g = job.generate();
+    line("generate", Shown(absl::StrCat("of ", g.source_job_id(),
+                                        g.has_count() ? absl::StrCat(": ", g.count().value(), " sample(s)") : "",
+                                        g.interpolate().empty() ? "" : absl::StrCat(": a walk ", g.interpolate()))));
+    line("outputs", Shown(absl::StrCat(job.checkpoint().host(), ":",
+                                       GenerateOutputFolder(job.checkpoint().run_folder(), g.name()))));
   } else {
     line("epochs", absl::StrCat(job.epochs_reported(), " reported"));
   }

@@ -47,4 +47,24 @@ v1::SubmitJobRequest BuildRolloutRequest(const RolloutArgs& args) {
   return request;
 }
 
+v1::SubmitJobRequest BuildGenerateRequest(const GenerateArgs& args) {
+  v1::SubmitJobRequest request;
+  v1::GenerateSpec& g = *request.mutable_generate();
+  g.set_source_job_id(args.source_job_id);
+  g.set_name(args.name);
+  if (args.count) g.mutable_count()->set_value(*args.count);
+  if (args.seed) g.mutable_seed()->set_value(*args.seed);
+  if (args.checkpoint) g.mutable_checkpoint()->set_value(*args.checkpoint);
+  g.set_precision(args.precision);
+  if (args.batch) g.mutable_batch()->set_value(*args.batch);
+  g.set_interpolate(args.interpolate);
+  if (args.steps) g.mutable_steps()->set_value(*args.steps);
+  g.set_case_dir(args.case_dir.empty() ? "" : std::filesystem::absolute(args.case_dir).lexically_normal().string());
+  if (args.frame) g.mutable_frame()->set_value(*args.frame);
+  request.set_world_size(args.world_size);
+  request.set_max_attempts(args.max_attempts);
+  request.set_name(args.label);
+  return request;
+}
+
 }  // namespace gantry::cli

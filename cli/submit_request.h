@@ -36,6 +36,22 @@ struct RolloutArgs {
   bool watch = false;
 };
 
+// `gantry generate JOB_ID [--count K --seed S ...]`: samples from a finished run
+// (proto/gantry/v1/generate_spec.proto); unset options keep gantry-worker generate's defaults.
+struct GenerateArgs {
+  std::string source_job_id;
+  std::string name;          // RUN/generate-<name>/ [the job's id]
+  std::optional<int64_t> count, checkpoint, batch, steps, frame;
+  std::optional<uint64_t> seed;
+  std::string precision;
+  std::string interpolate;
+  std::string case_dir;      // made absolute against the current folder
+  int world_size = 0;
+  int max_attempts = 0;
+  std::string label;         // the job's name in `gantry jobs`
+  bool watch = false;
+};
+
 // A relative data-dir is made absolute against the current folder, as gantry-worker
 // would read it here (the coordinator and the workers may run elsewhere). Errors name
 // the run file or the setting.
@@ -44,5 +60,9 @@ absl::StatusOr<v1::SubmitJobRequest> BuildSubmitRequest(const SubmitArgs& args);
 // A rollout submission (SubmitJobRequest.rollout, no spec). The case folder is made
 // absolute as a data-dir is; every other check is the coordinator's.
 v1::SubmitJobRequest BuildRolloutRequest(const RolloutArgs& args);
+
+// A generate submission (SubmitJobRequest.generate, no spec); the case folder is made
+// absolute as a data-dir is; every other check is the coordinator's.
+v1::SubmitJobRequest BuildGenerateRequest(const GenerateArgs& args);
 
 }  // namespace gantry::cli

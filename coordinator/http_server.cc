@@ -230,6 +230,14 @@ void SendSampleGrid(MonitorApi& api, const httplib::Request& req, httplib::Respo
   res.set_content(std::move(grid->png), "image/png");
 }
 
+void SendGeneratedGrid(MonitorApi& api, const httplib::Request& req, httplib::Response& res) {
+  absl::StatusOr<GeneratedGrid> grid = api.NewestGeneratedGrid(req.matches[1]);
+  if (!grid.ok()) return SendError(res, grid.status());
+  res.set_header("Cache-Control", "no-store");
+  res.set_header("X-Gantry-Generated", grid->folder);
+  res.set_content(std::move(grid->png), "image/png");
+}
+
 void SendMetrics(MonitorApi& api, httplib::Response& res) {
   absl::StatusOr<std::string> text = api.MetricsText();
   if (!text.ok()) return SendError(res, text.status());
@@ -244,6 +252,8 @@ void ServeData(httplib::Server& server, MonitorApi& api) {
   server.Get(kJobRoute, [&api](const Request& req, Response& res) { SendJson(res, api.Job(req.matches[1])); });
   server.Get(absl::StrCat(kJobRoute, "/samples.png"),
              [&api](const Request& req, Response& res) { SendSampleGrid(api, req, res); });
+  server.Get(absl::StrCat(kJobRoute, "/generated.png"),
+             [&api](const Request& req, Response& res) { SendGeneratedGrid(api, req, res); });
   server.Get(absl::StrCat(kJobRoute, "/rollout"),
              [&api](const Request& req, Response& res) { SendJson(res, api.Rollout(req.matches[1])); });
   server.Get("/api/groups", [&api](const Request&, Response& res) { SendJson(res, api.Groups()); });

@@ -7,6 +7,7 @@
 //   GET /api/jobs?state=&page_size=&page_token=   ListJobs, with progress and ETA
 //   GET /api/jobs/ID               the job's report (epoch rows, summary, stragglers)
 //   GET /api/jobs/ID/samples.png   the newest sample grid of its run folder
+//   GET /api/jobs/ID/generated.png the newest generated grid (RUN/generate-*/grid.png)
 //   GET /api/jobs/ID/rollout       a flow run's rollout curve (rollout.csv)
 //   GET /api/groups                ListGroups
 //   GET /metrics                   Prometheus text

@@ -61,6 +61,8 @@ absl::StatusOr<nlohmann::json> MonitorApi::Job(const std::string& job_id) {
   absl::StatusOr<SampleGrid> grid = ReadNewestSampleGrid(report);
   out["sample_grid"] = grid.ok() ? nlohmann::json{{"batch_size", grid->batch_size}, {"epoch", grid->epoch}}
                                  : nlohmann::json(nullptr);
+  absl::StatusOr<GeneratedGrid> generated = ReadNewestGeneratedGrid(report.job());
+  out["generated_grid"] = generated.ok() ? nlohmann::json(generated->folder) : nlohmann::json(nullptr);
   out["rollout"] = ReadRunFolderFile(report.job().checkpoint().run_folder(), {"rollout.csv"}, kMaxRolloutCsvBytes).ok();
   return out;
 }
@@ -70,6 +72,11 @@ nlohmann::json MonitorApi::Groups() { return ToJsonValue(core_.ListGroups()); }
 absl::StatusOr<SampleGrid> MonitorApi::NewestSampleGrid(const std::string& job_id) {
   ASSIGN_OR_RETURN(v1::JobReport report, core_.GetJobReport(job_id));
   return ReadNewestSampleGrid(report);
+}
+
+absl::StatusOr<GeneratedGrid> MonitorApi::NewestGeneratedGrid(const std::string& job_id) {
+  ASSIGN_OR_RETURN(v1::Job job, core_.GetJob(job_id));
+  return ReadNewestGeneratedGrid(job);
 }
 
 absl::StatusOr<nlohmann::json> MonitorApi::Rollout(const std::string& job_id) {

@@ -26,11 +26,14 @@ class MonitorApi {
   absl::StatusOr<nlohmann::json> Jobs(const std::string& state, int page_size, const std::string& page_token);
   // GetJobReport as `gantry --json report` prints it, plus "outlook", "stragglers_by_rank"
   // ([{rank, events, max_ratio}]), "sample_grid" ({batch_size, epoch} of the newest
-  // readable grid, or null) and "rollout" (true when a rollout curve can be read).
+  // readable grid, or null), "generated_grid" (the newest generate folder with a readable
+  // grid.png, or null) and "rollout" (true when a rollout curve can be read).
   absl::StatusOr<nlohmann::json> Job(const std::string& job_id);
   // ListGroups as JSON.
   nlohmann::json Groups();
   absl::StatusOr<SampleGrid> NewestSampleGrid(const std::string& job_id);
+  // The newest generate folder's grid.png of the job's run folder (run_folder_files.h).
+  absl::StatusOr<GeneratedGrid> NewestGeneratedGrid(const std::string& job_id);
   absl::StatusOr<nlohmann::json> Rollout(const std::string& job_id);
   // /metrics (docs/monitoring.md lists them).
   absl::StatusOr<std::string> MetricsText();

@@ -116,33 +116,55 @@ absl::StatusOr<SampleGrid> ReadNewestSampleGrid(const v1::JobReport& report) {
 
 namespace {
 
-// The folders `gantry-worker rollout` writes by default (RUN/rollout-<case>), newest name
-// last. Only names are taken from the listing; each is then opened under the rules of
-// ReadRunFolderFile, so a link named rollout-x is refused there.
-std::vector<std::string> RolloutFolders(const std::string& root) {
-  std::vector<std::string> names;
+// The run folder's sub-folders whose names start with `prefix` (RUN/rollout-<case>,
+// RUN/generate-<name>), with their modification times, oldest name first. Only names are
+// taken from the listing; each is then opened under the rules of ReadRunFolderFile, so a
+// link named rollout-x is refused there.
+struct Folder {
+  std::string name;
+  std::filesystem::file_time_type modified;
+};
+std::vector<Folder> PrefixedFolders(const std::string& root, std::string_view prefix) {
+  std::vector<Folder> folders;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
     const std::string name = entry.path().filename().string();
-    if (absl::StartsWith(name, "rollout-") && names.size() < 1000) names.push_back(name);
+    if (!absl::StartsWith(name, prefix) || folders.size() >= 1000) continue;
+    std::error_code ignored;
+    folders.push_back({name, entry.last_write_time(ignored)});
   }
-  std::sort(names.begin(), names.end());
-  return names;
+  std::sort(folders.begin(), folders.end(), [](const Folder& a, const Folder& b) { return a.name < b.name; });
+  return folders;
 }
 
 // rollout.csv at the run folder's top, else in the last RUN/rollout-<case>/.
 absl::StatusOr<std::string> ReadRolloutCsv(const std::string& root) {
   absl::StatusOr<std::string> text = ReadRunFolderFile(root, {"rollout.csv"}, kMaxRolloutCsvBytes);
   if (text.ok() || text.status().code() != absl::StatusCode::kNotFound) return text;
-  const std::vector<std::string> folders = RolloutFolders(root);
+  const std::vector<Folder> folders = PrefixedFolders(root, "rollout-");
   for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
-    absl::StatusOr<std::string> found = ReadRunFolderFile(root, {*it, "rollout.csv"}, kMaxRolloutCsvBytes);
+    absl::StatusOr<std::string> found = ReadRunFolderFile(root, {it->name, "rollout.csv"}, kMaxRolloutCsvBytes);
     if (found.ok() || found.status().code() != absl::StatusCode::kNotFound) return found;
   }
   return text;
 }
 
 }  // namespace
+
+absl::StatusOr<GeneratedGrid> ReadNewestGeneratedGrid(const v1::Job& job) {
+  const std::string& root = job.checkpoint().run_folder();
+  std::vector<Folder> folders = PrefixedFolders(root, "generate-");
+  std::stable_sort(folders.begin(), folders.end(),
+                   [](const Folder& a, const Folder& b) { return a.modified < b.modified; });
+  absl::Status last = absl::NotFoundError("no generate-* folder in the run folder");
+  for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
+    absl::StatusOr<std::string> png = ReadRunFolderFile(root, {it->name, "grid.png"}, kMaxSampleGridBytes);
+    if (png.ok() && absl::StartsWith(*png, "\x89PNG\r\n\x1a\n")) return GeneratedGrid{it->name, *png};
+    last = png.ok() ? absl::NotFoundError("the generated grid is not a PNG file") : png.status();
+    if (last.code() != absl::StatusCode::kNotFound) break;  // a refused file: do not look further
+  }
+  return absl::NotFoundError(absl::StrCat("no generated grid: ", last.message()));
+}
 
 absl::StatusOr<nlohmann::json> ReadRolloutCurve(const v1::Job& job) {
   absl::StatusOr<std::string> text = ReadRolloutCsv(job.checkpoint().run_folder());

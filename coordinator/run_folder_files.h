@@ -1,6 +1,7 @@
 // The files of a job's run folder that the dashboard shows, found from the job alone:
-// the newest sample grid (samples/[bBBBB/]epoch_NNN.png of the newest epoch row) and a
-// flow run's rollout curve (rollout.csv). No part of an HTTP request ever becomes a
+// the newest sample grid (samples/[bBBBB/]epoch_NNN.png of the newest epoch row), the
+// newest generated grid (generate-<name>/grid.png) and a flow run's rollout curve
+// (rollout.csv). No part of an HTTP request ever becomes a
 // path: the folder is the one the job's group reported (Job.checkpoint.run_folder) and
 // the names inside it are made here from numbers.
 //
@@ -34,6 +35,16 @@ struct SampleGrid {
 // run folder or none of its grids can be read here (the coordinator may not share a
 // file system with the group), naming why.
 absl::StatusOr<SampleGrid> ReadNewestSampleGrid(const v1::JobReport& report);
+
+// The grid of the newest generate folder of the job's run folder (RUN/generate-<name>/
+// grid.png, newest by modification time, then by name): what `gantry generate` jobs and
+// `gantry-worker generate --out RUN/generate-...` write. NOT_FOUND when there is none
+// readable here.
+struct GeneratedGrid {
+  std::string folder;  // "generate-<name>"
+  std::string png;
+};
+absl::StatusOr<GeneratedGrid> ReadNewestGeneratedGrid(const v1::Job& job);
 
 // rollout.csv (a header line, then comma-separated numbers; the dashboard plots every
 // column against the first), at the run folder's top or, as `gantry-worker rollout`

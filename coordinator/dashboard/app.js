@@ -233,6 +233,12 @@ function renderJob(d) {
     $("samples-none").hidden = false;
     $("samples-title").textContent = "Newest sample grid";
   }
+  $("generated-card").hidden = !d.generated_grid;
+  if (d.generated_grid) {
+    const src = `/api/jobs/${encodeURIComponent(j.id)}/generated.png?f=${encodeURIComponent(d.generated_grid)}`;
+    if ($("generated").getAttribute("src") !== src) $("generated").setAttribute("src", src);
+    $("generated-title").textContent = `Newest generated grid (${d.generated_grid})`;
+  }
   $("rollout-card").hidden = !d.rollout;
   if (d.rollout) {
     getJson(`/api/jobs/${encodeURIComponent(j.id)}/rollout`).then(r => {

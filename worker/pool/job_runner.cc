@@ -10,6 +10,7 @@
 #include "spdlog/spdlog.h"
 #include "worker/checkpoint/checkpoint_store.h"
 #include "worker/comm/broadcast_string.h"
+#include "worker/pool/generate_request.h"
 #include "worker/pool/rollout_request.h"
 #include "worker/pool/stop_signals.h"
 
@@ -60,22 +61,19 @@ JobOutcome OutcomeOf(const TrainJobResult& r, JobControl* control) {
   return Outcome(JobOutcome::kFatal, message, !IsCommFailure(r.status));
 }
 
-// What the end of RunRolloutJob means for the pool.
-JobOutcome RolloutOutcomeOf(const absl::Status& status, const RolloutJobEnd& end, JobControl* control) {
+// What the end of an inference job (a rollout, a generate) means for the pool.
+// `in_collectives`: it failed in the collectives of its compute stage, where the ranks
+// may be out of step.
+JobOutcome InferenceOutcomeOf(const absl::Status& status, bool collective_failed, bool in_collectives,
+                              JobControl* control) {
   if (status.ok()) return Outcome(JobOutcome::kSucceeded, "");
   const std::string message(status.message());
   if (absl::IsCancelled(status)) return StopOutcome(control, status);
-  if (end.collective_failed) return Outcome(JobOutcome::kFatal, message);
-  switch (end.stage) {
-    case RolloutStage::kPreparing:
-    case RolloutStage::kWriting:  // rank 0 alone, after every collective
-      return Outcome(JobOutcome::kFailed, message);
-    case RolloutStage::kRollingOut:
-      break;
-  }
-  // RunRollout's INVALID_ARGUMENT comes from its up-front checks of the steps and the
-  // tiling against the case, which every rank makes alike before any collective.
-  if (absl::IsInvalidArgument(status)) return Outcome(JobOutcome::kFailed, message);
+  if (collective_failed) return Outcome(JobOutcome::kFatal, message);
+  // Refusals before the compute stage and rank 0's writing after it leave the ranks in
+  // step; so do the compute stage's up-front INVALID_ARGUMENT checks (a rollout's steps
+  // and tiling against the case), which every rank makes alike before any collective.
+  if (!in_collectives || absl::IsInvalidArgument(status)) return Outcome(JobOutcome::kFailed, message);
   return Outcome(JobOutcome::kFatal, message, !IsCommFailure(status));
 }
 
@@ -198,12 +196,30 @@ JobOutcome JobRunner::RollOut(const v1::Job& job, TrainObserver& observer, JobCo
   if (!status.ok() && !is_root() && !absl::IsAborted(status) && !absl::IsCancelled(status)) {
     spdlog::error("rank {}: {}", comm_.rank(), std::string(status.message()));
   }
-  return RolloutOutcomeOf(status, end, control);
+  return InferenceOutcomeOf(status, end.collective_failed, end.stage == RolloutStage::kRollingOut, control);
+}
+
+JobOutcome JobRunner::Generate(const v1::Job& job, JobControl* control) {
+  GenerateRequest request = GenerateRequestFor(job);
+  if (is_root()) {
+    run_folder_ = request.run_dir;
+    spdlog::info("{} (attempt {} of {}): samples of {} ({}) on {} rank(s), into {}", job.id(), job.attempts(),
+                 job.max_attempts(), job.generate().source_job_id(), request.run_dir, comm_.size(), request.out);
+  }
+  GenerateJobEnd end;
+  const absl::Status status = RunGenerateJob(comm_, request, &end);
+  // A refusal that is this rank's own is only seen here; ABORTED marks another rank's.
+  if (!status.ok() && !is_root() && !absl::IsAborted(status)) {
+    spdlog::error("rank {}: {}", comm_.rank(), std::string(status.message()));
+  }
+  if (status.ok() && is_root()) spdlog::info("{} done: {} sample(s) in {}", job.id(), end.count, end.out);
+  return InferenceOutcomeOf(status, end.collective_failed, end.stage == GenerateStage::kGenerating, control);
 }
 
 JobOutcome JobRunner::Run(const v1::AcquireJobResponse& acquired, TrainObserver& observer, JobControl* control) {
   const v1::Job& job = acquired.job();
   if (job.has_rollout()) return RollOut(job, observer, control);
+  if (job.has_generate()) return Generate(job, control);
   // The same on every rank: the spec and this code are (rank 0's are the ones used).
   RawSettings settings = RunSpecToSettings(job.spec());
   absl::StatusOr<std::string> resume_from = AgreeOnResume(job);

@@ -20,6 +20,10 @@
 // is its model step (Job.rollout's comment); it stops between two steps when cancelled
 // or signalled. Its refusals are
 // agreed by every rank (kFailed); a failure during its steps' collectives is kFatal.
+// A generate job (Job.generate) runs RunGenerateJob (worker/generate/generate_job.h) as
+// `gantry-worker generate --run RUN --out RUN/generate-<name> ...` would; its refusals
+// (an output folder that holds files included) are kFailed, a failure in its batches'
+// collectives kFatal.
 //
 // Every step before training ends in an agreement of all ranks, so a problem on any
 // rank (a data folder missing on one host) fails the job on all of them alike and the
@@ -75,6 +79,8 @@ class JobRunner {
   absl::StatusOr<std::string> AgreeOnResume(const v1::Job& job);
   // A rollout job, on every rank.
   JobOutcome RollOut(const v1::Job& job, TrainObserver& observer, JobControl* control);
+  // A generate job, on every rank.
+  JobOutcome Generate(const v1::Job& job, JobControl* control);
   // One RunTrainJob with this pool's data cache and logging.
   TrainJobResult Train(const v1::Job& job, RawSettings settings, bool resume, TrainObserver& observer);
 
