@@ -5,7 +5,7 @@ one clear error instead of a bare ModuleNotFoundError.
 """
 try:
     from gantry.v1 import coordinator_pb2, coordinator_pb2_grpc, job_pb2, metrics_pb2, rollout_spec_pb2
-    from gantry.v1 import run_spec_pb2
+    from gantry.v1 import generate_spec_pb2, run_spec_pb2
 except ImportError as e:  # pragma: no cover - depends on how the package was installed
     raise ImportError(
         "gantry's gRPC stubs (gantry.v1) are missing: they are generated from proto/ when the package is "
@@ -13,5 +13,5 @@ except ImportError as e:  # pragma: no cover - depends on how the package was in
         "gantry checkout (needs python3-grpc-tools); importing gantry from the source folder does not work. "
         "(" + str(e) + ")") from e
 
-__all__ = ["coordinator_pb2", "coordinator_pb2_grpc", "job_pb2", "metrics_pb2", "rollout_spec_pb2",
-           "run_spec_pb2"]
+__all__ = ["coordinator_pb2", "coordinator_pb2_grpc", "generate_spec_pb2", "job_pb2", "metrics_pb2",
+           "rollout_spec_pb2", "run_spec_pb2"]

@@ -8,7 +8,7 @@ import os
 
 import grpc
 
-from gantry._stubs import coordinator_pb2, coordinator_pb2_grpc, rollout_spec_pb2
+from gantry._stubs import coordinator_pb2, coordinator_pb2_grpc, generate_spec_pb2, rollout_spec_pb2
 from gantry.connection import call_metadata, open_channel, resolve_target
 from gantry.errors import ConfigurationError, InvalidSpec, from_rpc_error
 from gantry.job import Job
@@ -95,6 +95,30 @@ class Client:
                                                    max_attempts=max_attempts, name=name)
         return Job(self, self._call("SubmitJob", request))
 
+    def generate(self, source_job, count=None, *, seed=None, name="", checkpoint=None, precision="", batch=None,
+                 interpolate="", steps=None, case_dir=None, frame=None, world_size=0, max_attempts=0, label=""):
+        """Queues samples from the finished run `source_job` (a Job or its id), as `gantry
+        generate` does: `count` samples (1 to 100000) from latent vectors seeded by `seed`,
+        or a walk `interpolate="A,B"` of `steps` points, into RUN/generate-<name>/ of that
+        run (`name` defaults to the new job's id, so no job writes over another's); a
+        pix2pix flow run generates from the frames of the flow case `case_dir` from
+        `frame`. Unset options keep `gantry-worker generate`'s defaults. Returns the
+        generate's Job. The coordinator refuses, naming the field: a source that is not a
+        finished training run (Conflict when it has not succeeded), a bad name, count,
+        precision or walk, options of the other kind of model."""
+        source_id = source_job.id if isinstance(source_job, Job) else str(source_job)
+        spec = generate_spec_pb2.GenerateSpec(source_job_id=source_id, name=name, precision=precision,
+                                              interpolate=interpolate)
+        if case_dir is not None:
+            spec.case_dir = os.path.normpath(os.path.abspath(os.fspath(case_dir)))
+        for field, value in (("count", count), ("seed", seed), ("checkpoint", checkpoint), ("batch", batch),
+                             ("steps", steps), ("frame", frame)):
+            if value is not None:
+                getattr(spec, field).value = _int(field, value, "generate")
+        request = coordinator_pb2.SubmitJobRequest(generate=spec, world_size=world_size,
+                                                   max_attempts=max_attempts, name=label)
+        return Job(self, self._call("SubmitJob", request))
+
     def job(self, job_id):
         """The Job of `job_id` (NotFound when there is none)."""
         return Job(self, self._call("GetJob", coordinator_pb2.GetJobRequest(job_id=job_id)))
@@ -127,7 +151,7 @@ class Client:
                  "seconds_since_heartbeat": g.seconds_since_heartbeat} for g in reply.groups]
 
 
-def _int(name, value):
+def _int(name, value, kind="rollout"):
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidSpec("rollout: {}: bad value {!r} (an integer)".format(name, value))
+        raise InvalidSpec("{}: {}: bad value {!r} (an integer)".format(kind, name, value))
     return value

@@ -1,6 +1,5 @@
-"""A job on the coordinator: a training run, or a rollout of one."""
+"""A job on the coordinator: a training run, or a rollout of one, or samples from one."""
 from gantry._stubs import coordinator_pb2
-from gantry.errors import NotOffered
 from gantry.events import StateChanged, event_of
 from gantry.report import as_dataframe as rows_as_dataframe
 from gantry.report import columns, epochs_csv, row_of
@@ -101,10 +100,9 @@ class Job:
         (see Client.rollout for the options); returns the rollout's Job."""
         return self._client.rollout(self.id, case_dir, steps, **options)
 
-    def generate(self, *args, **kwargs):
-        """Not offered: the coordinator has no RPC that samples a trained generator."""
-        raise NotOffered(
-            "generate: the coordinator offers no sample generation (proto/gantry/v1/coordinator.proto has "
-            "no such RPC); the run folder holds each epoch's fixed-noise sample grid "
-            "(RUN/samples/bBBBB/epoch_EEE.png), and `gantry-worker` generates nothing on demand either")
+    def generate(self, count=None, **options):
+        """Queues samples from this finished run's generator (see Client.generate for the
+        options): `count` samples into RUN/generate-<name>/ of its run folder; returns the
+        generate's Job."""
+        return self._client.generate(self.id, count, **options)
 

@@ -2,6 +2,7 @@
 a sweep submitted, watched to its end and reported exactly as the run folder has it, a
 cancel, and the coordinator's refusals as the right exceptions. The tests of this module
 share one coordinator and pool and run in file order."""
+import json
 import os
 import sys
 import time
@@ -210,9 +211,38 @@ def test_a_rollout_of_a_finished_flow_run_runs_into_its_run_folder(cluster, clie
     assert rollout_csv.count("\n") == 7, "a header and one line per model step"
 
 
-def test_generate_is_not_offered(sweep):
-    with pytest.raises(gantry.NotOffered, match="the coordinator offers no sample generation"):
-        sweep[0].generate(count=16)
+def test_generate_draws_samples_into_a_folder_of_its_own_in_the_run_folder(cluster, client, sweep):
+    job, _ = sweep
+    first = job.generate(count=6, seed=3, batch=4)
+    second = job.generate(count=2, name="two")
+    assert first.info.generate.source_job_id == job.id
+    for generate in (first, second):
+        events = list(generate.watch(timeout=60))
+        assert events[-1].state is gantry.JobState.SUCCEEDED, generate.error
+        assert generate.report() == [], "a generate reports no epochs"
+    info = json.loads(cluster.pool.run_file(job.id, os.path.join("generate-" + first.id, "generate.json")))
+    assert (info["count"], info["seed"], info["batch"], info["ranks"]) == (6, 3, 4, 2)
+    assert json.loads(cluster.pool.run_file(job.id, os.path.join("generate-two", "generate.json")))["count"] == 2
+    # The same name again: the folder holds the first one's files, so the job fails, and
+    # they stay as they were.
+    again = job.generate(count=3, name="two")
+    assert again.wait(timeout=60) is gantry.JobState.FAILED
+    assert "not an empty folder" in again.error
+    assert json.loads(cluster.pool.run_file(job.id, os.path.join("generate-two", "generate.json")))["count"] == 2
+
+
+def test_generates_are_refused_naming_the_field(cluster, client, sweep):
+    job, _ = sweep
+    with pytest.raises(gantry.InvalidSpec, match=r"generate.count: 0 is not in \[1, 100000\]"):
+        job.generate(count=0)
+    with pytest.raises(gantry.InvalidSpec, match="generate.case_dir: .* leave case_dir unset"):
+        job.generate(count=2, case_dir=cluster.case_dir)
+    with pytest.raises(gantry.InvalidSpec, match="generate.name: 'a/b': use letters"):
+        job.generate(count=2, name="a/b")
+    with pytest.raises(gantry.NotFound, match="generate.source_job_id: no job 'job-999999'"):
+        client.generate("job-999999", 2)
+    with pytest.raises(gantry.InvalidSpec, match=r"generate: count: bad value '2' \(an integer\)"):
+        job.generate(count="2")
 
 
 def test_a_watch_times_out_on_a_job_that_does_not_end(client):
