@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "cli/generate_command.h"
 #include "cli/rollout_command.h"
 #include "cli/submit_command.h"
 #include "gmock/gmock.h"
@@ -50,6 +51,30 @@ TEST(RolloutCommand, OptionsLeftOutStayUnsetAndAZeroGivenIsKept) {
   EXPECT_FALSE(args.tile.has_value());
   EXPECT_FALSE(args.group.has_value());
   EXPECT_TRUE(args.watch);
+}
+
+TEST(GenerateCommand, OptionsLeftOutStayUnsetAndTheRequestCarriesOnlyThoseGiven) {
+  CLI::App app;
+  GenerateCommand generate(app);
+  Parse(app, {"generate", "job-3", "--count", "16", "--seed", "0", "--name", "best", "--case", "data/case-1",
+              "--frame", "0"});
+  ASSERT_TRUE(generate.selected());
+  const GenerateArgs args = generate.Args();
+  EXPECT_EQ(args.source_job_id, "job-3");
+  EXPECT_EQ(args.count, 16);
+  EXPECT_EQ(args.seed, 0u);
+  EXPECT_EQ(args.frame, 0);
+  EXPECT_FALSE(args.batch.has_value());
+  EXPECT_FALSE(args.steps.has_value());
+  const v1::SubmitJobRequest request = BuildGenerateRequest(args);
+  const v1::GenerateSpec& g = request.generate();
+  EXPECT_FALSE(request.has_spec());
+  EXPECT_EQ(g.name(), "best");
+  EXPECT_TRUE(g.has_seed());
+  EXPECT_EQ(g.seed().value(), 0u);
+  EXPECT_FALSE(g.has_batch());
+  EXPECT_TRUE(g.case_dir().starts_with("/")) << "made absolute: " << g.case_dir();
+  EXPECT_TRUE(g.case_dir().ends_with("/data/case-1"));
 }
 
 TEST(Commands, OnlyTheSubcommandOnTheCommandLineIsSelected) {

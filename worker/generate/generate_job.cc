@@ -58,7 +58,7 @@ absl::Status CheckFitsMemory(int64_t count, int64_t in_floats, int64_t out_float
 }
 
 // The inputs of an image model (latent rows) or of a next-frame model (conditions).
-absl::StatusOr<Plan> PlanInputs(const GanModel& model, const GenerateRequest& r) {
+absl::StatusOr<Plan> PlanInputs(GanModel& model, const GenerateRequest& r) {
   Plan plan;
   const Shape row = model.SampleShape();
   if (!model.SamplesFromData()) {
@@ -89,7 +89,7 @@ absl::StatusOr<Plan> PlanInputs(const GanModel& model, const GenerateRequest& r)
   return plan;
 }
 
-absl::StatusOr<Plan> PlanOnThisRank(const GanModel& model, const GenerateRequest& r) {
+absl::StatusOr<Plan> PlanOnThisRank(GanModel& model, const GenerateRequest& r) {
   if (r.batch < 1) return absl::InvalidArgumentError(absl::StrCat("--batch ", r.batch, ": give 1 or more"));
   ASSIGN_OR_RETURN(const MathPrecision precision, ParsePrecision(r.precision));
   ASSIGN_OR_RETURN(Plan plan, PlanInputs(model, r));
@@ -143,7 +143,7 @@ std::string InfoJson(const GenerateRequest& r, const TrainedRun& run, const Plan
 }
 
 // Every rank's plan, or the same refusal everywhere (ABORTED where another rank refused).
-absl::StatusOr<Plan> AgreeOnPlan(Communicator& comm, const GanModel& model, const GenerateRequest& r,
+absl::StatusOr<Plan> AgreeOnPlan(Communicator& comm, GanModel& model, const GenerateRequest& r,
                                  std::optional<GenerateOutput>& output, GenerateJobEnd& e) {
   absl::StatusOr<Plan> plan = PlanOnThisRank(model, r);
   if (plan.ok() && comm.rank() == 0) {

@@ -1,5 +1,6 @@
 #include "worker/interop/state_dict.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>

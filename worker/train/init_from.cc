@@ -33,7 +33,8 @@ absl::Status LoadFiles(const std::string& files, GanModel& model) {
     return absl::InvalidArgumentError(absl::StrCat("--init-from: --model ", model.name(), " has no PyTorch twin"));
   }
   bool loaded[2] = {false, false};
-  for (const std::string& path : absl::StrSplit(files, ',', absl::SkipEmpty())) {
+  for (const absl::string_view piece : absl::StrSplit(files, ',', absl::SkipEmpty())) {
+    const std::string path(piece);
     ASSIGN_OR_RETURN(const StFile file, ReadSafetensors(path));
     RETURN_IF_ERROR(CheckMetadataFitsModel(file.metadata, path, model.name()));
     ASSIGN_OR_RETURN(const GanNetwork network, NetworkOf(file, path, model));
