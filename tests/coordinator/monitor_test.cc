@@ -226,6 +226,34 @@ TEST_F(RunFolderFilesTest, FindsTheRolloutThatGantryWorkerRolloutWrites) {
   EXPECT_EQ(ReadRolloutCurve(job).status().code(), absl::StatusCode::kPermissionDenied);
 }
 
+TEST_F(RunFolderFilesTest, ServesTheNewestGeneratedGridAndRefusesLinks) {
+  v1::Job job = Report({}).job();
+  EXPECT_EQ(ReadNewestGeneratedGrid(job).status().code(), absl::StatusCode::kNotFound);
+  // Two generate folders; the newer by modification time wins whatever the names.
+  for (const char* name : {"generate-b", "generate-a"}) {
+    fs::create_directories(run_ + "/" + name);
+    std::ofstream(run_ + "/" + name + "/grid.png") << kPng << name;
+  }
+  fs::last_write_time(run_ + "/generate-b", fs::file_time_type::clock::now() - std::chrono::hours(1));
+  absl::StatusOr<GeneratedGrid> grid = ReadNewestGeneratedGrid(job);
+  ASSERT_TRUE(grid.ok()) << grid.status();
+  EXPECT_EQ(grid->folder, "generate-a");
+  EXPECT_EQ(grid->png, std::string(kPng) + "generate-a");
+  // A folder without a grid yet, or with one that is not a PNG, is passed over.
+  fs::create_directories(run_ + "/generate-c");
+  EXPECT_EQ(ReadNewestGeneratedGrid(job)->folder, "generate-a");
+  std::ofstream(run_ + "/generate-c/grid.png") << "not a png";
+  EXPECT_EQ(ReadNewestGeneratedGrid(job)->folder, "generate-a");
+  // A link named like a generate folder is refused, not followed.
+  fs::remove_all(run_ + "/generate-c");
+  fs::create_directories(dir_ + "/elsewhere-gen");
+  std::ofstream(dir_ + "/elsewhere-gen/grid.png") << kPng << "secret";
+  fs::create_directory_symlink(dir_ + "/elsewhere-gen", run_ + "/generate-zz");
+  grid = ReadNewestGeneratedGrid(job);
+  EXPECT_EQ(grid.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(grid.status().message().find("symbolic link"), std::string::npos) << grid.status();
+}
+
 TEST(DashboardAssets, AreCompiledInAndFetchNothingFromElsewhere) {
   std::map<std::string, const DashboardAsset*> by_path;
   for (const DashboardAsset& asset : DashboardAssets()) by_path[std::string(asset.path)] = &asset;
