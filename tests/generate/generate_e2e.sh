@@ -5,7 +5,7 @@
 #            (the DCGAN's and the Pix2Pix's), with the files docs/export.md lists;
 #   walk:    --interpolate A,B --steps S starts at latent row A of the seeded draw;
 #   refusals: each bad request exits 2 naming the fix and leaves everything as it was:
-#            --count 0, an --out holding a file, a run without checkpoints, another
+#            --count 0, an --out holding a file or unwritable, a run without checkpoints, another
 #            model's checkpoint, a missing --checkpoint, an export over an existing file.
 # Usage: generate_e2e.sh MPIEXEC GANTRY_WORKER
 set -uo pipefail
@@ -56,14 +56,15 @@ refused "between 1 and" generate --run "$dir/run" --count 0 --out "$dir/zero"
 mkdir "$dir/taken" && echo mine > "$dir/taken/notes.txt"
 refused "not an empty folder" generate --run "$dir/run" --count 2 --out "$dir/taken"
 [[ $(cat "$dir/taken/notes.txt") == mine && $(ls "$dir/taken" | wc -l) == 1 ]] || fail "the user's folder changed"
+refused "cannot create" generate --run "$dir/run" --count 2 --out /proc/gantry-nowhere/samples
 mkdir -p "$dir/empty" && cp "$dir/run/run.json" "$dir/empty/"
 refused "checkpoint" generate --run "$dir/empty" --count 2 --out "$dir/none"
 refused "--checkpoint" generate --run "$dir/run" --checkpoint 999 --count 2 --out "$dir/none"
 refused "exists" export --run "$dir/run" --format safetensors --out "$dir/taken/notes.txt"
 [[ $(cat "$dir/taken/notes.txt") == mine ]] || fail "export wrote over a file"
 
-# Pix2Pix on a 32x32 flow case: from the case's frames, 1 rank and 2 ranks alike.
-ok "$worker" make-flow --out "$dir/flow/case-1" --nx 32 --ny 32 --re 100 --frames 8 --seed 1
+# Pix2Pix on a 96x48 flow case (its centre 32x32 window): from the case's frames, 1 rank and 2 ranks alike.
+ok "$worker" make-flow --out "$dir/flow/case-1" --nx 96 --ny 48 --re 100 --frames 8 --seed 1
 ok "$worker" train --model pix2pix --dataset flow --data-dir "$dir/flow" --image-size 32 --ngf 8 --ndf 8 \
   --batch-size 4 --epochs 1 --max-steps 2 --out "$dir/p2p"
 ok "$worker" generate --run "$dir/p2p" --case "$dir/flow/case-1" --frame 1 --count 3 --batch 2 --out "$dir/p1"

@@ -100,7 +100,7 @@ def dcgan(tmp):
 
 def pix2pix(tmp):
     data = os.path.join(tmp, "flow")
-    worker("make-flow", "--out", os.path.join(data, "case-1"), "--nx", "32", "--ny", "32", "--re", "100",
+    worker("make-flow", "--out", os.path.join(data, "case-1"), "--nx", "96", "--ny", "48", "--re", "100",
            "--frames", "10", "--seed", "1")
     run = os.path.join(tmp, "pix2pix")
     worker("train", "--model", "pix2pix", "--dataset", "flow", "--data-dir", data, "--image-size", "32", "--ngf", "8",

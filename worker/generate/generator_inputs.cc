@@ -109,24 +109,37 @@ absl::StatusOr<Tensor> ConditionsFromFile(const std::string& path, int64_t s) {
   return Tensor::FromVector(Shape{shape[0], shape[1], s, s}, array.data);
 }
 
-// `count` frames of the case from `first`, normalised, each with the mask.
+// Rows [y0, y0 + s) and columns [x0, x0 + s) of each of `planes` planes of a
+// `height` x `width` field, appended to `out`.
+void CopyWindow(const float* field, int64_t planes, int64_t height, int64_t width, int64_t y0, int64_t x0, int64_t s,
+                float* out) {
+  for (int64_t p = 0; p < planes; ++p) {
+    for (int64_t y = 0; y < s; ++y) {
+      std::copy_n(field + (p * height + y0 + y) * width + x0, s, out + (p * s + y) * s);
+    }
+  }
+}
+
+// `count` frames of the case from `first`, normalised, each with the mask: the centre
+// s x s window of a larger field (training crops such windows anywhere in the field).
 absl::StatusOr<Tensor> ConditionsFromCase(const std::string& dir, int64_t first, int64_t count, int64_t s) {
   ASSIGN_OR_RETURN(const FlowCase flow, LoadFlowCase(dir));
-  if (flow.ny != s || flow.nx != s) {
+  if (flow.ny < s || flow.nx < s) {
     return absl::InvalidArgumentError(absl::StrCat("--case ", dir, ": its ", flow.ny, "x", flow.nx,
-                                                   " field is not the model's ", s, "x", s,
-                                                   " --image-size; roll a whole field out with rollout (tiled)"));
+                                                   " field is smaller than the model's ", s, "x", s, " --image-size"));
   }
   if (first < 0 || first + count > flow.frames) {
     return absl::InvalidArgumentError(absl::StrCat("--frame ", first, " --count ", count, ": ", dir, " has frames 0 to ",
                                                    flow.frames - 1));
   }
-  const int64_t plane = flow.plane();
-  std::vector<float> rows(count * kFlowConditionChannels * plane);
+  const int64_t y0 = (flow.ny - s) / 2, x0 = (flow.nx - s) / 2, window = s * s;
+  std::vector<float> frame(flow.frame_numel());
+  std::vector<float> rows(count * kFlowConditionChannels * window);
   for (int64_t i = 0; i < count; ++i) {
-    float* row = rows.data() + i * kFlowConditionChannels * plane;
-    NormaliseFrame(flow, first + i, row);
-    std::copy(flow.mask.begin(), flow.mask.end(), row + kFlowChannels * plane);
+    float* row = rows.data() + i * kFlowConditionChannels * window;
+    NormaliseFrame(flow, first + i, frame.data());
+    CopyWindow(frame.data(), kFlowChannels, flow.ny, flow.nx, y0, x0, s, row);
+    CopyWindow(flow.mask.data(), 1, flow.ny, flow.nx, y0, x0, s, row + kFlowChannels * window);
   }
   return Tensor::FromVector(Shape{count, kFlowConditionChannels, s, s}, rows);
 }

@@ -40,9 +40,10 @@ struct ConditionRequest {
 
 // [K, 4, S, S] host conditions for a next-frame model of side `image_size`: the file's
 // frames, or --count (default 1) consecutive frames of the case from --frame,
-// normalised as training normalises them, with the case's obstacle mask as channel 3.
-// INVALID_ARGUMENT naming the flag and the fix: neither or both sources, another side
-// than the model's, frames past the case's end, a count below 1 or above `max_count`.
+// normalised as training normalises them, with the case's obstacle mask as channel 3,
+// cut to the centre S x S window of a larger field. INVALID_ARGUMENT naming the flag
+// and the fix: neither or both sources, a file of another side than the model's or a
+// smaller field, frames past the case's end, a count below 1 or above `max_count`.
 absl::StatusOr<Tensor> ConditionInputs(int64_t image_size, const ConditionRequest& request, int64_t max_count);
 
 }  // namespace gantry
