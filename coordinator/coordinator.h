@@ -112,13 +112,14 @@ class Coordinator {
   // the id the new job will have, so each job writes RUN/generate-<name>/ of its own.
   absl::Status PrepareGenerate(const v1::GenerateSpec& generate, v1::Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The finished training job `id` a rollout or generate (`field`: "rollout" or
-  // "generate", `verb`: what it does to the run) reads, with its resolved settings.
+  // "generate"; `verb` and `done`: what it does to the run, "roll out" and "rolled out")
+  // reads, with its resolved settings.
   struct FinishedRun {
     v1::Job job;
     TrainConfig config;
   };
-  absl::StatusOr<FinishedRun> FinishedSource(const std::string& id, const char* field, const char* verb)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<FinishedRun> FinishedSource(const std::string& id, const char* field, const char* verb,
+                                             const char* done) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<GroupRecord*> FindGroup(const std::string& group_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Writes a group's record inside the caller's transaction.
   absl::Status SaveGroup(const GroupRecord& record) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

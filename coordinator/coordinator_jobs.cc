@@ -165,14 +165,16 @@ std::string Coordinator::SubmittedMessage(const QueuedJob& job) const {
 }
 
 absl::StatusOr<Coordinator::FinishedRun> Coordinator::FinishedSource(const std::string& id, const char* field,
-                                                                     const char* verb) {
+                                                                     const char* verb, const char* done) {
   absl::StatusOr<v1::Job> source = store_->GetJob(id);
   if (absl::IsNotFound(source.status())) {
-    return absl::NotFoundError(absl::StrCat(field, ".source_job_id: no job '", id, "' to ", verb, " (see `gantry jobs`)"));
+    return absl::NotFoundError(
+        absl::StrCat(field, ".source_job_id: no job '", id, "' to ", verb, " (see `gantry jobs`)"));
   }
   RETURN_IF_ERROR(source.status());
   if (source->has_rollout() || source->has_generate()) {
-    const std::string& its = source->has_rollout() ? source->rollout().source_job_id() : source->generate().source_job_id();
+    const std::string& its =
+        source->has_rollout() ? source->rollout().source_job_id() : source->generate().source_job_id();
     return absl::InvalidArgumentError(absl::StrCat(field, ".source_job_id: ", id, " is a ",
                                                    source->has_rollout() ? "rollout" : "generate",
                                                    " itself; give the training job it ",
@@ -180,13 +182,14 @@ absl::StatusOr<Coordinator::FinishedRun> Coordinator::FinishedSource(const std::
   }
   if (source->state() != v1::JOB_STATE_SUCCEEDED) {
     return absl::FailedPreconditionError(
-        absl::StrCat(field, ".source_job_id: ", id, " is ", JobStateName(source->state()), "; only a run that succeeded can be ",
-                     verb == std::string("roll out") ? "rolled out" : "sampled",
+        absl::StrCat(field, ".source_job_id: ", id, " is ", JobStateName(source->state()),
+                     "; only a run that succeeded can be ", done,
                      IsTerminal(source->state()) ? "" : absl::StrCat(" (wait for it: gantry watch ", id, ")")));
   }
   const v1::CheckpointRef& checkpoint = source->checkpoint();
   if (checkpoint.run_folder().empty() || checkpoint.run_step() == 0) {
-    return absl::FailedPreconditionError(absl::StrCat(field, ".source_job_id: ", id, " reported no checkpoint, so there is no model to ", verb));
+    return absl::FailedPreconditionError(absl::StrCat(field, ".source_job_id: ", id,
+                                                      " reported no checkpoint, so there is no model to ", verb));
   }
   // The source's spec resolved when it was submitted; its settings alone say what it trained.
   absl::StatusOr<TrainConfig> config = ResolveTrainConfig(RunSpecToSettings(source->spec()));
@@ -200,7 +203,7 @@ absl::StatusOr<Coordinator::FinishedRun> Coordinator::FinishedSource(const std::
 
 absl::Status Coordinator::PrepareRollout(const v1::RolloutSpec& rollout, v1::Job& job) {
   const std::string& id = rollout.source_job_id();
-  ASSIGN_OR_RETURN(const FinishedRun source, FinishedSource(id, "rollout", "roll out"));
+  ASSIGN_OR_RETURN(const FinishedRun source, FinishedSource(id, "rollout", "roll out", "rolled out"));
   RETURN_IF_ERROR(CheckRolloutFitsRun(rollout, source.config, id));
   *job.mutable_spec() = source.job.spec();
   *job.mutable_checkpoint() = source.job.checkpoint();
@@ -211,7 +214,7 @@ absl::Status Coordinator::PrepareRollout(const v1::RolloutSpec& rollout, v1::Job
 
 absl::Status Coordinator::PrepareGenerate(const v1::GenerateSpec& generate, v1::Job& job) {
   const std::string& id = generate.source_job_id();
-  ASSIGN_OR_RETURN(const FinishedRun source, FinishedSource(id, "generate", "sample"));
+  ASSIGN_OR_RETURN(const FinishedRun source, FinishedSource(id, "generate", "sample", "sampled"));
   RETURN_IF_ERROR(CheckGenerateFitsRun(generate, source.config, id));
   *job.mutable_spec() = source.job.spec();
   *job.mutable_checkpoint() = source.job.checkpoint();

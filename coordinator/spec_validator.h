@@ -1,7 +1,8 @@
 // Checks a submitted job with the worker's own validator, and confines its data path.
 // A rollout (SubmitJobRequest.rollout) or a generate (SubmitJobRequest.generate) is
 // checked field by field with the run-spec library's checks (runspec/rollout_spec_check.h,
-// runspec/generate_spec_check.h), and its case folder confined the same way; what needs the source job (it exists and finished) is the Coordinator's.
+// runspec/generate_spec_check.h), and its case folder confined the same way; what
+// needs the source job (it exists and finished) is the Coordinator's.
 //
 // There is one validator: a RunSpec is turned into the worker's raw settings and given
 // to ResolveTrainConfig (runspec/train_config.h), one setting at a time so that an

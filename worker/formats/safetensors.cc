@@ -175,7 +175,9 @@ absl::StatusOr<std::string> EncodeSafetensors(const StFile& file) {
       return absl::InvalidArgumentError(absl::StrCat("safetensors: tensor '", t.name, "' has ", t.bytes.size(),
                                                      " bytes for shape [", absl::StrJoin(t.shape, ", "), "]"));
     }
-    header[t.name] = {{"dtype", std::string(StDtypeName(t.dtype))}, {"shape", t.shape}, {"data_offsets", {offset, offset + *bytes}}};
+    header[t.name] = {{"dtype", std::string(StDtypeName(t.dtype))},
+                      {"shape", t.shape},
+                      {"data_offsets", {offset, offset + *bytes}}};
     offset += *bytes;
   }
   // Names and metadata are ours or the user's: bytes that are not UTF-8 become U+FFFD

@@ -129,8 +129,8 @@ absl::StatusOr<Tensor> ConditionsFromCase(const std::string& dir, int64_t first,
                                                    " field is smaller than the model's ", s, "x", s, " --image-size"));
   }
   if (first < 0 || first + count > flow.frames) {
-    return absl::InvalidArgumentError(absl::StrCat("--frame ", first, " --count ", count, ": ", dir, " has frames 0 to ",
-                                                   flow.frames - 1));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--frame ", first, " --count ", count, ": ", dir, " has frames 0 to ", flow.frames - 1));
   }
   const int64_t y0 = (flow.ny - s) / 2, x0 = (flow.nx - s) / 2, window = s * s;
   std::vector<float> frame(flow.frame_numel());

@@ -46,8 +46,8 @@ absl::Status CheckMetadataFitsModel(const std::map<std::string, std::string>& me
   const auto named = metadata.find("model");
   if (named == metadata.end() || named->second == model) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(path, " holds a --model ", named->second,
-                                                 " network; this run trains --model ", model,
-                                                 ": give weights of a ", model, " (gantry-worker export of such a run)"));
+                                                 " network; this run trains --model ", model, ": give weights of a ",
+                                                 model, " (gantry-worker export of such a run)"));
 }
 
 }  // namespace gantry
