@@ -40,11 +40,12 @@ GenerateCommand::GenerateCommand(CLI::App& app)
   command_->add_option("--precision", args_.precision, "fp32 | bf16 [worker default: fp32]");
   command_->add_option("--interpolate", args_.interpolate, "A,B: a latent walk from row A to row B of the seeded draw");
   command_->add_option("--case", args_.case_dir,
-                       "a Pix2Pix run: the flow case (inside a coordinator --data-root) whose frames it generates from");
+                       "a Pix2Pix run: the flow case (inside a coordinator --data-root) it generates from");
   command_->add_option("--world-size", args_.world_size, "ranks to run it on (0: any group)")->default_val(0);
   command_->add_option("--max-attempts", args_.max_attempts, "times it may be handed to a group (0: coordinator's)")
       ->default_val(0);
-  command_->add_option("--label", args_.label, "a label shown in `gantry jobs` [default: samples of ID: generate-NAME]");
+  command_->add_option("--label", args_.label,
+                       "a label shown in `gantry jobs` [default: samples of ID: generate-NAME]");
   command_->add_flag("--watch", args_.watch, "then watch it to the end (exit code as `gantry watch`)");
 }
 
