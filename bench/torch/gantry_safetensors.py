@@ -107,19 +107,26 @@ def run(args):
     np.save(args.out, out.numpy().astype(np.float32))
 
 
-def init(args):
-    torch.manual_seed(args.seed)
-    metadata = {"model": args.model, "network": args.network}
-    if args.model == "dcgan":
-        module = dcgan_model.Generator() if args.network == "generator" else dcgan_model.Discriminator()
+def initialised(model, network, seed=1, image_size=32, ngf=8, ndf=8, predict="delta"):
+    """(state_dict, metadata) of a freshly initialised twin (Keras init for the DCGAN,
+    N(0, 0.02) for Pix2Pix, drawn after torch.manual_seed(seed)): weights PyTorch made."""
+    torch.manual_seed(seed)
+    metadata = {"model": model, "network": network}
+    if model == "dcgan":
+        module = dcgan_model.Generator() if network == "generator" else dcgan_model.Discriminator()
         dcgan_model.keras_init_(module)
     else:
-        metadata.update(image_size=args.image_size, ngf=args.ngf, ndf=args.ndf, norm="batch", predict=args.predict,
+        metadata.update(image_size=image_size, ngf=ngf, ndf=ndf, norm="batch", predict=predict,
                         leaky_slope=pix2pix_model.SLOPE, dropout=0.5, bn_eps=pix2pix_model.BN_EPS,
                         bn_momentum=pix2pix_model.BN_TORCH_MOMENTUM, in_eps=pix2pix_model.IN_EPS)
         module = build(metadata)
         pix2pix_model.init_normal(module)
-    write(args.out, module.state_dict(), metadata)
+    return module.state_dict(), metadata
+
+
+def init(args):
+    write(args.out, *initialised(args.model, args.network, args.seed, args.image_size, args.ngf, args.ndf,
+                                 args.predict))
 
 
 def main():

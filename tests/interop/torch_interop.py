@@ -111,9 +111,8 @@ def pix2pix(tmp):
 def init_from(tmp, dcgan_run):
     """Weights made by PyTorch, and an export, start gantry runs."""
     made = os.path.join(tmp, "torch-g.safetensors")
-    sys.argv = ["gantry_safetensors.py", "init", "--model", "dcgan", "--network", "generator", "--seed", "3",
-                "--out", made]
-    gs.main()
+    state_dict, _ = gs.initialised("dcgan", "generator", seed=3)
+    gs.write(made, state_dict)  # as PyTorch code would save it: no metadata
     exported = os.path.join(tmp, "dcgan-g-fp32.safetensors")
     for weights in (made, exported):
         log = worker("train", "--model", "dcgan", "--data-dir", FASHION, "--limit-images", "64", "--batch-size", "32",
