@@ -19,7 +19,7 @@ static_assert(std::endian::native == std::endian::little, "safetensors I/O assum
 constexpr char kMetadataKey[] = "__metadata__";
 constexpr StDtype kAllDtypes[] = {StDtype::kF64, StDtype::kF32, StDtype::kF16, StDtype::kBf16, StDtype::kI64};
 
-std::optional<StDtype> ParseDtype(std::string_view name) {
+std::optional<StDtype> ParseDtype(const std::string& name) {
   for (StDtype d : kAllDtypes) {
     if (name == StDtypeName(d)) return d;
   }
@@ -35,7 +35,7 @@ std::optional<uint64_t> ByteCount(StDtype dtype, const std::vector<int64_t>& sha
   return n;
 }
 
-absl::Status Bad(const std::string& name, std::string_view what) {
+absl::Status Bad(const std::string& name, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat(name, ": not a valid safetensors file: ", what));
 }
 
@@ -139,7 +139,7 @@ absl::StatusOr<nlohmann::json> ParseHeader(std::span<const uint8_t> bytes, const
 
 }  // namespace
 
-std::string_view StDtypeName(StDtype dtype) {
+const char* StDtypeName(StDtype dtype) {
   switch (dtype) {
     case StDtype::kF64: return "F64";
     case StDtype::kF32: return "F32";

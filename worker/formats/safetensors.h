@@ -13,7 +13,6 @@
 #include <map>
 #include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -25,7 +24,7 @@ namespace gantry {
 // the caller) and I64 (PyTorch's BatchNorm num_batches_tracked counters).
 enum class StDtype { kF64, kF32, kF16, kBf16, kI64 };
 
-std::string_view StDtypeName(StDtype dtype);  // "F32", "BF16", ...
+const char* StDtypeName(StDtype dtype);  // "F32", "BF16", ...
 size_t StDtypeSize(StDtype dtype);
 
 struct StTensor {

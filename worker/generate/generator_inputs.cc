@@ -17,7 +17,7 @@
 namespace gantry {
 namespace {
 
-absl::Status CheckCount(int64_t count, int64_t max_count, std::string_view what) {
+absl::Status CheckCount(int64_t count, int64_t max_count, const char* what) {
   if (count < 1 || count > max_count) {
     return absl::InvalidArgumentError(absl::StrCat(what, " ", count, ": generate between 1 and ", max_count,
                                                    " samples at a time (more: several runs with different --seed)"));

@@ -10,7 +10,7 @@ namespace gantry {
 
 absl::StatusOr<std::vector<float>> GatherInItemOrder(Communicator& comm, const TileAssignment& assignment,
                                                      const absl::Status& mapped, const std::vector<float>& mine,
-                                                     int64_t item_floats, std::string_view item_name,
+                                                     int64_t item_floats, const char* item_name,
                                                      const CommOptions& options) {
   CHECK_EQ(assignment.ranks, comm.size());
   CHECK_EQ(static_cast<int64_t>(mine.size()), assignment.max_count() * item_floats);

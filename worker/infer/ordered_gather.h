@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -22,7 +21,7 @@ namespace gantry {
 // in item order; an empty vector elsewhere. A collective's failure is returned as it came.
 absl::StatusOr<std::vector<float>> GatherInItemOrder(Communicator& comm, const TileAssignment& assignment,
                                                      const absl::Status& mapped, const std::vector<float>& mine,
-                                                     int64_t item_floats, std::string_view item_name,
+                                                     int64_t item_floats, const char* item_name,
                                                      const CommOptions& options);
 
 }  // namespace gantry

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace gantry {
@@ -12,7 +11,7 @@ namespace gantry {
 enum class GanNetwork { kGenerator, kDiscriminator };
 
 // "generator" | "discriminator".
-std::string_view GanNetworkName(GanNetwork network);
+const char* GanNetworkName(GanNetwork network);
 
 // One key per entry of the network's flat buffers, in their order
 // (FlatParameters::param_entries() and buffer_entries()); the module's parameters()
