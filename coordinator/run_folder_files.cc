@@ -124,7 +124,7 @@ struct Folder {
   std::string name;
   std::filesystem::file_time_type modified;
 };
-std::vector<Folder> PrefixedFolders(const std::string& root, std::string_view prefix) {
+std::vector<Folder> PrefixedFolders(const std::string& root, const std::string& prefix) {
   std::vector<Folder> folders;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
