@@ -75,7 +75,7 @@ TEST_F(GeneratorInputs, NoiseFilesGiveTheirRowsAndAWalkBetweenThem) {
   const absl::StatusOr<Tensor> rows = LatentInputs(model_, {.noise_file = file}, 1000);
   ASSERT_TRUE(rows.ok()) << rows.status();
   EXPECT_EQ(rows->dim(0), 3);
-  EXPECT_FLOAT_EQ(rows->data()[101], 0.501f);
+  EXPECT_FLOAT_EQ(rows->data()[101], 0.601f);  // row 1, column 1: element 101 of the file
   const absl::StatusOr<Tensor> walk = LatentInputs(model_, {.noise_file = file, .interpolate = "0,2", .steps = 3}, 9);
   ASSERT_TRUE(walk.ok()) << walk.status();
   EXPECT_EQ(Row(*walk, 2), Row(*rows, 2));
