@@ -59,7 +59,7 @@ refused "not an empty folder" generate --run "$dir/run" --count 2 --out "$dir/ta
 refused "cannot create" generate --run "$dir/run" --count 2 --out /proc/gantry-nowhere/samples
 mkdir -p "$dir/empty" && cp "$dir/run/run.json" "$dir/empty/"
 refused "checkpoint" generate --run "$dir/empty" --count 2 --out "$dir/none"
-refused "--checkpoint" generate --run "$dir/run" --checkpoint 999 --count 2 --out "$dir/none"
+refused "no checkpoint of step 999; it holds steps" generate --run "$dir/run" --checkpoint 999 --count 2 --out "$dir/none"
 refused "exists" export --run "$dir/run" --format safetensors --out "$dir/taken/notes.txt"
 [[ $(cat "$dir/taken/notes.txt") == mine ]] || fail "export wrote over a file"
 

@@ -82,7 +82,8 @@ TEST_F(GeneratorInputs, NoiseFilesGiveTheirRowsAndAWalkBetweenThem) {
 }
 
 TEST_F(GeneratorInputs, BadRequestsAreRefusedNamingTheFlagAndTheFix) {
-  EXPECT_THAT(Refusal({.count = 0}).message(), HasSubstr("--count: say how many"));
+  EXPECT_THAT(Refusal({}).message(), HasSubstr("--count: say how many"));
+  EXPECT_THAT(Refusal({.count = 0}).message(), HasSubstr("between 1 and 1000"));
   EXPECT_THAT(Refusal({.count = 1001}).message(), HasSubstr("between 1 and 1000"));
   EXPECT_THAT(Refusal({.count = -3}).message(), HasSubstr("between 1 and 1000"));
   EXPECT_THAT(Refusal({.steps = 4}).message(), HasSubstr("--steps is the length of an --interpolate walk"));

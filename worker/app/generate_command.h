@@ -22,7 +22,7 @@ class GenerateCommand {
  private:
   CLI::App* command_;
   GenerateRequest request_;
-  int64_t count_ = 0;
+  int64_t count_ = kNotGiven;
 };
 
 }  // namespace gantry

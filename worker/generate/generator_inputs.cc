@@ -78,7 +78,7 @@ absl::StatusOr<Tensor> Walk(const GanModel& model, const LatentRequest& r, int64
   ASSIGN_OR_RETURN(const auto ends, ParseEnds(r.interpolate));
   RETURN_IF_ERROR(CheckCount(r.steps, max_count, "--steps"));
   if (r.steps < 2) return absl::InvalidArgumentError("--steps 1: a walk needs both ends; use --steps 2 or more");
-  if (r.count != 0) return absl::InvalidArgumentError("--count with --interpolate: the walk has --steps samples");
+  if (r.count != kNotGiven) return absl::InvalidArgumentError("--count with --interpolate: the walk has --steps samples");
   const int64_t last = std::max(ends.first, ends.second);
   Tensor source;
   if (!r.noise_file.empty()) {
@@ -154,13 +154,13 @@ absl::StatusOr<Tensor> ConditionInputs(int64_t image_size, const ConditionReques
   if (!r.condition_file.empty()) {
     ASSIGN_OR_RETURN(Tensor rows, ConditionsFromFile(r.condition_file, image_size));
     RETURN_IF_ERROR(CheckCount(rows.dim(0), max_count, "--condition frames"));
-    if (r.count != 0 && r.count != rows.dim(0)) {
+    if (r.count != kNotGiven && r.count != rows.dim(0)) {
       return absl::InvalidArgumentError(absl::StrCat("--count ", r.count, " but --condition ", r.condition_file,
                                                      " holds ", rows.dim(0), " frames; leave --count out"));
     }
     return rows;
   }
-  const int64_t count = r.count == 0 ? 1 : r.count;
+  const int64_t count = r.count == kNotGiven ? 1 : r.count;
   RETURN_IF_ERROR(CheckCount(count, max_count, "--count"));
   return ConditionsFromCase(r.case_dir, r.frame, count, image_size);
 }
@@ -173,13 +173,13 @@ absl::StatusOr<Tensor> LatentInputs(const GanModel& model, const LatentRequest& 
   if (!r.noise_file.empty()) {
     ASSIGN_OR_RETURN(Tensor rows, ReadNoiseFile(r.noise_file, dim));
     RETURN_IF_ERROR(CheckCount(rows.dim(0), max_count, "--noise-file rows"));
-    if (r.count != 0 && r.count != rows.dim(0)) {
+    if (r.count != kNotGiven && r.count != rows.dim(0)) {
       return absl::InvalidArgumentError(absl::StrCat("--count ", r.count, " but --noise-file ", r.noise_file,
                                                      " holds ", rows.dim(0), " rows; leave --count out"));
     }
     return rows;
   }
-  if (r.count == 0) return absl::InvalidArgumentError("--count: say how many samples to generate");
+  if (r.count == kNotGiven) return absl::InvalidArgumentError("--count: say how many samples to generate");
   RETURN_IF_ERROR(CheckCount(r.count, max_count, "--count"));
   Rng rng(r.seed);
   return model.SampleInputs(rng, r.count);

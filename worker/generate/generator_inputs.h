@@ -12,8 +12,11 @@
 
 namespace gantry {
 
+// A --count left out (0 and negative counts are refused).
+inline constexpr int64_t kNotGiven = -1;
+
 struct LatentRequest {
-  int64_t count = 0;        // --count; 0: not given
+  int64_t count = kNotGiven;  // --count
   uint64_t seed = 1;        // --seed: the noise of sample i is row i of the model's draw from Rng(seed)
   std::string noise_file;   // --noise-file: .npy of [N, noise_dim] (or [noise_dim]) latent vectors
   std::string interpolate;  // --interpolate "A,B": a walk from latent row A to row B
@@ -32,7 +35,7 @@ struct LatentRequest {
 absl::StatusOr<Tensor> LatentInputs(const GanModel& model, const LatentRequest& request, int64_t max_count);
 
 struct ConditionRequest {
-  int64_t count = 0;           // --count; 0: not given
+  int64_t count = kNotGiven;   // --count
   std::string condition_file;  // --condition: .npy of [4, S, S] or [N, 4, S, S], as the model sees them
   std::string case_dir;        // --case: a flow case folder (make-flow)
   int64_t frame = 0;           // --frame: the case's first condition frame
