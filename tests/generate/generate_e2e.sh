@@ -61,6 +61,9 @@ mkdir -p "$dir/empty" && cp "$dir/run/run.json" "$dir/empty/"
 refused "checkpoint" generate --run "$dir/empty" --count 2 --out "$dir/none"
 refused "no checkpoint of step 999; it holds steps" generate --run "$dir/run" --checkpoint 999 --count 2 --out "$dir/none"
 refused "exists" export --run "$dir/run" --format safetensors --out "$dir/taken/notes.txt"
+refused "generate runs fp32 or bf16" generate --run "$dir/run" --count 2 --precision fp16 --out "$dir/none"
+refused "only safetensors" export --run "$dir/run" --format onnx --out "$dir/g.onnx"
+refused "use fp32 or bf16" export --run "$dir/run" --format safetensors --dtype fp16 --out "$dir/g.st"
 [[ $(cat "$dir/taken/notes.txt") == mine ]] || fail "export wrote over a file"
 
 # Pix2Pix on a 96x48 flow case (its centre 32x32 window): from the case's frames, 1 rank and 2 ranks alike.

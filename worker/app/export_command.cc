@@ -12,14 +12,12 @@ ExportCommand::ExportCommand(CLI::App& app) {
                                 "(docs/export.md)");
   command_->add_option("--run", request_.run_dir, "the run folder")->required();
   command_->add_option("--checkpoint", request_.checkpoint_step,
-                       "the run step of the checkpoint to export [default: the newest usable one]")
-      ->check(CLI::PositiveNumber);
-  command_->add_option("--format", request_.format, "safetensors")->required()->check(CLI::IsMember({"safetensors"}));
-  command_->add_option("--network", request_.network, "generator | discriminator [default: generator]")
-      ->check(CLI::IsMember({"generator", "discriminator"}));
+                       "the run step of the checkpoint to export [default: the newest usable one]");
+  // Values are checked by RunExport, so a bad one exits 2 naming the fix (as every refusal).
+  command_->add_option("--format", request_.format, "safetensors")->required();
+  command_->add_option("--network", request_.network, "generator | discriminator [default: generator]");
   command_->add_option("--dtype", request_.dtype,
-                       "fp32 | bf16: the weights' type (running statistics stay fp32) [default: fp32]")
-      ->check(CLI::IsMember({"fp32", "bf16"}));
+                       "fp32 | bf16: the weights' type (running statistics stay fp32) [default: fp32]");
   command_->add_option("--out", request_.out, "the file to write (a new one: never overwritten)")->required();
 }
 

@@ -15,8 +15,8 @@ GenerateCommand::GenerateCommand(CLI::App& app) {
                                 "ranks; writes DIR/sample-*.png, grid.png, samples.npy, inputs.npy, generate.json");
   command_->add_option("--run", request_.run_dir, "the run folder")->required();
   command_->add_option("--checkpoint", request_.checkpoint_step,
-                       "the run step of the checkpoint to use [default: the newest usable one]")
-      ->check(CLI::PositiveNumber);
+                       "the run step of the checkpoint to use [default: the newest usable one]");
+  // Values are checked by RunGenerateJob, so a bad one exits 2 naming the fix.
   command_->add_option("--count", count_,
                        "samples to generate (a next-frame model: --case frames from --frame) [default: a next-frame "
                        "model's --case: 1; --noise-file and --condition: their rows]");
@@ -31,14 +31,11 @@ GenerateCommand::GenerateCommand(CLI::App& app) {
                        "a next-frame model: a .npy of condition frames [N, 4, S, S] (normalised ux, uy, vorticity, "
                        "obstacle mask)");
   command_->add_option("--case", request_.condition.case_dir, "a next-frame model: a flow case folder (make-flow)");
-  command_->add_option("--frame", request_.condition.frame, "the --case frame to start from [default: 0]")
-      ->check(CLI::NonNegativeNumber);
-  command_->add_option("--precision", request_.precision, "fp32 | bf16: the matrix products' operands [default: fp32]")
-      ->check(CLI::IsMember({"fp32", "bf16"}));
+  command_->add_option("--frame", request_.condition.frame, "the --case frame to start from [default: 0]");
+  command_->add_option("--precision", request_.precision, "fp32 | bf16: the matrix products' operands [default: fp32]");
   command_->add_option("--batch", request_.batch,
                        "samples per generator call; the result is the same on any number of ranks for one --batch "
-                       "[default: 64]")
-      ->check(CLI::PositiveNumber);
+                       "[default: 64]");
 }
 
 int GenerateCommand::Run(int* argc, char*** argv) {

@@ -50,6 +50,9 @@ absl::Status RunExport(const ExportRequest& request, std::string* written) {
   }
   ASSIGN_OR_RETURN(const GanNetwork network, ParseNetwork(request.network));
   ASSIGN_OR_RETURN(const StDtype dtype, ParseDtype(request.dtype));
+  if (request.checkpoint_step < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--checkpoint ", request.checkpoint_step, ": give a run step"));
+  }
   RETURN_IF_ERROR(CheckNewFile(request.out));
   LocalGroup group(1);
   const std::unique_ptr<Communicator> comm = group.Rank(0);

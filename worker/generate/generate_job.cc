@@ -177,6 +177,10 @@ absl::Status RunGenerateJob(Communicator& comm, const GenerateRequest& request, 
   GenerateJobEnd& e = end != nullptr ? *end : ignored;
   e = GenerateJobEnd{};
   const CommOptions startup{.timeout_seconds = 600};  // ranks may still be loading
+  // Every rank parsed the same command line: it refuses alike, before any collective.
+  if (request.checkpoint_step < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--checkpoint ", request.checkpoint_step, ": give a run step"));
+  }
   ASSIGN_OR_RETURN(TrainedRun trained, OpenTrainedRun(comm, {.run_dir = request.run_dir,
                                                              .checkpoint_step = request.checkpoint_step,
                                                              .purpose = "generate from",
