@@ -6,7 +6,8 @@
 #   walk:    --interpolate A,B --steps S starts at latent row A of the seeded draw;
 #   refusals: each bad request exits 2 naming the fix and leaves everything as it was:
 #            --count 0, an --out holding a file or unwritable, a run without checkpoints, another
-#            model's checkpoint, a missing --checkpoint, an export over an existing file.
+#            model's checkpoint, a missing --checkpoint, an export over an existing file;
+#   init-from: train --init-from an export, and a truncated file refused by name.
 # Usage: generate_e2e.sh MPIEXEC GANTRY_WORKER
 set -uo pipefail
 mpiexec=$1 worker=$2
@@ -65,6 +66,15 @@ refused "generate runs fp32 or bf16" generate --run "$dir/run" --count 2 --preci
 refused "only safetensors" export --run "$dir/run" --format onnx --out "$dir/g.onnx"
 refused "use fp32 or bf16" export --run "$dir/run" --format safetensors --dtype fp16 --out "$dir/g.st"
 [[ $(cat "$dir/taken/notes.txt") == mine ]] || fail "export wrote over a file"
+
+# train --init-from an export starts from it; a truncated file is refused by name.
+ok "$worker" export --run "$dir/run" --format safetensors --out "$dir/g.safetensors"
+ok "$worker" train --data-dir "$data" --limit-images 64 --batch-size 32 --epochs 1 --max-steps 1 --quality off \
+  --init-from "$dir/g.safetensors" --out "$dir/from-g"
+grep -qF "the generator starts from $dir/g.safetensors" "$log" || fail "--init-from did not load the generator"
+head -c 1000 "$dir/g.safetensors" > "$dir/cut.safetensors"
+refused "cut.safetensors: not a valid safetensors file" train --data-dir "$data" --limit-images 64 --batch-size 32 \
+  --epochs 1 --max-steps 1 --quality off --init-from "$dir/cut.safetensors" --out "$dir/from-cut"
 
 # Pix2Pix on a 96x48 flow case (its centre 32x32 window): from the case's frames, 1 rank and 2 ranks alike.
 ok "$worker" make-flow --out "$dir/flow/case-1" --nx 96 --ny 48 --re 100 --frames 8 --seed 1
