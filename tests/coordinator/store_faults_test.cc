@@ -25,8 +25,8 @@ std::string DumpStore(const CoordinatorFixture& f) {
   EXPECT_TRUE(store.ok()) << store.status();
   if (!store.ok()) return "";
   std::string dump;
-  const std::vector<v1::Group> groups = *(*store)->Groups();
-  for (const v1::Group& g : groups) absl::StrAppend(&dump, "group ", g.ShortDebugString(), "\n");
+  const JobStore::GroupRows groups = *(*store)->Groups();
+  for (const JobStore::StoredGroup& g : groups.groups) absl::StrAppend(&dump, "group ", g.group.ShortDebugString(), "\n");
   const JobStore::JobPage page = *(*store)->ListJobs(v1::JOB_STATE_UNSPECIFIED, 0, 1000);
   for (const v1::Job& job : page.jobs) {
     absl::StrAppend(&dump, "job ", job.ShortDebugString(), "\n");
@@ -53,7 +53,8 @@ std::string DumpMemory(CoordinatorFixture& f) {
 void ExpectMemoryMatchesStore(CoordinatorFixture& f) {
   absl::StatusOr<std::unique_ptr<SqliteJobStore>> store = SqliteJobStore::Open(f.db_path());
   ASSERT_TRUE(store.ok()) << store.status();
-  std::vector<v1::Group> stored = *(*store)->Groups();
+  std::vector<v1::Group> stored;
+  for (JobStore::StoredGroup& g : (*store)->Groups()->groups) stored.push_back(std::move(g.group));
   const v1::ListGroupsResponse memory = f.core().ListGroups();
   ASSERT_EQ(memory.groups_size(), static_cast<int>(stored.size()));
   for (int i = 0; i < memory.groups_size(); ++i) {
