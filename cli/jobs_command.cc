@@ -34,7 +34,9 @@ int JobsCommand::Run(Connection& client) {
     nlohmann::json list = nlohmann::json::array(), unreadable = nlohmann::json::array();
     for (const v1::Job& job : listing.jobs) list.push_back(ToJsonValue(job));
     for (const v1::UnreadableJob& bad : listing.unreadable) unreadable.push_back(ToJsonValue(bad));
-    std::printf("%s\n", DumpJson(nlohmann::json{{"jobs", list}, {"unreadable_jobs", unreadable}}).c_str());
+    nlohmann::json out{{"jobs", list}};
+    if (!listing.unreadable.empty()) out["unreadable_jobs"] = unreadable;  // only then: the usual shape stays
+    std::printf("%s\n", DumpJson(out).c_str());
   } else {
     std::printf("%s", JobsTable(listing.jobs).c_str());
   }
