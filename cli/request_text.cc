@@ -7,7 +7,7 @@
 #include "absl/strings/str_replace.h"
 #include "common/printable_text.h"
 #include "google/protobuf/descriptor.h"
-#include "google/protobuf/reflection.h"
+#include "google/protobuf/message.h"
 
 namespace gantry::cli {
 namespace {

@@ -69,9 +69,8 @@ absl::StatusOr<bool> CheckOutputFile(const std::string& path, const OutputFileRu
   }
   if (!S_ISREG(st.st_mode)) return Refused(rules, path, KindOf(st.st_mode));
   if (absl::Status s = CheckNotAnother(path, &st, rules); !s.ok()) return s;
-  absl::StatusOr<std::vector<uint8_t>> bytes =
-      static_cast<size_t>(st.st_size) <= kMaxPreviousOutputBytes ? ReadFileBytes(path, kMaxPreviousOutputBytes)
-                                                                 : absl::FailedPreconditionError("large");
+  absl::StatusOr<std::vector<uint8_t>> bytes = absl::FailedPreconditionError("larger than any previous output");
+  if (static_cast<size_t>(st.st_size) <= kMaxPreviousOutputBytes) bytes = ReadFileBytes(path, kMaxPreviousOutputBytes);
   if (!bytes.ok() || !rules.is_previous_output(absl::string_view(reinterpret_cast<const char*>(bytes->data()),
                                                                  bytes->size()))) {
     return Refused(rules, path, absl::StrCat("exists and does not hold what ", rules.flag,

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "google/protobuf/descriptor.h"
-#include "google/protobuf/reflection.h"
+#include "google/protobuf/message.h"
 
 namespace gantry {
 namespace {

@@ -1,5 +1,7 @@
 #include "coordinator/sqlite_job_store.h"
 
+#include <cstdint>
+#include <functional>
 #include <iterator>
 #include <optional>
 
@@ -54,9 +56,13 @@ INSERT INTO meta (key, value) VALUES ('starts', 0);
 
 // Schema step i takes a database from version i to i + 1.
 constexpr const char* kSchemaSteps[] = {kSchemaV1, kSchemaV2};
-static_assert(std::size(kSchemaSteps) == SqliteJobStore::kSchemaVersion);
+static_assert(static_cast<int64_t>(std::size(kSchemaSteps)) == SqliteJobStore::kSchemaVersion);
 
 constexpr char kJobColumns[] = "number, id, state, job, quarantine";
+
+std::string TooLarge(const char* what, size_t bytes) {
+  return absl::StrCat("the ", what, " record holds ", bytes, " bytes, more than the ", kMaxRecordBytes, " any may");
+}
 
 // The job of the current row of a `SELECT kJobColumns` statement; false with the row's
 // UnreadableRecord when it is set aside or cannot be read.
@@ -66,10 +72,12 @@ bool ReadJob(const SqliteStatement& stmt, v1::Job& job, UnreadableRecord& unread
     unreadable.reason = stmt.ColumnText(4);
     return false;
   }
-  JobRow row{unreadable.number, unreadable.id, stmt.ColumnInt64(2), ""};
   // A record too large for any job is not copied out of SQLite to find that out.
-  if (stmt.ColumnBytes(3) <= kMaxRecordBytes) row.record = stmt.ColumnBlob(3);
-  else row.record.assign(kMaxRecordBytes + 1, '\0');
+  if (stmt.ColumnBytes(3) > kMaxRecordBytes) {
+    unreadable.reason = TooLarge("job", stmt.ColumnBytes(3));
+    return false;
+  }
+  const JobRow row{unreadable.number, unreadable.id, stmt.ColumnInt64(2), stmt.ColumnBlob(3)};
   absl::StatusOr<v1::Job> decoded = DecodeJobRow(row);
   if (!decoded.ok()) {
     unreadable.reason = std::string(decoded.status().message());
@@ -350,8 +358,11 @@ absl::StatusOr<JobStore::GroupRows> SqliteJobStore::Groups() {
     ASSIGN_OR_RETURN(bool row, stmt.Step());
     if (!row) return rows;
     GroupRow stored{stmt.ColumnInt64(0), stmt.ColumnText(1), ""};
-    if (stmt.ColumnBytes(2) <= kMaxRecordBytes) stored.record = stmt.ColumnBlob(2);
-    else stored.record.assign(kMaxRecordBytes + 1, '\0');
+    if (stmt.ColumnBytes(2) > kMaxRecordBytes) {
+      rows.unreadable.push_back({stored.number, stored.id, TooLarge("group", stmt.ColumnBytes(2))});
+      continue;
+    }
+    stored.record = stmt.ColumnBlob(2);
     absl::StatusOr<v1::Group> group = DecodeGroupRow(stored);
     if (group.ok()) {
       rows.groups.push_back({stored.number, *std::move(group)});
