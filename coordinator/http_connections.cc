@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -41,8 +42,48 @@ bool WaitFor(int fd, short events, Clock::time_point deadline) {
   }
 }
 
-bool HeadComplete(const std::string& buffer) {
-  return buffer.find("\r\n\r\n") != std::string::npos || buffer.find("\n\n") != std::string::npos;
+// Where the request head that starts `buffer` ends (after its empty line); npos while
+// it has not all arrived.
+size_t HeadEnd(const std::string& buffer) {
+  const size_t crlf = buffer.find("\r\n\r\n"), lf = buffer.find("\n\n");
+  if (crlf == std::string::npos && lf == std::string::npos) return std::string::npos;
+  return crlf != std::string::npos && (lf == std::string::npos || crlf < lf) ? crlf + 4 : lf + 2;
+}
+
+bool HeadComplete(const std::string& buffer) { return HeadEnd(buffer) != std::string::npos; }
+
+// The value of header `name` (lower case, with its colon) in `head`, lower case; "" when absent.
+std::string HeaderValue(const std::string& head, const std::string& name) {
+  std::string lower(head);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  const size_t at = lower.find("\n" + name);
+  if (at == std::string::npos) return "";
+  const size_t start = at + 1 + name.size(), end = lower.find_first_of("\r\n", start);
+  std::string value = lower.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  value.erase(0, value.find_first_not_of(" \t"));
+  return value;
+}
+
+// Whether `buffer` holds a whole request, its body too: a slow body must not hold a
+// request thread either. A body is waited for up to kMaxBodyBytesWaited (a larger one is
+// refused by cpp-httplib's payload cap anyway); a client that expects "100 Continue"
+// before sending its body is handed over with the head.
+bool RequestComplete(const std::string& buffer) {
+  const size_t end = HeadEnd(buffer);
+  if (end == std::string::npos) return false;
+  const std::string head = buffer.substr(0, end);
+  if (HeaderValue(head, "expect:") == "100-continue") return true;
+  if (HeaderValue(head, "transfer-encoding:").find("chunked") != std::string::npos) {
+    return buffer.find("\r\n0\r\n\r\n", end - 2) != std::string::npos ||
+           buffer.size() - end > ConnectionLimits::kMaxBodyBytesWaited;
+  }
+  const std::string length = HeaderValue(head, "content-length:");
+  size_t bytes = 0;
+  for (char c : length) {
+    if (c < '0' || c > '9' || bytes > ConnectionLimits::kMaxBodyBytesWaited) return true;  // httplib refuses it
+    bytes = bytes * 10 + static_cast<size_t>(c - '0');
+  }
+  return bytes > ConnectionLimits::kMaxBodyBytesWaited || buffer.size() - end >= bytes;
 }
 
 std::string PeerText(int fd, bool local, int& port) {
@@ -185,6 +226,8 @@ bool HttpConnections::Receive(Connection& c) {
       if (!c.head_started) c.head_started = Clock::now();
       c.buffer.append(chunk, static_cast<size_t>(n));
       if (c.buffer.size() > ConnectionLimits::kMaxHeadBytes && !HeadComplete(c.buffer)) return false;
+      // More than one request's worth waits in the socket, for the request thread.
+      if (c.buffer.size() > ConnectionLimits::kMaxHeadBytes + ConnectionLimits::kMaxBodyBytesWaited) return true;
       continue;
     }
     if (n == 0) return false;  // the client closed it
@@ -194,7 +237,10 @@ bool HttpConnections::Receive(Connection& c) {
 
 // Under mu_.
 bool HttpConnections::DispatchIfReady(uint64_t id, Connection& c) {
-  if (!HeadComplete(c.buffer)) return false;
+  if (!RequestComplete(c.buffer) &&
+      c.buffer.size() <= ConnectionLimits::kMaxHeadBytes + ConnectionLimits::kMaxBodyBytesWaited) {
+    return false;
+  }
   c.state = State::kQueued;
   ready_.push_back(id);
   ready_cv_.notify_one();

@@ -4,13 +4,13 @@
 // keep-alive connections, would starve every other request.)
 //
 // One poller thread watches every connection that is not being served. It reads what
-// arrives, without blocking, until a whole request head (request line and headers, up
-// to the empty line) is there; only then is the connection handed to one of the request
-// threads, which serves that one request (reading its body and writing the response,
-// each under a deadline) and hands the connection back. So a request thread is busy
+// arrives, without blocking, until a whole request (request line and headers up to the
+// empty line, and the body its Content-Length announces) is there; only then is the
+// connection handed to one of the request threads, which serves that one request
+// (parsing it and writing the response under a deadline) and hands the connection back. So a request thread is busy
 // only while a request is being answered, and every connection is bounded:
-//   - a request head must arrive whole within read_timeout of its first byte, and be
-//     at most kMaxHeadBytes (else 408 or 431, and closed);
+//   - a request must arrive whole (head and body) within read_timeout of its first byte,
+//     its head at most kMaxHeadBytes (else 408 or 431, and closed);
 //   - a connection idle for idle_timeout (before its first request or between two) is
 //     closed;
 //   - at most max_connections are open: one more closes the connection idle longest,
@@ -47,6 +47,8 @@ struct ConnectionLimits {
   double idle_timeout_seconds = 5;
   int max_requests_per_connection = 100;
   static constexpr size_t kMaxHeadBytes = 64 << 10;
+  // A body up to this size is received before a request thread takes the request.
+  static constexpr size_t kMaxBodyBytesWaited = 64 << 10;
 };
 
 class HttpConnections {
