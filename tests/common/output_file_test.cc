@@ -82,13 +82,17 @@ TEST(OutputFile, NeverTouchesWhatIsNotAPreviousOutput) {
     const absl::Status s = WriteOutputFile(c.path, "50051\n", rules);
     EXPECT_TRUE(absl::IsFailedPrecondition(s)) << c.path << ": " << s;
     EXPECT_THAT(std::string(s.message()), HasSubstr("--port-file " + c.path + ": ")) << c.path;
-    if (!c.expected.empty()) EXPECT_THAT(std::string(s.message()), HasSubstr(c.expected)) << c.path;
+    if (!c.expected.empty()) {
+      EXPECT_THAT(std::string(s.message()), HasSubstr(c.expected)) << c.path;
+    }
     struct stat after {};
     EXPECT_EQ(lstat(c.path.c_str(), &after) == 0, existed) << c.path;
     if (existed) {
       EXPECT_EQ(after.st_ino, before.st_ino) << c.path << " was replaced";
       EXPECT_EQ(after.st_mode, before.st_mode) << c.path;
-      if (S_ISREG(before.st_mode)) EXPECT_EQ(ReadAll(c.path), contents) << c.path;
+      if (S_ISREG(before.st_mode)) {
+        EXPECT_EQ(ReadAll(c.path), contents) << c.path;
+      }
     }
   }
   EXPECT_FALSE(fs::exists(dir + "/g.db-wal"));

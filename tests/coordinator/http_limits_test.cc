@@ -25,7 +25,7 @@ namespace gantry {
 namespace {
 
 using ::testing::HasSubstr;
-using Clock = std::chrono::steady_clock;
+using Steady = std::chrono::steady_clock;
 
 // A loopback connection to `port` (-1 when it cannot be made), with 5 s socket timeouts.
 int Connect(int port) {
@@ -51,10 +51,10 @@ bool SendAll(int fd, const std::string& text) {
 // True when the server closed `fd` (EOF or a reset, perhaps after a response, which
 // goes to `received`) within `seconds`.
 bool ClosedByServer(int fd, double seconds, std::string* received = nullptr) {
-  const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+  const Steady::time_point deadline = Steady::now() + std::chrono::duration_cast<Steady::duration>(
                                                         std::chrono::duration<double>(seconds));
   char buffer[512];
-  while (Clock::now() < deadline) {
+  while (Steady::now() < deadline) {
     const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
     if (n == 0) return true;
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return true;  // reset
@@ -91,10 +91,10 @@ class HttpLimitsTest : public ::testing::Test {
     httplib::Client client("127.0.0.1", port_);
     client.set_connection_timeout(5);
     client.set_read_timeout(5);
-    const Clock::time_point start = Clock::now();
+    const Steady::time_point start = Steady::now();
     httplib::Result r = client.Get(path.c_str());
     status = r ? r->status : -1;
-    return std::chrono::duration<double>(Clock::now() - start).count();
+    return std::chrono::duration<double>(Steady::now() - start).count();
   }
 
   void ExpectAnswersWithinASecond(const std::string& load) {
@@ -163,7 +163,9 @@ TEST_F(HttpLimitsTest, BoundsHeadsAndIdleConnections) {
   SendAll(big, head);
   std::string answer;
   EXPECT_TRUE(ClosedByServer(big, 2, &answer));
-  if (!answer.empty()) EXPECT_THAT(answer, HasSubstr("431"));
+  if (!answer.empty()) {
+    EXPECT_THAT(answer, HasSubstr("431"));
+  }
   close(big);
   // An idle connection is closed after the idle time-out (5 s).
   const int idle = Connect(port_);
