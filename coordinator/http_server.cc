@@ -39,6 +39,11 @@ class GuardedServer final : public httplib::Server {
 
   HttpConnections& connections() { return connections_; }
 
+  // cpp-httplib listens with a backlog of 5: a burst of connections (a page's files, a
+  // client flooding it) would wait for SYN retries of a second or more. Called after the
+  // bind; listen() on a listening socket sets its backlog anew.
+  void WidenBacklog() { ::listen(svr_sock_, SOMAXCONN); }
+
  private:
   // Called by cpp-httplib's accepting thread for each new connection (the hook its own
   // TLS server overrides too).
@@ -265,6 +270,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions&
 
   http->port_ = address->port == 0 ? server.bind_to_any_port(address->host) :
                 (server.bind_to_port(address->host, address->port) ? address->port : -1);
+  if (http->port_ > 0) static_cast<GuardedServer&>(server).WidenBacklog();
   if (http->port_ <= 0) {
     return absl::UnavailableError(absl::StrCat("--http-listen ", options.listen,
                                                ": cannot listen there (is the port in use, or the address not one "

@@ -108,7 +108,7 @@ TEST(DamagedDatabase, TheCoordinatorBinaryRefusesToServeIt) {
 // Writes past the first `blocks` 512-byte blocks of any file fail (EFBIG), as on a full
 // disk; the coordinator must say so at start instead of failing every call later.
 std::string WithFileSizeLimit(int blocks, const std::string& command) {
-  return absl::StrCat("trap '' XFSZ; ulimit -f ", blocks, "; exec ", command);
+  return absl::StrCat("sh -c \"trap '' XFSZ; ulimit -f ", blocks, "; exec ", command, "\"");
 }
 
 TEST(UnwritableDatabase, FailsAtStartWithAClearMessage) {
