@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "coordinator/server.h"
@@ -18,9 +17,8 @@
 #include "coordinator/sqlite_job_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "spdlog/sinks/ostream_sink.h"
-#include "spdlog/spdlog.h"
 #include "tests/coordinator/coordinator_harness.h"
+#include "tests/coordinator/log_capture.h"
 #include "tests/coordinator/process_harness.h"
 
 namespace gantry {
@@ -30,6 +28,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::CoordinatorFixture;
+using testing::LogCapture;
 
 // Runs `sql` on the database through a connection of its own (the store's stays open).
 void Damage(const std::string& db_path, const std::string& sql) {
@@ -271,23 +270,6 @@ TEST(DamagedRecord, HistoryEntriesThatDisagreeWithTheirRowAreSkipped) {
   ASSERT_EQ(report_now->epochs_size(), 1);
   EXPECT_EQ(report_now->epochs(0).epoch(), 2);
 }
-
-// Collects what the default logger writes while it lives.
-class LogCapture {
- public:
-  LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)) {
-    spdlog::default_logger()->sinks().push_back(sink_);
-  }
-  ~LogCapture() {
-    auto& sinks = spdlog::default_logger()->sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
-  }
-  std::string text() const { return text_.str(); }
-
- private:
-  std::ostringstream text_;
-  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
-};
 
 // On a full disk the commit fails: the call fails and no log line says it happened.
 TEST(FailedCommit, LogsNoChangeItDidNotMake) {

@@ -1,7 +1,8 @@
 // Every write path of the Coordinator with its store failing (FaultyJobStore): the call
 // fails with the store's error, the store is as before (a failed transaction is rolled
 // back), memory agrees with the store (a restarted coordinator would see the same
-// groups), and the same call succeeds once the store works again.
+// groups), no log line claims the change, and the same call succeeds once the store
+// works again.
 #include <functional>
 
 #include "coordinator/sqlite_db.h"
@@ -9,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/coordinator_harness.h"
+#include "tests/coordinator/log_capture.h"
 
 namespace gantry {
 namespace {
@@ -53,8 +55,9 @@ std::string DumpMemory(CoordinatorFixture& f) {
 void ExpectMemoryMatchesStore(CoordinatorFixture& f) {
   absl::StatusOr<std::unique_ptr<SqliteJobStore>> store = SqliteJobStore::Open(f.db_path());
   ASSERT_TRUE(store.ok()) << store.status();
+  JobStore::GroupRows rows = *(*store)->Groups();
   std::vector<v1::Group> stored;
-  for (JobStore::StoredGroup& g : (*store)->Groups()->groups) stored.push_back(std::move(g.group));
+  for (JobStore::StoredGroup& g : rows.groups) stored.push_back(std::move(g.group));
   const v1::ListGroupsResponse memory = f.core().ListGroups();
   ASSERT_EQ(memory.groups_size(), static_cast<int>(stored.size()));
   for (int i = 0; i < memory.groups_size(); ++i) {
@@ -188,7 +191,10 @@ TEST_P(StoreFaultTest, AFailedWriteFailsTheCallAndNothingDrifts) {
   const std::string memory_before = DumpMemory(f);
 
   f.faults().FailNext(GetParam().fault);
+  testing::LogCapture log;
   const absl::Status failed = call();
+  // No line claims a change the store refused ("job-1: cancelled (...)").
+  EXPECT_THAT(log.text(), ::testing::Not(::testing::ContainsRegex("job-[0-9]+: [a-z]+ \\(")));
   ASSERT_EQ(f.faults().failures(), 1) << GetParam().fault << " was not reached";
   EXPECT_FALSE(failed.ok());
   EXPECT_THAT(std::string(failed.message()), HasSubstr("job store"));
