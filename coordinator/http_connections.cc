@@ -28,7 +28,9 @@ constexpr char kTimeoutResponse[] =
 constexpr char kTooLargeResponse[] =
     "HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
 
-Clock::duration Seconds(double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); }
+Clock::duration Seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+}
 
 // Waits until `fd` is ready for `events` or `deadline` passes.
 bool WaitFor(int fd, short events, Clock::time_point deadline) {
@@ -199,7 +201,9 @@ void HttpConnections::Adopt(int fd) {
 // Under mu_. The connection idle longest, else the one whose head started first.
 bool HttpConnections::Evict() {
   auto victim = connections_.end();
-  auto rank = [](const Connection& c) { return std::make_pair(c.head_started.has_value(), c.head_started.value_or(c.idle_since)); };
+  auto rank = [](const Connection& c) {
+    return std::make_pair(c.head_started.has_value(), c.head_started.value_or(c.idle_since));
+  };
   for (auto it = connections_.begin(); it != connections_.end(); ++it) {
     if (it->second->state != State::kWaiting) continue;
     if (victim == connections_.end() || rank(*it->second) < rank(*victim->second)) victim = it;
