@@ -88,6 +88,7 @@ function renderJobs(jobs) {
   const body = fillTable($("jobs"), jobs.map(j => {
     const p = j.progress;
     const state = el("span", stateName(j.state), "state-" + stateName(j.state));
+    if (j.waiting_reason) state.title = "waits: " + j.waiting_reason;  // why no group has taken it
     const eta = j.outlook && j.outlook.eta_seconds !== null ? duration(j.outlook.eta_seconds) : "-";
     return [j.id, j.name || "", state, progressCell(j), eta, p ? fmt(p.samples_per_s, 1) : "-", j.group_id || "-",
             j.created_unix_ms ? new Date(j.created_unix_ms).toLocaleString() : "-"];
