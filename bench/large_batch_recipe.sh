@@ -8,6 +8,7 @@
 #   bench/large_batch_recipe.sh                       # Fashion-MNIST, fp32, the rules below
 #   DATASET=mnist DATA_DIR=~/data/mnist PRECISION=bf16 bench/large_batch_recipe.sh
 #   RULES="none linear:20" IMAGES=6400 EPOCHS=3 bench/large_batch_recipe.sh
+#   BATCHES=256,512 RULES="linear:20 none" BASELINE_RULE=none bench/large_batch_recipe.sh
 #
 # A rule is SCALING[:WARMUP_STEPS[:LR]] (--lr-scaling, --warmup-steps, --lr; LR default
 # 1e-4, the rate tuned at batch 64). OUT (default /tmp/gantry-large-batch) collects the
@@ -52,7 +53,7 @@ run() {
 
 # The target: batch 64's distance at TARGET_EPOCH under the first rule (a baseline run of
 # batch 64 alone).
-first_rule=${RULES%% *}
+first_rule=${BASELINE_RULE:-${RULES%% *}}  # BASELINE_RULE: the rule of the batch-64 baseline (default: the first)
 BATCHES=64 run "baseline-$DATASET-$PRECISION" 0 "$first_rule"  # BATCHES=64 for this call only
 target=$(awk -F, -v e="$TARGET_EPOCH" 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "quality_fd") c = i; next }
                                        $2 == e { print $c }' "$OUT/baseline-$DATASET-$PRECISION/epochs.csv")
