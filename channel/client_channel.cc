@@ -5,13 +5,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/file_io.h"
+#include "common/pem_text.h"
 #include "common/printable_text.h"
 
 namespace gantry {
 namespace {
 
+// Larger than any token or CA bundle: a bigger file is the wrong one, and is not read.
+constexpr size_t kMaxCredentialFileBytes = 1 << 20;
+
 absl::StatusOr<std::string> ReadText(const std::string& flag, const std::string& path) {
-  absl::StatusOr<std::vector<uint8_t>> bytes = ReadFileBytes(path);
+  absl::StatusOr<std::vector<uint8_t>> bytes = ReadFileBytes(path, kMaxCredentialFileBytes);
   if (!bytes.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", bytes.status().message()));
   return std::string(bytes->begin(), bytes->end());
 }
@@ -33,9 +37,15 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ClientCredentials(bool
   if (!tls_ca.empty()) {
     absl::StatusOr<std::string> ca = ReadText("--tls-ca", tls_ca);
     if (!ca.ok()) return ca.status();
+    if (absl::Status pem = CheckPemText(*ca, PemContent::kCertificates, "--tls-ca " + tls_ca); !pem.ok()) return pem;
     ssl.pem_root_certs = *ca;
   }
-  return grpc::SslCredentials(ssl);
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::SslCredentials(ssl);
+  if (credentials == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls-ca ", tls_ca.empty() ? "(the system's CAs)" : tls_ca, ": gRPC cannot use it"));
+  }
+  return credentials;
 }
 
 void SetClientKeepalive(grpc::ChannelArguments& args) {

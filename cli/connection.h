@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "cli/request_text.h"
 #include "gantry/v1/coordinator.grpc.pb.h"
 
 namespace gantry::cli {
@@ -33,10 +34,14 @@ class Connection {
   // --timeout flag) from now.
   std::unique_ptr<grpc::ClientContext> Context(double timeout_seconds = 0) const;
   // A unary call, `method` of the stub (e.g. &v1::Coordinator::Stub::GetJob), in a
-  // fresh Context().
+  // fresh Context(); INVALID_ARGUMENT without calling when the request holds text that
+  // is not UTF-8 (CheckRequestText).
   template <typename Request, typename Response>
   grpc::Status Call(grpc::Status (v1::Coordinator::Stub::*method)(grpc::ClientContext*, const Request&, Response*),
                     const Request& request, Response* response) {
+    if (absl::Status text = CheckRequestText(request); !text.ok()) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, std::string(text.message()));
+    }
     return (stub_.get()->*method)(Context().get(), request, response);
   }
   const ConnectionFlags& flags() const { return flags_; }

@@ -20,6 +20,7 @@
 #include "cli/report_command.h"
 #include "cli/rollout_command.h"
 #include "cli/rpc_exit_codes.h"
+#include "cli/seconds_flag.h"
 #include "cli/status_command.h"
 #include "cli/submit_command.h"
 #include "cli/watch_command.h"
@@ -34,7 +35,9 @@ void AddConnectionFlags(CLI::App& app, ConnectionFlags& flags) {
   app.add_option("--token", flags.token, "bearer token, or a file holding it [env GANTRY_TOKEN]");
   app.add_option("--tls-ca", flags.tls_ca, "PEM CA certificate to verify a TLS coordinator with");
   app.add_flag("--tls", flags.tls, "connect with TLS, verifying against the system's CAs");
-  app.add_option("--timeout", flags.timeout_seconds, "seconds each call may take")->default_val(30);
+  app.add_option("--timeout", flags.timeout_seconds, "seconds each call may take")
+      ->default_val(30)
+      ->check(SecondsIn(0.001, 86400));
   app.add_flag("--json", flags.json, "print JSON for scripts instead of tables");
 }
 

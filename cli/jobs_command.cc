@@ -24,24 +24,32 @@ int JobsCommand::Run(Connection& client) {
     request.set_state(*parsed);
   }
   request.set_page_size(1000);
-  std::vector<v1::Job> jobs;
-  if (grpc::Status status = ListAll(client, request, jobs); !status.ok()) return FailCall(client, status);
+  Listing listing;
+  if (grpc::Status status = ListAll(client, request, listing); !status.ok()) return FailCall(client, status);
+  // A record the coordinator cannot read is named on stderr; the others are listed.
+  for (const v1::UnreadableJob& bad : listing.unreadable) {
+    std::fprintf(stderr, "gantry: %s\n", Shown(UnreadableJobText(bad)).c_str());
+  }
   if (client.flags().json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const v1::Job& job : jobs) list.push_back(ToJsonValue(job));
-    std::printf("%s\n", DumpJson(nlohmann::json{{"jobs", list}}).c_str());
+    nlohmann::json list = nlohmann::json::array(), unreadable = nlohmann::json::array();
+    for (const v1::Job& job : listing.jobs) list.push_back(ToJsonValue(job));
+    for (const v1::UnreadableJob& bad : listing.unreadable) unreadable.push_back(ToJsonValue(bad));
+    nlohmann::json out{{"jobs", list}};
+    if (!listing.unreadable.empty()) out["unreadable_jobs"] = unreadable;  // only then: the usual shape stays
+    std::printf("%s\n", DumpJson(out).c_str());
   } else {
-    std::printf("%s", JobsTable(jobs).c_str());
+    std::printf("%s", JobsTable(listing.jobs).c_str());
   }
   return kExitOk;
 }
 
-grpc::Status JobsCommand::ListAll(Connection& client, v1::ListJobsRequest request, std::vector<v1::Job>& jobs) {
+grpc::Status JobsCommand::ListAll(Connection& client, v1::ListJobsRequest request, Listing& listing) {
   do {
     v1::ListJobsResponse page;
     grpc::Status status = client.Call(&v1::Coordinator::Stub::ListJobs, request, &page);
     if (!status.ok()) return status;
-    jobs.insert(jobs.end(), page.jobs().begin(), page.jobs().end());
+    listing.jobs.insert(listing.jobs.end(), page.jobs().begin(), page.jobs().end());
+    listing.unreadable.insert(listing.unreadable.end(), page.unreadable_jobs().begin(), page.unreadable_jobs().end());
     request.set_page_token(page.next_page_token());
   } while (!request.page_token().empty());
   return grpc::Status::OK;

@@ -1,5 +1,8 @@
 // `gantry jobs [--state STATE]`: every job (or those in one state) in submission order,
-// as a table or, with --json, {"jobs": [...]}.
+// as a table (with why each queued job waits, when something keeps it waiting) or, with
+// --json, {"jobs": [...], "unreadable_jobs": [...]}. A job whose stored record the
+// coordinator cannot read is named on stderr (ListJobsResponse.unreadable_jobs) and the
+// rest is listed as usual.
 #pragma once
 
 #include <string>
@@ -16,8 +19,12 @@ class JobsCommand : public Command {
   int Run(Connection& client) override;
 
  private:
+  struct Listing {
+    std::vector<v1::Job> jobs;
+    std::vector<v1::UnreadableJob> unreadable;
+  };
   // Every page of ListJobs for `request`.
-  static grpc::Status ListAll(Connection& client, v1::ListJobsRequest request, std::vector<v1::Job>& jobs);
+  static grpc::Status ListAll(Connection& client, v1::ListJobsRequest request, Listing& listing);
 
   std::string state_;
 };

@@ -43,7 +43,16 @@ std::string JobsTable(const std::vector<v1::Job>& jobs) {
                           absl::StrCat(job.attempts(), "/", job.max_attempts()), job.epochs_reported(),
                           ProgressText(job), FormatTime(job.created_unix_ms()), Shown(job.name()));
   }
+  for (const v1::Job& job : jobs) {
+    if (job.waiting_reason().empty()) continue;
+    absl::StrAppend(&out, Shown(job.id()), " waits: ", Shown(job.waiting_reason()), "\n");
+  }
   return out;
+}
+
+std::string UnreadableJobText(const v1::UnreadableJob& bad) {
+  return absl::StrCat(bad.job_id(), " (row ", bad.number(), "): its stored record cannot be read (", bad.reason(),
+                      "); the coordinator set it aside and lists the rest");
 }
 
 std::string JobStatusText(const v1::Job& job) {
@@ -52,6 +61,7 @@ std::string JobStatusText(const v1::Job& job) {
   line("id", Shown(job.id()));
   if (!job.name().empty()) line("name", Shown(job.name()));
   line("state", JobStateName(job.state()));
+  if (!job.waiting_reason().empty()) line("waiting", Shown(job.waiting_reason()));
   line("ranks", job.world_size() == 0 ? "any" : absl::StrCat(job.world_size()));
   line("attempts", absl::StrCat(job.attempts(), " of ", job.max_attempts()));
   if (!job.group_id().empty()) line("group", Shown(job.group_id()));

@@ -33,7 +33,10 @@ std::string Shown(absl::string_view text);
 // Local time "2026-11-22 07:12:45", or "-" for 0.
 std::string FormatTime(int64_t unix_ms);
 
+// The table, then one line per job that waits for a reason (Job.waiting_reason).
 std::string JobsTable(const std::vector<v1::Job>& jobs);
+// "job-2 (row 2): its stored record cannot be read (REASON); ..." for stderr.
+std::string UnreadableJobText(const v1::UnreadableJob& bad);
 std::string JobStatusText(const v1::Job& job);
 std::string GroupsTable(const v1::ListGroupsResponse& groups);
 

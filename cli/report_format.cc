@@ -4,6 +4,7 @@
 #include "cli/output.h"
 #include "nlohmann/json.hpp"
 #include "report/epoch_row_proto.h"
+#include "report/time_to_target.h"
 #include "report/timing_report.h"
 
 namespace gantry::cli {
@@ -24,6 +25,10 @@ int WorldSize(const v1::JobReport& report) {
 
 std::string ReportMarkdown(const v1::JobReport& report) {
   std::string out = TimingMarkdown(Rows(report), WorldSize(report));
+  const v1::RunSpec& spec = report.job().spec();
+  if (auto goal = GoalOf(spec.target_fd().value(), spec.target_rel_l2().value())) {
+    out += TimeToTargetMarkdown(Rows(report), *goal);
+  }
   if (report.stragglers_size() > 0) {
     out += "\n## Straggler events\n\n| global batch | epoch | step | rank | rank ms | median ms | ratio |\n"
            "|---:|---:|---:|---:|---:|---:|---:|\n";

@@ -9,6 +9,8 @@
 #include "absl/time/clock.h"
 #include "cli/output.h"
 #include "cli/report_format.h"
+#include "cli/request_text.h"
+#include "cli/seconds_flag.h"
 #include "cli/rpc_exit_codes.h"
 #include "report/epoch_row_proto.h"
 #include "report/epoch_table.h"
@@ -66,12 +68,18 @@ int ExitCodeForEnd(v1::JobState state) {
 WatchCommand::WatchCommand(CLI::App& app)
     : Command(app, "watch", "follow a job: its history, live progress and epoch rows, to the end") {
   command_->add_option("id", args_.job_id, "job id")->required();
-  command_->add_option("--for", args_.timeout_seconds, "give up after this many seconds")->default_val(86400);
+  command_->add_option("--for", args_.timeout_seconds, "give up after this many seconds (at most a year)")
+      ->default_val(86400)
+      ->check(SecondsIn(kMinWatchSeconds, kMaxWatchSeconds));
   command_->add_option("--reconnect", args_.reconnect_seconds, "retry an unreachable coordinator this long")
-      ->default_val(60);
+      ->default_val(60)
+      ->check(SecondsIn(0, kMaxReconnectSeconds));
 }
 
 int Watch(Connection& client, const WatchArgs& args) {
+  v1::WatchJobRequest first;
+  first.set_job_id(args.job_id);
+  if (absl::Status text = CheckRequestText(first); !text.ok()) return Fail(text, client.flags().json);
   const absl::Time deadline = absl::Now() + absl::Seconds(args.timeout_seconds);
   EventPrinter printer(client.flags().json);
   int64_t after = 0;

@@ -11,6 +11,11 @@
 
 namespace gantry::cli {
 
+// Bounds of --for and --reconnect (seconds).
+inline constexpr double kMinWatchSeconds = 0.001;
+inline constexpr double kMaxWatchSeconds = 365 * 86400.0;
+inline constexpr double kMaxReconnectSeconds = 86400;
+
 struct WatchArgs {
   std::string job_id;
   double timeout_seconds = 86400;     // the whole watch

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -54,7 +55,20 @@ absl::Status FileError(const std::string& path, const std::string& what, int err
                       absl::StrCat(path, ": ", what, ": ", std::strerror(error_number), hint));
 }
 
-absl::Status WriteFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces) {
+namespace {
+
+// Moves `tmp` to `path`; with `replace` false, never over an existing entry.
+int Publish(const std::string& tmp, const std::string& path, bool replace) {
+  if (replace) return std::rename(tmp.c_str(), path.c_str());
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0) return 0;
+  if (errno != EINVAL && errno != ENOSYS) return -1;
+  // A filesystem without RENAME_NOREPLACE: a hard link is just as exclusive.
+  if (::link(tmp.c_str(), path.c_str()) != 0) return -1;
+  ::unlink(tmp.c_str());
+  return 0;
+}
+
+absl::Status WriteAndPublish(const std::string& path, std::initializer_list<ByteSpan> pieces, bool replace) {
   static std::atomic<uint64_t> counter{0};
   const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid(), ".", counter.fetch_add(1));
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -65,7 +79,10 @@ absl::Status WriteFileAtomically(const std::string& path, std::initializer_list<
   }
   if (status.ok() && ::fsync(fd) != 0) status = FileError(tmp, "fsync failed", errno);
   if (::close(fd) != 0 && status.ok()) status = FileError(tmp, "close failed", errno);
-  if (status.ok() && std::rename(tmp.c_str(), path.c_str()) != 0) status = FileError(path, "rename failed", errno);
+  if (status.ok() && Publish(tmp, path, replace) != 0) {
+    status = !replace && errno == EEXIST ? absl::AlreadyExistsError(absl::StrCat(path, ": exists; left as it is"))
+                                         : FileError(path, "rename failed", errno);
+  }
   if (!status.ok()) {
     ::unlink(tmp.c_str());
     return status;
@@ -74,8 +91,18 @@ absl::Status WriteFileAtomically(const std::string& path, std::initializer_list<
   return absl::OkStatus();
 }
 
+}  // namespace
+
+absl::Status WriteFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces) {
+  return WriteAndPublish(path, pieces, /*replace=*/true);
+}
+
 absl::Status WriteFileAtomically(const std::string& path, const std::string& text) {
   return WriteFileAtomically(path, {ByteSpan{text.data(), text.size()}});
+}
+
+absl::Status CreateFileAtomically(const std::string& path, const std::string& text) {
+  return WriteAndPublish(path, {ByteSpan{text.data(), text.size()}}, /*replace=*/false);
 }
 
 absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, size_t max_bytes) {

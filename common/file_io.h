@@ -28,6 +28,10 @@ struct ByteSpan {
 absl::Status WriteFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces);
 absl::Status WriteFileAtomically(const std::string& path, const std::string& text);
 
+// As WriteFileAtomically, but the last step never replaces anything: when a file (or
+// anything else) is at `path` by then, ALREADY_EXISTS naming it, and it is left alone.
+absl::Status CreateFileAtomically(const std::string& path, const std::string& text);
+
 // The whole contents of the regular file `path`, at most `max_bytes` of them. Errors name
 // the path: missing, unreadable ("not readable" for a permission error), a folder, not
 // a regular file (a FIFO or device is refused without waiting on it), or larger than

@@ -6,10 +6,16 @@
 namespace gantry {
 
 absl::Status CheckAddressPort(absl::string_view flag, absl::string_view address, PortZero zero) {
-  const size_t colon = address.rfind(':');
-  if (colon == absl::string_view::npos) return absl::OkStatus();
-  const absl::string_view port = address.substr(colon + 1);
   const std::string range = zero == PortZero::kAnyFree ? "1..65535, or 0 for any free port" : "1..65535";
+  const size_t colon = address.rfind(':');
+  // A host alone ("127.0.0.1", "[::1]"): gRPC would listen on port 443 without a word.
+  const bool host_only = colon == absl::string_view::npos || (!address.empty() && address.back() == ']');
+  if (host_only) {
+    if (zero == PortZero::kRefused) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(flag, " ", address, ": no port; give HOST:PORT with a port in ",
+                                                   range, " (e.g. 127.0.0.1:50051, [::1]:50051)"));
+  }
+  const absl::string_view port = address.substr(colon + 1);
   if (port.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(flag, " ", address, ": no port after ':'; give HOST:PORT with a port in ", range));
   }

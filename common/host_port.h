@@ -16,8 +16,10 @@ enum class PortZero {
 
 // OK when `address` ends in ":PORT" with PORT a decimal number in 1..65535 (or 0 under
 // PortZero::kAnyFree). An address whose text after the last ':' is not a (signed) number is
-// left to gRPC (a Unix socket "unix:/path", a bare host, an IPv6 literal without a port):
-// only a port that is written but out of range is refused here. INVALID_ARGUMENT naming
+// left to gRPC (a Unix socket "unix:/path", an IPv6 literal without a port): only a port
+// that is written but out of range is refused here. A host without any port ("127.0.0.1",
+// "[::1]") is refused for a server (kAnyFree: gRPC would listen on 443 silently) and
+// left to gRPC for a client (a name behind a TLS proxy on 443). INVALID_ARGUMENT naming
 // `flag`, the address and the range.
 absl::Status CheckAddressPort(absl::string_view flag, absl::string_view address, PortZero zero);
 

@@ -9,15 +9,12 @@ namespace {
 
 bool IsContinuation(unsigned char b) { return (b & 0xC0) == 0x80; }
 
-// The length of the printable character starting at `text[i]`, or 0 when that byte
-// starts nothing printable (a control, DEL, a C1 control, or a malformed, overlong or
-// surrogate UTF-8 sequence).
-size_t PrintableLength(absl::string_view text, size_t i, bool ascii_only) {
+// The length of the well-formed UTF-8 sequence starting at `text[i]`, or 0 when it is
+// malformed, overlong, a UTF-16 surrogate or above U+10FFFF.
+size_t Utf8Length(absl::string_view text, size_t i) {
   const auto at = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
   const unsigned char b = at(i);
-  if (b < 0x20 || b == 0x7F) return 0;
   if (b < 0x80) return 1;
-  if (ascii_only) return 0;
   size_t length = 0;
   unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
   if (b >= 0xC2 && b <= 0xDF) {
@@ -37,7 +34,19 @@ size_t PrintableLength(absl::string_view text, size_t i, bool ascii_only) {
   for (size_t k = i + 2; k < i + length; ++k) {
     if (!IsContinuation(at(k))) return 0;
   }
-  if (b == 0xC2 && at(i + 1) <= 0x9F) return 0;  // U+0080-U+009F: C1 controls (0x9B is a CSI)
+  return length;
+}
+
+// The length of the printable character starting at `text[i]`, or 0 when that byte
+// starts nothing printable (a control, DEL, a C1 control, or what Utf8Length refuses).
+size_t PrintableLength(absl::string_view text, size_t i, bool ascii_only) {
+  const auto at = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char b = at(i);
+  if (b < 0x20 || b == 0x7F) return 0;
+  if (b < 0x80) return 1;
+  if (ascii_only) return 0;
+  const size_t length = Utf8Length(text, i);
+  if (length == 2 && b == 0xC2 && at(i + 1) <= 0x9F) return 0;  // U+0080-U+009F: C1 controls (0x9B is a CSI)
   return length;
 }
 
@@ -46,6 +55,15 @@ size_t PrintableLength(absl::string_view text, size_t i, bool ascii_only) {
 UnprintableByte FindUnprintable(absl::string_view text, bool ascii_only) {
   for (size_t i = 0; i < text.size();) {
     const size_t n = PrintableLength(text, i, ascii_only);
+    if (n == 0) return {true, i, static_cast<unsigned char>(text[i])};
+    i += n;
+  }
+  return {};
+}
+
+UnprintableByte FindInvalidUtf8(absl::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = Utf8Length(text, i);
     if (n == 0) return {true, i, static_cast<unsigned char>(text[i])};
     i += n;
   }

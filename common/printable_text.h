@@ -20,6 +20,10 @@ struct UnprintableByte {
 };
 UnprintableByte FindUnprintable(absl::string_view text, bool ascii_only);
 
+// The first byte of `text` that is not part of well-formed UTF-8 (controls are fine):
+// what a proto3 string field cannot carry.
+UnprintableByte FindInvalidUtf8(absl::string_view text);
+
 // A bearer token as given by a person or a file: surrounding whitespace (the newline of
 // `$(cat tok)`, echo, or an editor; a CR from a Windows file) is removed; a token that is
 // then empty, or holds any byte outside printable ASCII (0x20-0x7E), is refused with

@@ -61,10 +61,15 @@ class Coordinator {
 
   // Loads the groups and active jobs of a reopened store. Every known group gets a
   // fresh lease (a coordinator restart is not the groups' fault); a queued job whose
-  // spec no longer validates (a data root went away) fails with the reason.
+  // spec no longer validates (a data root went away) fails with the reason. Damage
+  // does not stop the start: an active job whose record cannot be read is set aside
+  // (JobStore::QuarantineJob) and logged, a group whose record cannot be read is left
+  // out and logged (its pool registers again), a running job whose group was left out
+  // is queued again, and a group holding a job that was set aside is idle again.
   absl::Status Recover();
 
   // --- users ---
+  // GetJob and ListJobs fill a queued job's waiting_reason from the groups registered now.
   absl::StatusOr<v1::Job> SubmitJob(const v1::SubmitJobRequest& request);
   absl::StatusOr<v1::Job> GetJob(const std::string& job_id);
   absl::StatusOr<v1::ListJobsResponse> ListJobs(const v1::ListJobsRequest& request);
@@ -134,6 +139,17 @@ class Coordinator {
   // The history message of a new job: "submitted", and when groups are registered but
   // none (busy or idle) could ever run it, what group it waits for.
   std::string SubmittedMessage(const QueuedJob& job) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // When groups are registered (not lost) but none could ever run `job`: which there are
+  // and what it waits for.
+  std::optional<std::string> NoFitReason(const QueuedJob& job) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Job.waiting_reason of `job` now: empty unless it is QUEUED and no idle group fits it.
+  std::string WaitingReason(const v1::Job& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Recover's parts.
+  absl::Status RecoverGroups() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status RecoverJobs() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ReleaseGroupsOfSetAsideJobs(const std::vector<v1::Job>& active) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sets an unreadable job aside in a transaction of its own; logs it once committed.
+  absl::Status Quarantine(const UnreadableRecord& bad) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::optional<v1::AcquireJobResponse>> TryAssign(GroupRecord& group)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status StoreReport(v1::Job& job, const v1::ReportProgressRequest& request)
@@ -150,8 +166,10 @@ class Coordinator {
   absl::Status CheckReportShape(const v1::ReportProgressRequest& request) const;
   void Renew(const std::string& group_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Runs `body` as one store transaction; once it has committed, applies the changes of
-  // the jobs it Touch()ed to memory (the queue, the caches, the job versions) and wakes
-  // their waiters. On failure memory stays as it was.
+  // the jobs it Touch()ed to memory (the queue, the caches, the job versions), wakes
+  // their waiters and writes the log lines the body queued (Transition). On failure
+  // memory stays as it was and nothing is logged: a line such as "job-3: cancelled"
+  // is never written for a change the disk refused.
   absl::Status Commit(const std::function<absl::Status()>& body, Durability durability = Durability::kSynced)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Notes, inside Commit's body, that `job` was written as it is now (with its resolved
@@ -187,6 +205,8 @@ class Coordinator {
   uint64_t versions_ ABSL_GUARDED_BY(mu_) = 0;
   // Jobs written by the transaction in progress (Touch), applied by Commit.
   std::vector<std::pair<v1::Job, std::optional<ResolvedSpec>>> touched_ ABSL_GUARDED_BY(mu_);
+  // Log lines of the transaction in progress, written by Commit once it has committed.
+  std::vector<std::string> committed_logs_ ABSL_GUARDED_BY(mu_);
   bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
 };
 

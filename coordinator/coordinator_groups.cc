@@ -1,6 +1,8 @@
 // Coordinator: the worker groups' side: registration, the long poll for work,
 // heartbeats, lease expiry and recovery after a restart. Progress reports are in
 // coordinator_reports.cc.
+#include <set>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
@@ -8,6 +10,8 @@
 #include "common/status_macros.h"
 #include "coordinator/coordinator.h"
 #include "coordinator/scheduler.h"
+#include "coordinator/stored_records.h"
+#include "spdlog/spdlog.h"
 
 namespace gantry {
 
@@ -75,7 +79,7 @@ absl::StatusOr<v1::RegisterGroupResponse> Coordinator::RegisterGroup(const v1::R
   GroupRecord record;
   RETURN_IF_ERROR(Commit([&]() -> absl::Status {
     ASSIGN_OR_RETURN(record.number, store_->NextGroupNumber());
-    record.group.set_id(absl::StrCat("group-", record.number));
+    record.group.set_id(GroupId(record.number));
     record.group.set_name(request.name());
     record.group.set_world_size(request.world_size());
     *record.group.mutable_hosts() = request.hosts();
@@ -237,19 +241,40 @@ v1::ListGroupsResponse Coordinator::ListGroups() {
 
 absl::Status Coordinator::Recover() {
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(std::vector<v1::Group> groups, store_->Groups());
-  for (v1::Group& g : groups) {
+  RETURN_IF_ERROR(RecoverGroups());
+  return RecoverJobs();
+}
+
+absl::Status Coordinator::RecoverGroups() {
+  ASSIGN_OR_RETURN(JobStore::GroupRows rows, store_->Groups());
+  for (const UnreadableRecord& bad : rows.unreadable) {
+    spdlog::warn("--db: the record of group row {} ({}) cannot be read ({}); left out: its pool registers again",
+                 bad.number, EscapeForTerminal(bad.id), bad.reason);
+  }
+  for (JobStore::StoredGroup& stored : rows.groups) {
     GroupRecord record;
-    record.number = std::stoll(g.id().substr(g.id().find('-') + 1));
-    record.group = std::move(g);
+    record.number = stored.number;
+    record.group = std::move(stored.group);
     const std::string id = record.group.id();
     const bool lost = record.group.state() == v1::GROUP_STATE_LOST;
     groups_[id] = std::move(record);
     if (!lost) Renew(id);
   }
-  ASSIGN_OR_RETURN(std::vector<v1::Job> active,
+  return absl::OkStatus();
+}
+
+absl::Status Coordinator::RecoverJobs() {
+  ASSIGN_OR_RETURN(JobStore::JobRows active,
                    store_->JobsInStates({v1::JOB_STATE_QUEUED, v1::JOB_STATE_RUNNING, v1::JOB_STATE_CANCELLING}));
-  for (v1::Job& job : active) {
+  for (const UnreadableRecord& bad : active.unreadable) RETURN_IF_ERROR(Quarantine(bad));
+  for (v1::Job& job : active.jobs) {
+    if (job.state() != v1::JOB_STATE_QUEUED && groups_.count(job.group_id()) == 0) {
+      // Its group was left out: nobody would report on it, or lose it.
+      job.clear_group_id();
+      job.clear_plan();
+      RETURN_IF_ERROR(Commit([&] { return Requeue(job, "the record of its worker group cannot be read"); }));
+      continue;
+    }
     // A running job stays with its group; only a queued one that can no longer start fails.
     absl::StatusOr<ResolvedSpec> spec = ResolvedFor(job);
     if (spec.ok() || job.state() != v1::JOB_STATE_QUEUED) {
@@ -259,6 +284,31 @@ absl::Status Coordinator::Recover() {
     job.set_error(absl::StrCat("no longer valid on this coordinator: ", spec.status().message()));
     RETURN_IF_ERROR(Commit([&] { return Transition(job, v1::JOB_STATE_FAILED, job.error()); }));
   }
+  return ReleaseGroupsOfSetAsideJobs(active.jobs);
+}
+
+// A group whose job was set aside would be answered DATA_LOSS on every heartbeat and
+// report: it is idle again (its heartbeat says it holds no job, so it drops the job).
+absl::Status Coordinator::ReleaseGroupsOfSetAsideJobs(const std::vector<v1::Job>& active) {
+  std::set<std::string> held;
+  for (const v1::Job& job : active) held.insert(job.id());
+  for (auto& [id, record] : groups_) {
+    if (record.group.job_id().empty() || held.count(record.group.job_id()) > 0) continue;
+    spdlog::warn("--db: {} held {}, whose record was set aside; the group is idle again", id,
+                 EscapeForTerminal(record.group.job_id()));
+    GroupRecord updated = record;
+    updated.group.clear_job_id();
+    if (updated.group.state() == v1::GROUP_STATE_BUSY) updated.group.set_state(v1::GROUP_STATE_IDLE);
+    RETURN_IF_ERROR(CommitGroup(record, updated));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Coordinator::Quarantine(const UnreadableRecord& bad) {
+  RETURN_IF_ERROR(Commit([&] { return store_->QuarantineJob(bad.number, bad.reason); }));
+  spdlog::warn("--db: the record of job row {} ({}) cannot be read ({}); set aside, the other jobs are served "
+               "(`gantry jobs` lists it)",
+               bad.number, EscapeForTerminal(bad.id), bad.reason);
   return absl::OkStatus();
 }
 

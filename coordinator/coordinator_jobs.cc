@@ -7,7 +7,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/status_macros.h"
+#include "common/printable_text.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/stored_records.h"
 #include "report/state_names.h"
 #include "runspec/generate_spec_check.h"
 #include "runspec/rollout_spec_check.h"
@@ -20,9 +22,6 @@ constexpr int kDefaultPageSize = 100;
 // Ended jobs whose change counter is kept, so a watcher that read one just before it
 // ended still sees it move.
 constexpr size_t kMaxEndedVersions = 1024;
-
-// "job-17" -> 17 (ids are made by SubmitJob).
-int64_t JobNumber(const std::string& id) { return std::stoll(id.substr(id.find('-') + 1)); }
 
 // What the scheduler knows of a queued job.
 QueuedJob Queued(const v1::Job& job, const ResolvedSpec& spec) {
@@ -54,10 +53,14 @@ int64_t Coordinator::NowUnixMs() const { return wall_.NowNanos() / 1000000; }
 
 absl::Status Coordinator::Commit(const std::function<absl::Status()>& body, Durability durability) {
   touched_.clear();
+  committed_logs_.clear();
   const absl::Status status = store_->Transaction(body, durability);
   std::vector<std::pair<v1::Job, std::optional<ResolvedSpec>>> touched = std::move(touched_);
   touched_.clear();
+  std::vector<std::string> logs = std::move(committed_logs_);
+  committed_logs_.clear();
   if (!status.ok()) return status;
+  for (const std::string& line : logs) spdlog::info("{}", line);
   for (auto& [job, resolved] : touched) {
     if (resolved) resolved_[job.id()] = std::move(*resolved);
   }
@@ -70,7 +73,10 @@ void Coordinator::Touch(const v1::Job& job, const ResolvedSpec* resolved) {
 }
 
 void Coordinator::Apply(const v1::Job& job) {
-  const int64_t number = JobNumber(job.id());
+  // The store hands out only jobs whose id is their row's (stored_records.h).
+  const std::optional<int64_t> parsed = JobNumberOf(job.id());
+  if (!parsed) return;
+  const int64_t number = *parsed;
   job_versions_[job.id()] = ++versions_;
   if (job.state() == v1::JOB_STATE_QUEUED) {
     // A queued job whose spec no longer resolves (its data root went away) cannot be
@@ -145,23 +151,51 @@ absl::Status Coordinator::Transition(v1::Job& job, v1::JobState state, const std
   change->set_message(message);
   RETURN_IF_ERROR(store_->AppendEvent(event).status());
   Touch(job);
-  spdlog::info("{}: {} ({})", job.id(), JobStateName(state), message);
+  committed_logs_.push_back(absl::StrCat(job.id(), ": ", JobStateName(state), " (", message, ")"));
   return absl::OkStatus();
 }
 
-std::string Coordinator::SubmittedMessage(const QueuedJob& job) const {
+namespace {
+GroupShape ShapeOf(const v1::Group& group) {
+  const std::vector<std::string> devices(group.devices().begin(), group.devices().end());
+  return GroupShape{.world_size = group.world_size(), .gpus = AllDevicesAreGpus(devices)};
+}
+}  // namespace
+
+std::optional<std::string> Coordinator::NoFitReason(const QueuedJob& job) const {
   std::vector<std::string> registered;
   for (const auto& [id, record] : groups_) {
     if (record.group.state() == v1::GROUP_STATE_LOST) continue;
-    const std::vector<std::string> devices(record.group.devices().begin(), record.group.devices().end());
-    if (GroupFits(job, GroupShape{.world_size = record.group.world_size(), .gpus = AllDevicesAreGpus(devices)})) {
-      return "submitted";
-    }
+    if (GroupFits(job, ShapeOf(record.group))) return std::nullopt;
     registered.push_back(absl::StrCat(id, ": ", record.group.world_size(), " rank(s)"));
   }
-  if (registered.empty()) return "submitted";
-  return absl::StrCat("submitted; no registered group fits it (", absl::StrJoin(registered, ", "),
-                      "): it waits for ", FitNeeds(job));
+  if (registered.empty()) return std::nullopt;
+  return absl::StrCat("no registered group fits it (", absl::StrJoin(registered, ", "), "): it waits for ",
+                      FitNeeds(job));
+}
+
+std::string Coordinator::SubmittedMessage(const QueuedJob& job) const {
+  const std::optional<std::string> no_fit = NoFitReason(job);
+  return no_fit ? absl::StrCat("submitted; ", *no_fit) : "submitted";
+}
+
+std::string Coordinator::WaitingReason(const v1::Job& job) {
+  if (job.state() != v1::JOB_STATE_QUEUED) return "";
+  const absl::StatusOr<ResolvedSpec> spec = ResolvedFor(job);
+  if (!spec.ok()) {
+    return absl::StrCat("its spec no longer resolves on this coordinator (", spec.status().message(),
+                        "); it fails at the next restart, or cancel it");
+  }
+  const QueuedJob queued = Queued(job, *spec);
+  if (std::optional<std::string> no_fit = NoFitReason(queued)) return *no_fit;
+  bool any = false;
+  for (const auto& [id, record] : groups_) {
+    if (record.group.state() == v1::GROUP_STATE_LOST) continue;
+    any = true;
+    if (record.group.state() == v1::GROUP_STATE_IDLE && GroupFits(queued, ShapeOf(record.group))) return "";
+  }
+  if (!any) return "no worker group is registered (or every one was lost): start one with `gantry-worker serve`";
+  return absl::StrCat("every group that fits it is busy; it waits for ", FitNeeds(queued));
 }
 
 absl::StatusOr<Coordinator::FinishedRun> Coordinator::FinishedSource(const std::string& id, const char* field,
@@ -239,7 +273,7 @@ absl::StatusOr<v1::Job> Coordinator::SubmitJob(const v1::SubmitJobRequest& reque
   }
   RETURN_IF_ERROR(Commit([&]() -> absl::Status {
     ASSIGN_OR_RETURN(int64_t number, store_->NextJobNumber());
-    job.set_id(absl::StrCat("job-", number));
+    job.set_id(JobId(number));
     // A generate's default name is its own id, known only now.
     if (generate) RETURN_IF_ERROR(PrepareGenerate(request.generate(), job));
     job.set_world_size(request.world_size());
@@ -262,12 +296,15 @@ absl::StatusOr<v1::Job> Coordinator::SubmitJob(const v1::SubmitJobRequest& reque
     Touch(job, &resolved);
     return absl::OkStatus();
   }));
+  job.set_waiting_reason(WaitingReason(job));
   return job;
 }
 
 absl::StatusOr<v1::Job> Coordinator::GetJob(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
-  return store_->GetJob(job_id);
+  ASSIGN_OR_RETURN(v1::Job job, store_->GetJob(job_id));
+  job.set_waiting_reason(WaitingReason(job));
+  return job;
 }
 
 absl::StatusOr<v1::ListJobsResponse> Coordinator::ListJobs(const v1::ListJobsRequest& request) {
@@ -283,7 +320,17 @@ absl::StatusOr<v1::ListJobsResponse> Coordinator::ListJobs(const v1::ListJobsReq
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(JobStore::JobPage page, store_->ListJobs(request.state(), after, page_size));
   v1::ListJobsResponse response;
-  for (v1::Job& job : page.jobs) *response.add_jobs() = std::move(job);
+  for (v1::Job& job : page.jobs) {
+    job.set_waiting_reason(WaitingReason(job));
+    *response.add_jobs() = std::move(job);
+  }
+  for (const UnreadableRecord& bad : page.unreadable) {
+    // As stored, the id may hold any bytes: escaped, so the reply is valid UTF-8.
+    v1::UnreadableJob* out = response.add_unreadable_jobs();
+    out->set_job_id(EscapeForTerminal(bad.id));
+    out->set_number(bad.number);
+    out->set_reason(EscapeForTerminal(bad.reason));
+  }
   if (page.more) response.set_next_page_token(absl::StrCat(page.last_number));
   return response;
 }
@@ -309,6 +356,7 @@ absl::StatusOr<v1::JobReport> Coordinator::GetJobReport(const std::string& job_i
   absl::MutexLock lock(&mu_);
   v1::JobReport report;
   ASSIGN_OR_RETURN(*report.mutable_job(), store_->GetJob(job_id));
+  report.mutable_job()->set_waiting_reason(WaitingReason(report.job()));
   ASSIGN_OR_RETURN(std::vector<v1::EpochMetrics> epochs, store_->Epochs(job_id));
   // In the sweep's order (a resumed attempt may have replaced an earlier row).
   const auto& sweep = report.job().spec().batch_sizes();

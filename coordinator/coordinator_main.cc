@@ -14,8 +14,8 @@
 
 #include "CLI/CLI.hpp"
 #include "common/clock.h"
-#include "common/file_io.h"
 #include "common/exit_codes.h"
+#include "common/output_file.h"
 #include "coordinator/server.h"
 #include "coordinator/wall_clock.h"
 #include "spdlog/spdlog.h"
@@ -49,11 +49,14 @@ void AddFlags(CLI::App& app, CoordinatorFlags& flags) {
   app.add_flag("--allow-debug-settings", options.allow_debug_settings,
                "accept jobs with debug switches (debug_slow_*, debug_inject_inf_*), which can stall or poison a whole "
                "pool: for tests and local experiments only");
-  app.add_option("--port-file", flags.port_file, "write the bound port here once serving (for scripts and tests)");
+  app.add_option("--port-file", flags.port_file,
+                 "write the bound port here once serving (for scripts and tests); an existing file is replaced only "
+                 "when it holds nothing but a port number, and never when it is the --db, token or TLS file");
   app.add_option("--http-listen", options.http_listen,
                  "host:port of the HTTP listener (dashboard, JSON endpoints, Prometheus /metrics; same token as "
                  "gRPC); off unless given; port 0 picks a free one (see --http-port-file)");
-  app.add_option("--http-port-file", flags.http_port_file, "write the bound HTTP port here once serving");
+  app.add_option("--http-port-file", flags.http_port_file,
+                 "write the bound HTTP port here once serving (replaces only what --port-file would)");
 }
 
 // The exit code when the command line is not one to run: 0 after --help, kExitUsage
@@ -90,13 +93,41 @@ int WaitForStopSignal(const sigset_t& signals) {
   }
 }
 
+// What a port file (--port-file, --http-port-file) may replace: only a previous port
+// file, and none of the coordinator's other files (common/output_file.h).
+OutputFileRules PortFileRules(const CoordinatorFlags& flags, const char* flag) {
+  const ServerOptions& o = flags.options;
+  OutputFileRules rules{flag, {}, HoldsOnlyANumber};
+  for (const char* beside : {"", "-wal", "-shm", "-journal"}) rules.others.push_back({"--db", o.db_path + beside});
+  rules.others.push_back({"--token-file", o.token_file});
+  rules.others.push_back({"--tls-cert", o.tls_cert});
+  rules.others.push_back({"--tls-key", o.tls_key});
+  const bool http = std::string(flag) == "--http-port-file";
+  rules.others.push_back(http ? std::make_pair(std::string("--port-file"), flags.port_file)
+                              : std::make_pair(std::string("--http-port-file"), flags.http_port_file));
+  return rules;
+}
+
+// Prints `status` (when not OK) and says whether it is OK.
+bool Reported(const absl::Status& status) {
+  if (!status.ok()) std::fprintf(stderr, "gantry-coordinator: %s\n", std::string(status.message()).c_str());
+  return status.ok();
+}
+
+// The port files can be written (checked before serving, so a wrong path stops the start).
+bool PortFilesWritable(const CoordinatorFlags& flags) {
+  for (const auto& [flag, path] : {std::pair<const char*, std::string>{"--port-file", flags.port_file},
+                                   {"--http-port-file", flags.http_port_file}}) {
+    if (!path.empty() && !Reported(CheckOutputFile(path, PortFileRules(flags, flag)).status())) return false;
+  }
+  return true;
+}
+
 // Writes `port` and a newline to `path` (nothing when `path` is empty); false, with the
 // reason on stderr naming `flag`, when it cannot.
-bool WritePortFile(const std::string& path, int port, const char* flag) {
+bool WritePortFile(const CoordinatorFlags& flags, const std::string& path, int port, const char* flag) {
   if (path.empty()) return true;
-  const absl::Status s = WriteFileAtomically(path, std::to_string(port) + "\n");
-  if (!s.ok()) std::fprintf(stderr, "gantry-coordinator: %s: %s\n", flag, std::string(s.message()).c_str());
-  return s.ok();
+  return Reported(WriteOutputFile(path, std::to_string(port) + "\n", PortFileRules(flags, flag)));
 }
 
 // Serves until SIGINT or SIGTERM, then shuts down.
@@ -120,6 +151,7 @@ int main(int argc, char** argv) {
   AddFlags(app, flags);
   if (std::optional<int> code = Parse(app, argc, argv)) return *code;
 
+  if (!PortFilesWritable(flags)) return kExitUsage;
   const sigset_t signals = BlockStopSignals();
   absl::StatusOr<std::unique_ptr<CoordinatorServer>> server =
       CoordinatorServer::Start(flags.options, Clock::Real(), UnixClock::Get());
@@ -127,8 +159,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gantry-coordinator: %s\n", std::string(server.status().message()).c_str());
     return kExitUsage;
   }
-  if (!WritePortFile(flags.port_file, (*server)->port(), "--port-file") ||
-      !WritePortFile(flags.http_port_file, (*server)->http_port(), "--http-port-file")) {
+  if (!WritePortFile(flags, flags.port_file, (*server)->port(), "--port-file") ||
+      !WritePortFile(flags, flags.http_port_file, (*server)->http_port(), "--http-port-file")) {
     return kExitUsage;
   }
   ServeUntilStopped(**server, flags.options, signals);

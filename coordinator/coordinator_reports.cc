@@ -1,9 +1,8 @@
 // Coordinator: progress reports from the group running a job.
-#include <cmath>
-
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "coordinator/coordinator.h"
+#include "coordinator/report_bounds.h"
 #include "report/state_names.h"
 
 namespace gantry {
@@ -12,24 +11,6 @@ namespace {
 absl::Status CheckCount(const char* field, int count, int max) {
   if (count <= max) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", count, " entries; at most ", max, " per report"));
-}
-
-absl::Status CheckEpochRow(int index, const v1::EpochMetrics& row, const v1::Job& job, const ResolvedSpec& spec) {
-  const std::string field = absl::StrCat("epochs[", index, "]");
-  if (std::find(spec.batch_sizes.begin(), spec.batch_sizes.end(), row.batch_size()) == spec.batch_sizes.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".batch_size: ", row.batch_size(), " is not a batch size of ", job.id()));
-  }
-  if (row.epoch() < 1 || row.epoch() > spec.epochs) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ".epoch: ", row.epoch(), " is not in [1, ", spec.epochs, "] for ", job.id()));
-  }
-  for (double v : {row.seconds(), row.steady_step_ms(), row.samples_per_s(), row.step_p50_ms(), row.step_p99_ms()}) {
-    if (!std::isfinite(v) || v < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ": times must be finite and non-negative"));
-    }
-  }
-  return absl::OkStatus();
 }
 
 absl::Status CheckLength(const char* field, const std::string& value) {
@@ -133,7 +114,7 @@ absl::StatusOr<v1::ReportProgressResponse> Coordinator::ReportProgress(const v1:
   }
   Renew(group->group.id());
   ASSIGN_OR_RETURN(ResolvedSpec spec, ResolvedFor(job));
-  for (int i = 0; i < request.epochs_size(); ++i) RETURN_IF_ERROR(CheckEpochRow(i, request.epochs(i), job, spec));
+  RETURN_IF_ERROR(CheckReportNumbers(request, ReportScope{spec, group->group.world_size(), group->group.id()}));
 
   v1::ReportProgressResponse response;
   response.set_lease_seconds(options_.lease_seconds);

@@ -3,11 +3,7 @@
 #include <httplib.h>
 
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <functional>
-#include <mutex>
-#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -15,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "common/host_port.h"
 #include "coordinator/dashboard_assets.h"
+#include "coordinator/http_connections.h"
 #include "report/proto_json.h"
 #include "spdlog/spdlog.h"
 
@@ -22,70 +19,46 @@ namespace gantry {
 namespace {
 
 constexpr char kJobRoute[] = "/api/jobs/([A-Za-z0-9_-]{1,64})";
-constexpr double kQueueWaitSeconds = 5;
-
-// A fixed number of threads and a bounded queue of accepted connections. When the queue
-// is full, the accepting thread waits up to kQueueWaitSeconds for a slot (every queued
-// connection ends within the read/write/keep-alive time-outs), then serves that
-// connection itself rather than dropping it (dropping would leak its socket).
-class BoundedTaskQueue final : public httplib::TaskQueue {
+// cpp-httplib's accepting thread hands each connection to the task queue; here the
+// task only passes the socket to HttpConnections (GuardedServer), so it runs at once.
+class InlineTaskQueue final : public httplib::TaskQueue {
  public:
-  BoundedTaskQueue(int threads, int capacity) : capacity_(static_cast<size_t>(capacity)) {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
-  }
-  ~BoundedTaskQueue() override { shutdown(); }
+  void enqueue(std::function<void()> task) override { task(); }
+  void shutdown() override {}
+};
 
-  void enqueue(std::function<void()> task) override {
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (space_.wait_for(lock, std::chrono::duration<double>(kQueueWaitSeconds),
-                          [&] { return tasks_.size() < capacity_ || stopping_; }) &&
-          !stopping_) {
-        tasks_.push_back(std::move(task));
-        work_.notify_one();
-        return;
-      }
-    }
-    spdlog::warn("--http-listen: all {} request threads busy and {} connections queued; serving one inline",
-                 threads_.size(), capacity_);
-    task();
+// cpp-httplib's server with its connections kept by HttpConnections: it parses and
+// routes one request at a time, on a request thread, once the whole head has arrived.
+class GuardedServer final : public httplib::Server {
+ public:
+  explicit GuardedServer(const ConnectionLimits& limits)
+      : connections_(limits, [this](httplib::Stream& stream, bool last) { return ServeOne(stream, last); }) {
+    new_task_queue = [] { return new InlineTaskQueue(); };
   }
+  ~GuardedServer() override { connections_.Shutdown(); }
 
-  void shutdown() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (stopping_ && threads_.empty()) return;
-      stopping_ = true;
-    }
-    work_.notify_all();
-    space_.notify_all();
-    for (std::thread& t : threads_) t.join();
-    threads_.clear();
-  }
+  HttpConnections& connections() { return connections_; }
+
+  // cpp-httplib listens with a backlog of 5: a burst of connections (a page's files, a
+  // client flooding it) would wait for SYN retries of a second or more. Called after the
+  // bind; listen() on a listening socket sets its backlog anew.
+  void WidenBacklog() { ::listen(svr_sock_, SOMAXCONN); }
 
  private:
-  // Runs tasks until shutdown, finishing the queued ones first (their sockets must close).
-  void Work() {
-    while (true) {
-      std::function<void()> task;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        work_.wait(lock, [&] { return !tasks_.empty() || stopping_; });
-        if (tasks_.empty()) return;
-        task = std::move(tasks_.front());
-        tasks_.pop_front();
-      }
-      space_.notify_one();
-      task();
-    }
+  // Called by cpp-httplib's accepting thread for each new connection (the hook its own
+  // TLS server overrides too).
+  bool process_and_close_socket(socket_t sock) override {
+    connections_.Adopt(sock);
+    return true;
   }
 
-  const size_t capacity_;
-  std::mutex mu_;
-  std::condition_variable work_, space_;
-  std::deque<std::function<void()>> tasks_;
-  bool stopping_ = false;
-  std::vector<std::thread> threads_;
+  bool ServeOne(httplib::Stream& stream, bool last) {
+    bool closed = false;
+    const bool answered = process_request(stream, last, closed, nullptr);
+    return answered && !closed;
+  }
+
+  HttpConnections connections_;
 };
 
 struct HostPort {
@@ -272,11 +245,6 @@ void Routes(httplib::Server& server, MonitorApi& api, const TokenAuth* auth) {
   });
 }
 
-void SetSeconds(double seconds, const std::function<void(time_t, time_t)>& set) {
-  const auto whole = static_cast<time_t>(seconds);
-  set(whole, static_cast<time_t>((seconds - static_cast<double>(whole)) * 1e6));
-}
-
 }  // namespace
 
 std::string HexEncode(std::string_view bytes) {
@@ -294,14 +262,13 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions&
   absl::StatusOr<HostPort> address = ParseListen(options.listen);
   if (!address.ok()) return address.status();
   std::unique_ptr<HttpServer> http(new HttpServer());
-  http->server_ = std::make_unique<httplib::Server>();
+  auto guarded = std::make_unique<GuardedServer>(options.limits);
+  http->connections_ = &guarded->connections();
+  http->server_ = std::move(guarded);
   httplib::Server& server = *http->server_;
-  const int threads = options.threads, queue = options.queue;
-  server.new_task_queue = [threads, queue] { return new BoundedTaskQueue(threads, queue); };
-  SetSeconds(options.read_timeout_seconds, [&](time_t s, time_t us) { server.set_read_timeout(s, us); });
-  SetSeconds(options.write_timeout_seconds, [&](time_t s, time_t us) { server.set_write_timeout(s, us); });
-  server.set_keep_alive_timeout(static_cast<time_t>(std::max(1.0, options.keep_alive_seconds)));
-  server.set_keep_alive_max_count(100);
+  // What the Keep-Alive response header announces; HttpConnections enforces it.
+  server.set_keep_alive_timeout(static_cast<time_t>(std::max(1.0, options.limits.idle_timeout_seconds)));
+  server.set_keep_alive_max_count(static_cast<size_t>(options.limits.max_requests_per_connection));
   server.set_payload_max_length(HttpOptions::kMaxBodyBytes);
   // cpp-httplib sets SO_REUSEPORT by default, which would let a second coordinator share
   // the port silently (as gRPC's default would): a busy port must be an error.
@@ -313,6 +280,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions&
 
   http->port_ = address->port == 0 ? server.bind_to_any_port(address->host) :
                 (server.bind_to_port(address->host, address->port) ? address->port : -1);
+  if (http->port_ > 0) static_cast<GuardedServer&>(server).WidenBacklog();
   if (http->port_ <= 0) {
     return absl::UnavailableError(absl::StrCat("--http-listen ", options.listen,
                                                ": cannot listen there (is the port in use, or the address not one "
@@ -328,10 +296,13 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions&
   return http;
 }
 
+int HttpServer::open_connections() { return connections_ == nullptr ? 0 : connections_->open_connections(); }
+
 void HttpServer::Shutdown() {
   if (server_ == nullptr) return;
   server_->stop();
   if (listener_.joinable()) listener_.join();
+  if (connections_ != nullptr) connections_->Shutdown();  // after the listener: nothing new comes
 }
 
 HttpServer::~HttpServer() { Shutdown(); }

@@ -17,9 +17,12 @@
 // its script and style hold no data and load without one. Compared in constant time;
 // 401 otherwise.
 //
-// Bounds: a fixed pool of worker threads with a bounded queue; read and write time-outs
-// on every connection; the request line and each header line capped by cpp-httplib (8 KiB), bodies
-// (the login form only) by kMaxBodyBytes.
+// Bounds: connections are kept by HttpConnections (http_connections.h), so slow or idle
+// clients hold no request thread: a request head must arrive whole within the read
+// time-out, idle connections close after the idle time-out, at most max_connections are
+// open (the one idle longest is closed for a new one). The request line and each header
+// line are capped by cpp-httplib (8 KiB), the head by kMaxHeadBytes, bodies (the login
+// form only) by kMaxBodyBytes.
 #pragma once
 
 #include <memory>
@@ -27,6 +30,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "coordinator/http_connections.h"
 #include "coordinator/monitor_api.h"
 #include "coordinator/token_auth.h"
 
@@ -38,11 +42,7 @@ namespace gantry {
 
 struct HttpOptions {
   std::string listen;           // HOST:PORT; port 0 picks a free one
-  int threads = 4;
-  int queue = 64;               // connections waiting for a thread
-  double read_timeout_seconds = 5;
-  double write_timeout_seconds = 10;
-  double keep_alive_seconds = 2;
+  ConnectionLimits limits;
   static constexpr size_t kMaxBodyBytes = 4096;
 };
 
@@ -56,6 +56,7 @@ class HttpServer {
   ~HttpServer();
 
   int port() const { return port_; }
+  int open_connections();
   // Stops accepting, finishes the requests in progress (each bounded by the time-outs)
   // and joins the threads. Idempotent.
   void Shutdown();
@@ -64,6 +65,7 @@ class HttpServer {
   HttpServer() = default;
 
   std::unique_ptr<httplib::Server> server_;
+  HttpConnections* connections_ = nullptr;  // server_'s
   std::thread listener_;
   int port_ = 0;
 };

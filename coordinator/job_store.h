@@ -9,8 +9,9 @@
 // Contract for every implementation: each write either happens or returns an error
 // naming the store; the writes of one coordinator operation go inside one
 // Transaction(), which commits all of them or, when the body or the commit fails,
-// none (the store is left as before the transaction). Not thread-safe: the Coordinator
-// serialises access.
+// none (the store is left as before the transaction). A record that cannot be read
+// (stored_records.h) never fails a listing: it is returned as an UnreadableRecord beside
+// the readable ones. Not thread-safe: the Coordinator serialises access.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,14 @@ namespace gantry {
 // may undo it; for writes a later report repeats anyway (a progress-only report).
 enum class Durability { kSynced, kRelaxed };
 
+// A stored record that cannot be read (stored_records.h), or a job set aside earlier
+// (QuarantineJob): its row, and why.
+struct UnreadableRecord {
+  int64_t number = 0;
+  std::string id;      // the row's id column, as stored
+  std::string reason;
+};
+
 class JobStore {
  public:
   // Opens (creating when missing) the SQLite store at `path`.
@@ -45,20 +54,35 @@ class JobStore {
   virtual absl::StatusOr<int64_t> NextJobNumber() = 0;
   virtual absl::Status InsertJob(int64_t number, const v1::Job& job) = 0;
   virtual absl::Status UpdateJob(const v1::Job& job) = 0;  // NOT_FOUND when not inserted
+  // NOT_FOUND for no such job; DATA_LOSS naming it for one whose record is unreadable
+  // or set aside.
   virtual absl::StatusOr<v1::Job> GetJob(const std::string& id) = 0;
   struct JobPage {
     std::vector<v1::Job> jobs;
-    int64_t last_number = 0;  // of the last job returned
+    std::vector<UnreadableRecord> unreadable;  // rows of the page that are not in `jobs`
+    int64_t last_number = 0;  // of the last row returned
     bool more = false;        // further jobs follow
   };
-  // Jobs numbered above `after_number`, in order, of `state` (UNSPECIFIED: any).
+  // Jobs numbered above `after_number`, in order, of `state` (UNSPECIFIED: any); at most
+  // `limit` rows, readable or not.
   virtual absl::StatusOr<JobPage> ListJobs(v1::JobState state, int64_t after_number, int limit) = 0;
-  // Jobs in any of `states`, in submission order.
-  virtual absl::StatusOr<std::vector<v1::Job>> JobsInStates(const std::vector<v1::JobState>& states) = 0;
-  // How many jobs are in each state (states with none are absent).
+  struct JobRows {
+    std::vector<v1::Job> jobs;
+    std::vector<UnreadableRecord> unreadable;  // not yet set aside
+  };
+  // Jobs in any of `states` (by the state column), in submission order; jobs set aside
+  // are left out.
+  virtual absl::StatusOr<JobRows> JobsInStates(const std::vector<v1::JobState>& states) = 0;
+  // Sets the job of row `number` aside: it stays in the store as it is (nothing is
+  // deleted), ListJobs reports it with `reason`, GetJob answers DATA_LOSS, and
+  // JobsInStates and CountJobsByState leave it out.
+  virtual absl::Status QuarantineJob(int64_t number, const std::string& reason) = 0;
+  // How many jobs are in each state (states with none are absent; jobs set aside and
+  // rows whose state column is not a JobState are not counted).
   virtual absl::StatusOr<std::map<v1::JobState, int64_t>> CountJobsByState() = 0;
 
   // History. AppendEvent numbers the job's entries 1, 2, ... and returns the entry.
+  // The readers skip an unreadable entry, row or event (logging it with its job and place).
   virtual absl::StatusOr<v1::JobEvent> AppendEvent(v1::JobEvent event) = 0;
   virtual absl::StatusOr<std::vector<v1::JobEvent>> EventsAfter(const std::string& job_id, int64_t after_sequence,
                                                                 int limit) = 0;
@@ -73,7 +97,15 @@ class JobStore {
   // Worker groups, numbered in registration order from 1.
   virtual absl::StatusOr<int64_t> NextGroupNumber() = 0;
   virtual absl::Status PutGroup(int64_t number, const v1::Group& group) = 0;
-  virtual absl::StatusOr<std::vector<v1::Group>> Groups() = 0;
+  struct StoredGroup {
+    int64_t number = 0;
+    v1::Group group;
+  };
+  struct GroupRows {
+    std::vector<StoredGroup> groups;  // in registration order
+    std::vector<UnreadableRecord> unreadable;
+  };
+  virtual absl::StatusOr<GroupRows> Groups() = 0;
 };
 
 }  // namespace gantry

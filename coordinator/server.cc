@@ -7,16 +7,21 @@
 #include "absl/time/time.h"
 #include "common/file_io.h"
 #include "common/host_port.h"
+#include "common/pem_text.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 
 namespace gantry {
 namespace {
 
-absl::StatusOr<std::string> ReadPem(const char* flag, const std::string& path) {
-  absl::StatusOr<std::vector<uint8_t>> bytes = ReadFileBytes(path);
+constexpr size_t kMaxPemBytes = 1 << 20;
+
+absl::StatusOr<std::string> ReadPem(const char* flag, const std::string& path, PemContent kind) {
+  absl::StatusOr<std::vector<uint8_t>> bytes = ReadFileBytes(path, kMaxPemBytes);
   if (!bytes.ok()) return absl::InvalidArgumentError(absl::StrCat(flag, ": ", bytes.status().message()));
-  return std::string(bytes->begin(), bytes->end());
+  std::string text(bytes->begin(), bytes->end());
+  RETURN_IF_ERROR(CheckPemText(text, kind, absl::StrCat(flag, " ", path)));
+  return text;
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const ServerOptions& options) {
@@ -26,8 +31,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Serve
   if (options.tls_cert.empty()) return grpc::InsecureServerCredentials();
   grpc::SslServerCredentialsOptions ssl;
   grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-  ASSIGN_OR_RETURN(pair.cert_chain, ReadPem("--tls-cert", options.tls_cert));
-  ASSIGN_OR_RETURN(pair.private_key, ReadPem("--tls-key", options.tls_key));
+  ASSIGN_OR_RETURN(pair.cert_chain, ReadPem("--tls-cert", options.tls_cert, PemContent::kCertificates));
+  ASSIGN_OR_RETURN(pair.private_key, ReadPem("--tls-key", options.tls_key, PemContent::kPrivateKey));
   ssl.pem_key_cert_pairs.push_back(std::move(pair));
   return grpc::SslServerCredentials(ssl);
 }

@@ -57,6 +57,7 @@ class CoordinatorServer {
 
   int port() const { return port_; }
   int http_port() const { return http_ == nullptr ? 0 : http_->port(); }  // 0: no HTTP listener
+  int http_open_connections() { return http_ == nullptr ? 0 : http_->open_connections(); }
   Coordinator& coordinator() { return *core_; }
 
   // Stops taking calls, wakes long polls and watchers, lets running calls finish for

@@ -1,13 +1,63 @@
 #include "coordinator/sqlite_db.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 
 namespace gantry {
 namespace {
 constexpr int kBusyTimeoutMs = 5000;
+constexpr int kIntegrityLinesShown = 3;
+constexpr char kSqliteMagic[] = "SQLite format 3";  // and a NUL: the first 16 bytes of every database
+
+absl::Status Refused(const std::string& path, const std::string& why) {
+  return absl::FailedPreconditionError(absl::StrCat("--db ", path, ": ", why));
+}
+
+// What the database file and SQLite's files beside it must be before SQLite opens them.
+absl::Status CheckDatabaseFiles(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return Refused(path, "is a folder; give the path of a database file in it");
+    if (!S_ISREG(st.st_mode)) {
+      return Refused(path, "is not a regular file (a device, FIFO or socket); give the path of a database file");
+    }
+    char head[sizeof(kSqliteMagic)] = {};
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) return Refused(path, absl::StrCat("cannot be read (", std::strerror(errno), ")"));
+    const size_t got = std::fread(head, 1, sizeof(head), f);
+    std::fclose(f);
+    if (got > 0 && (got < sizeof(head) || std::memcmp(head, kSqliteMagic, sizeof(head)) != 0)) {
+      return Refused(path, "is not a SQLite database, so not a gantry job database; it was left as it is "
+                           "(is --db the right path? a new database needs a path that does not exist yet)");
+    }
+  }
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    const std::string beside = path + suffix;
+    if (lstat(beside.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      return Refused(path, absl::StrCat(beside, " (SQLite's own file beside the database) is not a regular file "
+                                                "(a folder, link, device or FIFO); move it away"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool IsDamage(int code) { return (code & 0xff) == SQLITE_CORRUPT || (code & 0xff) == SQLITE_NOTADB; }
+
+std::string DamagedMessage(const std::string& path, const std::string& finding) {
+  return absl::StrCat(
+      "the database is damaged (", finding, "); the coordinator will not serve from it. Keep a copy of ", path,
+      " (with ", path, "-wal if there is one), recover what SQLite can read into a new file with `sqlite3 ", path,
+      " .recover | sqlite3 NEW.db` and start with --db NEW.db (docs/coordinator.md, \"A damaged job database\")");
+}
 }  // namespace
 
 SqliteStatement::SqliteStatement(SqliteStatement&& other) noexcept
@@ -49,6 +99,12 @@ absl::Status SqliteStatement::Run() {
   }
 }
 
+bool SqliteStatement::ColumnIsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+
+size_t SqliteStatement::ColumnBytes(int column) const {
+  return static_cast<size_t>(sqlite3_column_bytes(stmt_, column));
+}
+
 int64_t SqliteStatement::ColumnInt64(int column) const { return sqlite3_column_int64(stmt_, column); }
 
 std::string SqliteStatement::ColumnText(int column) const {
@@ -62,6 +118,7 @@ std::string SqliteStatement::ColumnBlob(int column) const {
 }
 
 absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path) {
+  RETURN_IF_ERROR(CheckDatabaseFiles(path));
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                                  nullptr);
@@ -75,12 +132,38 @@ absl::StatusOr<std::unique_ptr<SqliteDb>> SqliteDb::Open(const std::string& path
     return absl::FailedPreconditionError(absl::StrCat("--db ", path, ": opened read-only; make the file writable"));
   }
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+  RETURN_IF_ERROR(db->CheckIntegrity());
   // WAL: readers never block the writer; FULL: a committed transaction survives a crash.
   if (absl::Status s = db->Exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;");
       !s.ok()) {
     return absl::FailedPreconditionError(absl::StrCat("--db ", path, ": cannot be written: ", s.message()));
   }
   return db;
+}
+
+absl::Status SqliteDb::CheckIntegrity() {
+  sqlite3_stmt* raw = nullptr;
+  int rc = sqlite3_prepare_v2(db_, "PRAGMA quick_check", -1, &raw, nullptr);
+  SqliteStatement stmt(raw, path_);  // finalizes
+  std::vector<std::string> findings;
+  while (rc == SQLITE_OK || rc == SQLITE_ROW) {
+    rc = sqlite3_step(raw);
+    if (rc != SQLITE_ROW) break;
+    findings.push_back(stmt.ColumnText(0));
+  }
+  if (rc != SQLITE_DONE) {
+    const int code = sqlite3_extended_errcode(db_);
+    if (IsDamage(code)) return Refused(path_, DamagedMessage(path_, sqlite3_errmsg(db_)));
+    return Refused(path_, absl::StrCat("cannot be read (", sqlite3_errmsg(db_),
+                                       "); check the disk, the permissions, and that the folder is writable "
+                                       "(SQLite keeps PATH-wal and PATH-shm beside the database)"));
+  }
+  if (findings.size() == 1 && findings[0] == "ok") return absl::OkStatus();
+  if (findings.size() > kIntegrityLinesShown) {
+    findings.resize(kIntegrityLinesShown);
+    findings.push_back("...");
+  }
+  return Refused(path_, DamagedMessage(path_, absl::StrCat("quick_check: ", absl::StrJoin(findings, "; "))));
 }
 
 SqliteDb::~SqliteDb() {

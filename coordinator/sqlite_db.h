@@ -33,6 +33,8 @@ class SqliteStatement {
   absl::Status Run();
 
   // Columns are 0-based.
+  bool ColumnIsNull(int column) const;
+  size_t ColumnBytes(int column) const;  // of a text or blob column
   int64_t ColumnInt64(int column) const;
   std::string ColumnText(int column) const;
   std::string ColumnBlob(int column) const;
@@ -45,8 +47,15 @@ class SqliteStatement {
 class SqliteDb {
  public:
   // Opens (creating when missing) a database file read-write, in WAL mode with full
-  // fsync on commit, with a bounded wait on a locked database. FAILED_PRECONDITION
-  // naming the file when it cannot be opened or written.
+  // fsync on commit, with a bounded wait on a locked database. Refused with
+  // FAILED_PRECONDITION naming --db and the file, before SQLite writes anything:
+  //  - a path that is not a regular file (a folder, a device, a FIFO), or beside which
+  //    SQLite's own files (PATH-wal, PATH-shm, PATH-journal) are not regular files;
+  //  - a file that is not empty and not a SQLite database (not the coordinator's to touch);
+  //  - a damaged database (PRAGMA quick_check finds a fault): the message says how to
+  //    recover what can be read into a new file;
+  //  - one that cannot be read, or opened for writing.
+  // The check reads every page: seconds for a database of gigabytes.
   static absl::StatusOr<std::unique_ptr<SqliteDb>> Open(const std::string& path);
   ~SqliteDb();
 
@@ -63,6 +72,8 @@ class SqliteDb {
  private:
   SqliteDb(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   absl::Status Error(const std::string& what) const;
+  // OK when PRAGMA quick_check finds nothing wrong; else why the file cannot be served.
+  absl::Status CheckIntegrity();
 
   sqlite3* db_;
   std::string path_;

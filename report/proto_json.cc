@@ -1,7 +1,10 @@
 #include "report/proto_json.h"
 
+#include <optional>
+
 #include "absl/strings/match.h"
 #include "report/epoch_row_proto.h"
+#include "report/time_to_target.h"
 #include "report/timing_report.h"
 
 namespace gantry {
@@ -61,6 +64,40 @@ nlohmann::json ToJsonValue(const Message& message) {
   return out;
 }
 
+namespace {
+
+// Time to the run's quality target: seconds/samples/steps, or null where a batch size never
+// reached it (and no key at all when the run has no target).
+void AddTimeToTarget(const TimeToTarget& t, nlohmann::json& entry) {
+  entry["target_reached"] = t.reached;
+  entry["seconds_to_target"] = t.reached ? nlohmann::json(t.seconds) : nlohmann::json(nullptr);
+  entry["samples_to_target"] = t.reached ? nlohmann::json(t.samples) : nlohmann::json(nullptr);
+  entry["steps_to_target"] = t.reached ? nlohmann::json(t.steps) : nlohmann::json(nullptr);
+}
+
+// One entry per batch size: the timing summary and, when the run has a target, the time to it.
+nlohmann::json SummaryJson(const std::vector<EpochRow>& rows, const v1::RunSpec& spec) {
+  const std::optional<QualityGoal> goal = GoalOf(spec.target_fd().value(), spec.target_rel_l2().value());
+  const std::vector<TimeToTarget> times = goal ? TimesToTarget(rows, *goal) : std::vector<TimeToTarget>{};
+  nlohmann::json summary = nlohmann::json::array();
+  for (const BatchSizeSummary& s : SummarizeByBatchSize(rows)) {
+    nlohmann::json entry = {{"batch_size", s.batch_size},
+                            {"epochs", s.epochs},
+                            {"total_seconds", s.total_seconds},
+                            {"seconds_per_epoch", s.seconds_per_epoch},
+                            {"samples_per_s", s.samples_per_s},
+                            {"allreduce_share", s.allreduce_share},
+                            {"change_vs_smallest", s.change_vs_smallest}};
+    for (const TimeToTarget& t : times) {
+      if (t.batch_size == s.batch_size) AddTimeToTarget(t, entry);
+    }
+    summary.push_back(std::move(entry));
+  }
+  return summary;
+}
+
+}  // namespace
+
 nlohmann::json JobReportJsonValue(const v1::JobReport& report) {
   nlohmann::json j;
   j["job"] = ToJsonValue(report.job());
@@ -70,16 +107,7 @@ nlohmann::json JobReportJsonValue(const v1::JobReport& report) {
     j["epochs"].push_back(ToJsonValue(m));
     rows.push_back(FromEpochMetrics(m));
   }
-  j["summary"] = nlohmann::json::array();
-  for (const BatchSizeSummary& s : SummarizeByBatchSize(rows)) {
-    j["summary"].push_back({{"batch_size", s.batch_size},
-                            {"epochs", s.epochs},
-                            {"total_seconds", s.total_seconds},
-                            {"seconds_per_epoch", s.seconds_per_epoch},
-                            {"samples_per_s", s.samples_per_s},
-                            {"allreduce_share", s.allreduce_share},
-                            {"change_vs_smallest", s.change_vs_smallest}});
-  }
+  j["summary"] = SummaryJson(rows, report.job().spec());
   j["stragglers"] = nlohmann::json::array();
   for (const v1::StragglerEvent& e : report.stragglers()) j["stragglers"].push_back(ToJsonValue(e));
   return j;

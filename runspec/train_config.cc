@@ -13,6 +13,7 @@
 #include "common/status_macros.h"
 #include "runspec/datasets.h"
 #include "runspec/engine_names.h"
+#include "runspec/learning_rate_rule.h"
 #include "runspec/precision_settings.h"
 
 namespace gantry {
@@ -41,6 +42,11 @@ absl::StatusOr<std::vector<int64_t>> ParseBatchSizes(const std::string& name, co
 
 // The settings of the run itself; the mixed-precision ones come from
 // precision_settings.cc. Settings() joins them in display order.
+// Bounds that keep the rate rule's arithmetic meaningful (a batch beyond any data set; a
+// warm-up beyond any run).
+constexpr int64_t kMaxBatchSize = 1 << 24;
+constexpr int64_t kMaxWarmupSteps = 1'000'000'000;
+
 const std::vector<Setting>& CoreSettings() {
   static const auto* settings = new std::vector<Setting>{
       {{"model", "network to train: dcgan | pix2pix", "dcgan"},
@@ -65,6 +71,32 @@ const std::vector<Setting>& CoreSettings() {
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.eps, ParseFloat(n, v, 1e-12f, 1.0f)); return absl::OkStatus(); }},
       {{"momentum", "SGD momentum", "0.9"},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.momentum, ParseFloat(n, v, 0.0f, 0.9999f)); return absl::OkStatus(); }},
+      {{"lr-scaling", "how --lr follows the global batch: none | linear (x batch/base) | sqrt (x sqrt(batch/base)), "
+        "relative to --base-batch-size; both networks", "none"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         RETURN_IF_ERROR(OneOf(n, v, LrScalingNames()));
+         ASSIGN_OR_RETURN(c.rate_rule.scaling, ParseLrScaling(v));
+         return absl::OkStatus();
+       }},
+      {{"base-batch-size", "the global batch --lr was tuned for (what --lr-scaling scales from)", "64"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(c.rate_rule.base_batch_size, ParseInt(n, v, 1));
+         return c.rate_rule.base_batch_size <= kMaxBatchSize ? absl::OkStatus()
+                                                            : Bad(n, v, absl::StrCat("at most ", kMaxBatchSize));
+       }},
+      {{"warmup-steps", "ramp the learning rate linearly over the first N optimizer steps of each batch size, from "
+        "--warmup-start x the rate (0: no warm-up)", "0"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(c.rate_rule.warmup_steps, ParseInt(n, v, 0));
+         return c.rate_rule.warmup_steps <= kMaxWarmupSteps ? absl::OkStatus()
+                                                           : Bad(n, v, absl::StrCat("at most ", kMaxWarmupSteps));
+       }},
+      {{"warmup-start", "the warm-up's first rate as a fraction of the (scaled) rate, in (0, 1]", "0.1"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float f, ParseFloatAbove(n, v, 0.0f, 1.0f));
+         c.rate_rule.warmup_start = f;
+         return absl::OkStatus();
+       }},
       {{"dropout", "discriminator dropout rate", "0.3"},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.dcgan.dropout, ParseFloat(n, v, 0.0f, 0.95f)); return absl::OkStatus(); }},
       {{"image-size", "pix2pix: side of the square training crops, a power of two >= 32 (U-Net depth log2 of it, at most 8)",
@@ -166,6 +198,24 @@ const std::vector<Setting>& CoreSettings() {
          c.quality = v;
          return OneOf(n, v, {"auto", "off", "fast", "full"});
        }},
+      {{"target-fd", "time to quality: per batch size, the wall time, samples and steps at which the quality "
+        "score's Frechet distance first reaches this value (timing.md, gantry report; needs --quality); 0: none",
+        "0"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float x, ParseFloat(n, v, 0.0f, 1e6f));
+         c.target.fd = x;
+         return absl::OkStatus();
+       }},
+      {{"target-rel-l2", "time to quality on flow data: as --target-fd, for the held-out relative L2 error of the "
+        "next frame (epochs.csv val_rel_l2); 0: none", "0"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float x, ParseFloat(n, v, 0.0f, 1e6f));
+         c.target.rel_l2 = x;
+         return absl::OkStatus();
+       }},
+      {{"stop-at-target", "end each batch size at the first epoch that reaches --target-fd / --target-rel-l2",
+        "false", /*is_flag=*/true},
+       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.target.stop, ParseBool(n, v)); return absl::OkStatus(); }},
       {{"sync-bn", "sum BatchNorm statistics across ranks", "false", /*is_flag=*/true},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.sync_bn, ParseBool(n, v)); return absl::OkStatus(); }},
       {{"rebalance", "re-split the global batch by measured rank speed at epoch ends", "false", /*is_flag=*/true},
@@ -258,6 +308,33 @@ const SettingInfo* FindSettingInfo(const std::string& name) {
   return s == nullptr ? nullptr : &s->info;
 }
 
+namespace {
+
+// The target must be one the run scores: the judge's distance for images, the held-out
+// error for flow fields.
+absl::Status CheckQualityTarget(const TrainConfig& c) {
+  const QualityTarget& t = c.target;
+  if (t.stop && !t.active()) {
+    return absl::InvalidArgumentError("--stop-at-target needs a target: --target-fd (images) or --target-rel-l2 (flow)");
+  }
+  const bool flow = c.dataset == "flow";
+  if (t.fd > 0 && flow) {
+    return absl::InvalidArgumentError(
+        "--target-fd scores generated images; flow runs are scored by their held-out error: use --target-rel-l2");
+  }
+  if (t.rel_l2 > 0 && !flow) {
+    return absl::InvalidArgumentError(
+        "--target-rel-l2 is the held-out error of flow runs (--dataset flow); image runs use --target-fd");
+  }
+  if (t.fd > 0 && c.quality == "off") {
+    return absl::InvalidArgumentError("--target-fd needs the quality score, but --quality is off: use --quality auto, "
+                                      "fast or full (and a judge: gantry-worker train-judge)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 bool IsDebugSetting(const std::string& name) { return absl::StartsWith(name, "debug-"); }
 
 absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings) {
@@ -278,6 +355,7 @@ absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings) {
     if (!settings.contains("predict")) config.pix2pix.predict = NextFramePrediction::kDelta;
   }
   RETURN_IF_ERROR(FinishPrecisionSettings(settings, config.mixed));
+  RETURN_IF_ERROR(CheckQualityTarget(config));
   return config;
 }
 

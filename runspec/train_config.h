@@ -14,8 +14,10 @@
 #include "absl/status/statusor.h"
 #include "common/straggler_tracker.h"
 #include "runspec/init_scheme.h"
+#include "runspec/learning_rate_rule.h"
 #include "runspec/mixed_precision.h"
 #include "runspec/model_config.h"
+#include "runspec/quality_target.h"
 #include "runspec/optimizer_config.h"
 #include "runspec/setting_table.h"
 
@@ -28,6 +30,7 @@ struct TrainConfig {
   int64_t epochs = 1;
   std::vector<int64_t> batch_sizes = {64};   // global batch; several make a sweep
   OptimizerConfig optimizer;
+  LearningRateRule rate_rule;                // --lr per batch size and warm-up (learning_rate_rule.h)
   DcganConfig dcgan;
   Pix2pixConfig pix2pix;
   InitScheme init = InitScheme::kGlorotUniform;
@@ -56,6 +59,7 @@ struct TrainConfig {
   // samples) | full (1024 fixed-noise samples: a steadier Fréchet distance). A run never
   // trains a judge itself: that is `gantry-worker train-judge`, run once per dataset.
   std::string quality = "auto";
+  QualityTarget target;  // --target-fd / --target-rel-l2 / --stop-at-target (quality_target.h)
 
   // Mixed precision: operand format, loss scaling, gradient wire format (see
   // mixed_precision.h). Loss scaling defaults to dynamic and the wire to bf16 when the

@@ -4,10 +4,10 @@
 # with the arm64 library root (-L; no binfmt needed):
 #   1. the unit tests of the binaries in test_binaries, one ctest entry per TEST as in the native
 #      build (cmake/aarch64-linux-gnu.cmake makes qemu ctest's emulator);
-#   2. a 2-rank, 20-step DCGAN training run: the host's mpirun (Open MPI 4.1, as in the
-#      root) starting two arm64 gantry-worker ranks through qemu; the run folder must
-#      hold one epoch of 20 steps on 2 ranks with finite losses, run.json and a sample grid;
-#   3. an arm64 pool (gantry-worker serve, 2 ranks) taking a job from gantry-coordinator.
+#   2. an arm64 pool (gantry-worker serve, 2 ranks under the host's mpirun, Open MPI 4.1 as
+#      in the root) taking a 20-step DCGAN job from gantry-coordinator and training it: the
+#      run folder must hold one epoch of 20 steps on 2 ranks with finite losses, run.json
+#      and a sample grid, and the coordinator's report must equal its epochs.csv.
 # What it proves is that the arm64 build compiles, links, and computes and communicates
 # correctly; speed under emulation means nothing (docs/hardware.md, "arm64").
 # Exit: 0 pass; 1 fail; 77 skipped (no cross tools, qemu, or Debian mirror), with the reason.
@@ -19,44 +19,42 @@ export GANTRY_ARM64_ROOT=${GANTRY_ARM64_ROOT:-/var/cache/gantry/arm64-root}
 # The emulated CPU (cmake/aarch64-linux-gnu.cmake says why not qemu's SVE default).
 export GANTRY_ARM64_QEMU_CPU=${GANTRY_ARM64_QEMU_CPU:-neoverse-n1}
 emulate=(qemu-aarch64 -cpu "$GANTRY_ARM64_QEMU_CPU" -L "$GANTRY_ARM64_ROOT")
-# The unit tests that run under emulation in reasonable time (ctest labels = binaries).
-test_binaries=(common_tests runspec_tests report_tests tensor_tests layers_tests optim_tests models_tests data_tests
-               comm_tests)
+# The unit tests whose results can depend on the architecture (kernels, numerics, byte
+# order of files, shared-memory transport), as ctest labels = binaries. The pure-logic
+# ones (common, runspec, report) run natively only, as does the finite-difference check
+# of the oneDNN layers (the same arithmetic as the golden checks that do run here, and
+# 90 s of CPU under emulation).
+test_binaries=(tensor_tests layers_tests optim_tests models_tests data_tests comm_tests)
+skipped_here='^OnednnLayersTest\.GradientsMatchFiniteDifferences$'
 
 fail() { echo "test_arm64: FAIL: $*"; exit 1; }
 
-bash scripts/build_arm64.sh gantry-worker gantry gantry-coordinator "${test_binaries[@]}"
+# The control plane comes from the host's build (GANTRY_HOST_BUILD, default build/) when it
+# is there, else it is cross-built too and run through qemu.
+host_build=${GANTRY_HOST_BUILD:-build}
+host_plane=arm64 plane_targets=(gantry gantry-coordinator)
+if [[ -x $host_build/bin/gantry-coordinator && -x $host_build/bin/gantry ]]; then host_plane=amd64 plane_targets=(); fi
+bash scripts/build_arm64.sh gantry-worker "${plane_targets[@]}" "${test_binaries[@]}"
 code=$?
 ((code == 77)) && exit 77  # skipped, the reason printed
 ((code == 0)) || fail "the arm64 build (above)"
 
 echo "test_arm64: unit tests under qemu-aarch64: ${test_binaries[*]}"
 labels="^($(IFS='|'; echo "${test_binaries[*]}"))\$"
-ctest --test-dir "$build" -L "$labels" -j"${GANTRY_JOBS:-2}" --output-on-failure --timeout 900 \
+ctest --test-dir "$build" --no-tests=error -L "$labels" -E "$skipped_here" -j"${GANTRY_JOBS:-2}" --output-on-failure \
+  --timeout 900 \
   || fail "unit tests under qemu-aarch64 (above)"
 
-# The training run on Debian's Fashion-MNIST (scripts/install_deps.sh installs it).
+# The data: Debian's Fashion-MNIST (scripts/install_deps.sh installs it).
 data=/usr/share/datasets/fashion-mnist dataset=fashion-mnist
 [[ -e $data/train-images-idx3-ubyte.gz || -e $data/train-images-idx3-ubyte ]] \
   || fail "no Fashion-MNIST in $data for the training run (bash scripts/install_deps.sh installs it)"
 command -v mpirun >/dev/null || fail "no mpirun on the host (openmpi-bin) for the training run"
 work=$(mktemp -d)  # logs and run folders; removed when everything passed
-out=$work/run
-log=$out.log
-# 80 images in global batches of 4 (2 per rank): one epoch of 20 steps (a step of 4
-# images takes seconds under emulation). Open MPI's shared-memory transport copies large
-# messages with process_vm_readv, which qemu-user does not emulate (ENOSYS): copy through
-# the shared segment instead. (Over TCP the plain run passed, but a pool's all-reduce hung
-# on both ranks.)
+# Open MPI's shared-memory transport copies large messages with process_vm_readv, which
+# qemu-user does not emulate (ENOSYS): copy through the shared segment instead. (Over TCP
+# a plain run passed, but a pool's all-reduce hung on both ranks.)
 mpi_transport=(--mca btl self,vader --mca btl_vader_single_copy_mechanism none)
-echo "test_arm64: 2-rank, 20-step DCGAN run on $dataset through qemu-aarch64 (log: $log)"
-start=$SECONDS
-timeout 900 mpirun --allow-run-as-root --oversubscribe -np 2 "${mpi_transport[@]}" \
-  "${emulate[@]}" "$build/bin/gantry-worker" train --dataset "$dataset" --data-dir "$data" \
-  --limit-images 80 --batch-size 4 --epochs 1 --checkpoint-every-steps 0 --progress-seconds 30 --out "$out" \
-  >"$log" 2>&1
-code=$?
-((code == 0)) || { tail -30 "$log"; fail "the 2-rank training run under qemu-aarch64 exited $code"; }
 # The run folder $out: one epoch of 20 steps on 2 ranks with finite losses, run.json
 # and a sample grid.
 source "$(dirname "$0")/../tests/testing/num_check.sh"
@@ -73,16 +71,13 @@ check_run_folder() {
   grep -q '"world_size": 2' "$out/run.json" || fail "$out/run.json lacks world_size 2"
   find "$out/samples" -name '*.png' 2>/dev/null | grep -q . || fail "no sample grid under $out/samples"
 }
-check_run_folder
-echo "test_arm64: training run: 20 steps on 2 arm64 ranks, d_loss $(column d_loss), g_loss $(column g_loss)" \
-     "($((SECONDS - start)) s under emulation)"
 
-# An arm64 worker group joins a coordinator like any other: `gantry-worker serve` on 2
-# arm64 ranks registers with gantry-coordinator (the host's amd64 build in
+# An arm64 worker group joins a coordinator like any other, and trains: `gantry-worker
+# serve` on 2 arm64 ranks (80 images in global batches of 4, 2 per rank: one epoch of 20
+# steps; a step takes seconds under emulation) registers with gantry-coordinator (the host's amd64 build in
 # GANTRY_HOST_BUILD, default build/, where it is there; else the arm64 one through qemu
 # too), takes the job the gantry CLI submits, trains it and reports its epoch row back.
-host_build=${GANTRY_HOST_BUILD:-build}
-if [[ -x $host_build/bin/gantry-coordinator && -x $host_build/bin/gantry ]]; then
+if [[ $host_plane == amd64 ]]; then
   coordinator=("$host_build/bin/gantry-coordinator") cli=("$host_build/bin/gantry") plane=amd64
 else
   coordinator=("${emulate[@]}" "$build/bin/gantry-coordinator") cli=("${emulate[@]}" "$build/bin/gantry") plane=arm64

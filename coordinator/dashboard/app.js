@@ -88,6 +88,7 @@ function renderJobs(jobs) {
   const body = fillTable($("jobs"), jobs.map(j => {
     const p = j.progress;
     const state = el("span", stateName(j.state), "state-" + stateName(j.state));
+    if (j.waiting_reason) state.title = "waits: " + j.waiting_reason;  // why no group has taken it
     const eta = j.outlook && j.outlook.eta_seconds !== null ? duration(j.outlook.eta_seconds) : "-";
     return [j.id, j.name || "", state, progressCell(j), eta, p ? fmt(p.samples_per_s, 1) : "-", j.group_id || "-",
             j.created_unix_ms ? new Date(j.created_unix_ms).toLocaleString() : "-"];
@@ -177,6 +178,14 @@ function renderQuality(epochs) {
   lineChart($("chart-quality"), [...byBatch].map(([b, points]) => ({ name: "batch " + b, points })), "epoch");
 }
 
+// The time-to-target cells of a batch size's summary: "-" without a target (--target-fd),
+// "never" while it has not been reached.
+function toTarget(s) {
+  if (!("target_reached" in s)) return ["-", "-"];
+  if (!s.target_reached) return ["never", "never"];
+  return [fmt(s.seconds_to_target) + " s", fmt(s.samples_to_target, 0)];
+}
+
 function renderJob(d) {
   const j = d.job;
   $("job").hidden = false;
@@ -193,7 +202,8 @@ function renderJob(d) {
 
   fillTable($("summary"), d.summary.map(s => [s.batch_size, s.epochs, fmt(s.total_seconds), fmt(s.seconds_per_epoch),
     fmt(s.samples_per_s, 1), fmt(100 * s.allreduce_share, 1) + "%",
-    s.change_vs_smallest === 0 ? "-" : (s.change_vs_smallest > 0 ? "+" : "") + fmt(100 * s.change_vs_smallest, 1) + "%"]));
+    s.change_vs_smallest === 0 ? "-" : (s.change_vs_smallest > 0 ? "+" : "") + fmt(100 * s.change_vs_smallest, 1) + "%",
+    ...toTarget(s)]));
   fillTable($("epochs"), d.epochs.map(e => [e.batch_size, e.epoch, fmt(e.seconds), fmt(e.samples_per_s, 1),
     fmt(e.step_p50_ms), fmt(e.step_p99_ms), fmt(100 * e.allreduce_share, 1) + "%", fmt(e.d_loss, 4), fmt(e.g_loss, 4),
     fmt(e.loss_scale_g, 0) + " / " + fmt(e.loss_scale_d, 0), e.skipped_steps_g + " / " + e.skipped_steps_d,

@@ -9,6 +9,7 @@ the CLI's byte for byte (the package's tests compare them).
 import collections
 
 from gantry.report import as_dataframe, row_of
+from gantry.time_to_target import goal_of, time_to_target_markdown, times_to_target
 
 _ENERGY_SOURCE_TEXT = {1: "estimated: CPU seconds x --watts-per-core", 2: "measured: RAPL",
                        3: "measured: NVML, the GPUs"}
@@ -47,8 +48,16 @@ def timing_of(report):
     else:
         world_size = max(report.job.world_size, 1)
     summaries = summarize_by_batch_size(rows)
-    markdown = _timing_markdown(rows, summaries, world_size) + _stragglers_markdown(report.stragglers)
-    return Timing([_public(s) for s in summaries], markdown)
+    markdown = _timing_markdown(rows, summaries, world_size)
+    goal = goal_of(report.job.spec)
+    public = [_public(s) for s in summaries]
+    if goal:
+        markdown += time_to_target_markdown(rows, goal)
+        for s, t in zip(public, times_to_target(rows, goal)):
+            s.update({"target_reached": t["reached"], "seconds_to_target": t["seconds"] if t["reached"] else None,
+                      "samples_to_target": t["samples"] if t["reached"] else None})
+    markdown += _stragglers_markdown(report.stragglers)
+    return Timing(public, markdown)
 
 
 def _energy_source_of(energy_source, energy_estimated):

@@ -28,6 +28,17 @@ TEST(CheckAddressPort, ZeroMeansAnyFreePortOnlyForAServer) {
   EXPECT_THAT(client.message(), HasSubstr("give a port in 1..65535"));
 }
 
+// gRPC listens on port 443 for an address without one, without a word.
+TEST(CheckAddressPort, AServerAddressNeedsAPort) {
+  for (const char* host_only : {"127.0.0.1", "localhost", "[::1]", "0.0.0.0"}) {
+    const absl::Status s = CheckAddressPort("--listen", host_only, PortZero::kAnyFree);
+    EXPECT_TRUE(absl::IsInvalidArgument(s)) << host_only;
+    EXPECT_THAT(s.message(), HasSubstr(std::string("--listen ") + host_only + ": no port")) << host_only;
+  }
+  EXPECT_TRUE(CheckAddressPort("--listen", "unix:/run/gantry.sock", PortZero::kAnyFree).ok());
+  EXPECT_TRUE(CheckAddressPort("--listen", "[::1]:50051", PortZero::kAnyFree).ok());
+}
+
 TEST(CheckAddressPort, AcceptsTheRangeAndLeavesOtherTargetsToGrpc) {
   for (const char* ok : {"127.0.0.1:1", "localhost:65535", "[::1]:50051", "0.0.0.0:00080", "coordinator",
                          "unix:/run/gantry.sock", "dns:///gantry.example:443"}) {

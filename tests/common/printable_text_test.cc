@@ -1,5 +1,9 @@
 #include "common/printable_text.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -26,6 +30,17 @@ TEST(FindUnprintable, NamesTheFirstControlByteAndWhere) {
   EXPECT_TRUE(FindUnprintable("\xc0\xaf", false).found);                // overlong '/'
   EXPECT_TRUE(FindUnprintable(std::string("a\0b", 3), false).found);
   EXPECT_TRUE(FindUnprintable("entraînement", /*ascii_only=*/true).found);
+}
+
+// What a proto3 string cannot carry; controls are UTF-8 and pass.
+TEST(FindInvalidUtf8, NamesTheFirstByteThatIsNotUtf8) {
+  EXPECT_FALSE(FindInvalidUtf8("job-3 \x1b[0m Fréchet \xc2\x9b").found);
+  for (const auto& [text, position] : std::vector<std::pair<std::string, size_t>>{
+           {"job-\xff", 4}, {"ab\xc3", 2}, {"\xed\xa0\x80", 0}, {"x\xc0\xaf", 1}, {"\xf4\x90\x80\x80", 0}}) {
+    const UnprintableByte bad = FindInvalidUtf8(text);
+    EXPECT_TRUE(bad.found) << text;
+    EXPECT_EQ(bad.position, position) << text;
+  }
 }
 
 TEST(CleanToken, TrimsTheNewlineOfCatAndACarriageReturn) {

@@ -332,6 +332,7 @@ TEST(Coordinator, ReportsAreCheckedAndIdempotent) {
   *report.add_epochs() = EpochRow(8, 1, 2);
   v1::StragglerEvent* straggler = report.add_stragglers();
   straggler->set_batch_size(8);
+  straggler->set_epoch(1);
   straggler->set_step(20);
   straggler->set_rank(1);
   ASSERT_TRUE(f.core().ReportProgress(report).ok());

@@ -114,6 +114,46 @@ TEST(CoordinatorEndToEnd, ASweepRunsToTheEndAndTheReportMatches) {
   EXPECT_EQ(coordinator.process().Wait(20), 0) << coordinator.process().Log();
 }
 
+// The learning-rate rule and the quality target travel from `gantry submit` to the
+// worker's spec, and the report shows the time to the target per batch size (the text
+// and the JSON summary alike).
+TEST(CoordinatorEndToEnd, ARateRuleAndATargetReachTheWorkerAndTheReport) {
+  const testing::Folders s = testing::MakeFolders("e2e_target");
+  testing::CoordinatorProcess coordinator(s.dir, s.dir + "/gantry.db", s.root);
+  ASSERT_TRUE(coordinator.started());
+  const int port = coordinator.port();
+  const CommandResult submitted = RunCommand(
+      Gantry(port, "--json submit --dataset mnist --data-dir " + s.data +
+                       " --batch-size 8,16 --epochs 1 --world-size 2 --lr-scaling linear --base-batch-size 8"
+                       " --warmup-steps 5 --target-fd 20"),
+      30, /*with_stderr=*/false);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
+  const std::string id = nlohmann::json::parse(submitted.output).at("id").get<std::string>();
+  testing::FakeWorkerGroup group(coordinator.address(), 2);
+  ASSERT_TRUE(group.Register().ok());
+  ASSERT_TRUE(group.AcquireJob(20));
+  const v1::RunSpec& spec = group.acquired().job().spec();
+  EXPECT_EQ(spec.lr_scaling(), "linear");
+  EXPECT_EQ(spec.base_batch_size().value(), 8);
+  EXPECT_EQ(spec.warmup_steps().value(), 5);
+  EXPECT_EQ(spec.target_fd().value(), 20);
+  for (int64_t batch : {8, 16}) {  // FD 12.5: the first scored epoch meets the target
+    ASSERT_TRUE(group.ReportEpoch(testing::ScoredEpochRow(batch, 1, 2), nullptr).ok());
+  }
+  ASSERT_TRUE(group.Finish(v1::JOB_STATE_SUCCEEDED).ok());
+  const CommandResult report = RunCommand(Gantry(port, "report " + id), 30, false);
+  EXPECT_THAT(report.output, HasSubstr("## Time to target (Fréchet distance <= 20"));
+  EXPECT_THAT(report.output, HasSubstr("| 16 | epoch 1 (by) |"));
+  const nlohmann::json j = nlohmann::json::parse(RunCommand(Gantry(port, "--json report " + id), 30, false).output);
+  ASSERT_EQ(j.at("summary").size(), 2u);
+  EXPECT_EQ(j["summary"][1]["target_reached"], true);
+  EXPECT_GT(j["summary"][1]["samples_to_target"].get<double>(), 0);
+  const CommandResult bad = RunCommand(
+      Gantry(port, "submit --dataset mnist --data-dir " + s.data + " --lr-scaling cubic"), 30);
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("--lr-scaling"));
+}
+
 TEST(CoordinatorEndToEnd, CancelMidRunStopsTheGroup) {
   const testing::Folders s = testing::MakeFolders("e2e_cancel");
   testing::CoordinatorProcess coordinator(s.dir, s.dir + "/gantry.db", s.root);

@@ -65,8 +65,11 @@ class FaultyJobStore final : public JobStore {
   absl::StatusOr<JobPage> ListJobs(v1::JobState state, int64_t after, int limit) override {
     GANTRY_FAULTY_CALL(ListJobs, state, after, limit);
   }
-  absl::StatusOr<std::vector<v1::Job>> JobsInStates(const std::vector<v1::JobState>& states) override {
+  absl::StatusOr<JobRows> JobsInStates(const std::vector<v1::JobState>& states) override {
     GANTRY_FAULTY_CALL(JobsInStates, states);
+  }
+  absl::Status QuarantineJob(int64_t number, const std::string& reason) override {
+    GANTRY_FAULTY_CALL(QuarantineJob, number, reason);
   }
   absl::StatusOr<std::map<v1::JobState, int64_t>> CountJobsByState() override {
     GANTRY_FAULTY_CALL(CountJobsByState);
@@ -89,7 +92,7 @@ class FaultyJobStore final : public JobStore {
   }
   absl::StatusOr<int64_t> NextGroupNumber() override { GANTRY_FAULTY_CALL(NextGroupNumber); }
   absl::Status PutGroup(int64_t number, const v1::Group& group) override { GANTRY_FAULTY_CALL(PutGroup, number, group); }
-  absl::StatusOr<std::vector<v1::Group>> Groups() override { GANTRY_FAULTY_CALL(Groups); }
+  absl::StatusOr<GroupRows> Groups() override { GANTRY_FAULTY_CALL(Groups); }
 
 #undef GANTRY_FAULTY_CALL
 

@@ -50,7 +50,7 @@ TEST(JobStore, JobsPersistAcrossReopen) {
   EXPECT_EQ(*store->NextJobNumber(), 2);
   EXPECT_EQ(store->EventsAfter("job-1", 0, 10)->size(), 1u);
   EXPECT_EQ(store->Epochs("job-1")->at(0).steps(), testing::EpochRow(64, 1, 2).steps());
-  EXPECT_EQ(store->Groups()->at(0).world_size(), 2);
+  EXPECT_EQ(store->Groups()->groups.at(0).group.world_size(), 2);
   EXPECT_EQ(*store->NextGroupNumber(), 2);
 }
 
@@ -76,7 +76,7 @@ TEST(JobStore, ListsPageInOrderAndFilterByState) {
   page = store->ListJobs(v1::JOB_STATE_QUEUED, 0, 10);
   ASSERT_EQ(page->jobs.size(), 3u);
   EXPECT_EQ(page->jobs[2].id(), "job-5");
-  EXPECT_EQ(store->JobsInStates({v1::JOB_STATE_SUCCEEDED})->size(), 2u);
+  EXPECT_EQ(store->JobsInStates({v1::JOB_STATE_SUCCEEDED})->jobs.size(), 2u);
 }
 
 TEST(JobStore, EventsAreNumberedPerJob) {

@@ -1,7 +1,8 @@
 // Every write path of the Coordinator with its store failing (FaultyJobStore): the call
 // fails with the store's error, the store is as before (a failed transaction is rolled
 // back), memory agrees with the store (a restarted coordinator would see the same
-// groups), and the same call succeeds once the store works again.
+// groups), no log line claims the change, and the same call succeeds once the store
+// works again.
 #include <functional>
 
 #include "coordinator/sqlite_db.h"
@@ -9,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/coordinator_harness.h"
+#include "tests/coordinator/log_capture.h"
 
 namespace gantry {
 namespace {
@@ -25,8 +27,8 @@ std::string DumpStore(const CoordinatorFixture& f) {
   EXPECT_TRUE(store.ok()) << store.status();
   if (!store.ok()) return "";
   std::string dump;
-  const std::vector<v1::Group> groups = *(*store)->Groups();
-  for (const v1::Group& g : groups) absl::StrAppend(&dump, "group ", g.ShortDebugString(), "\n");
+  const JobStore::GroupRows groups = *(*store)->Groups();
+  for (const JobStore::StoredGroup& g : groups.groups) absl::StrAppend(&dump, "group ", g.group.ShortDebugString(), "\n");
   const JobStore::JobPage page = *(*store)->ListJobs(v1::JOB_STATE_UNSPECIFIED, 0, 1000);
   for (const v1::Job& job : page.jobs) {
     absl::StrAppend(&dump, "job ", job.ShortDebugString(), "\n");
@@ -53,7 +55,9 @@ std::string DumpMemory(CoordinatorFixture& f) {
 void ExpectMemoryMatchesStore(CoordinatorFixture& f) {
   absl::StatusOr<std::unique_ptr<SqliteJobStore>> store = SqliteJobStore::Open(f.db_path());
   ASSERT_TRUE(store.ok()) << store.status();
-  std::vector<v1::Group> stored = *(*store)->Groups();
+  JobStore::GroupRows rows = *(*store)->Groups();
+  std::vector<v1::Group> stored;
+  for (JobStore::StoredGroup& g : rows.groups) stored.push_back(std::move(g.group));
   const v1::ListGroupsResponse memory = f.core().ListGroups();
   ASSERT_EQ(memory.groups_size(), static_cast<int>(stored.size()));
   for (int i = 0; i < memory.groups_size(); ++i) {
@@ -187,7 +191,10 @@ TEST_P(StoreFaultTest, AFailedWriteFailsTheCallAndNothingDrifts) {
   const std::string memory_before = DumpMemory(f);
 
   f.faults().FailNext(GetParam().fault);
+  testing::LogCapture log;
   const absl::Status failed = call();
+  // No line claims a change the store refused ("job-1: cancelled (...)").
+  EXPECT_THAT(log.text(), ::testing::Not(::testing::ContainsRegex("job-[0-9]+: [a-z]+ \\(")));
   ASSERT_EQ(f.faults().failures(), 1) << GetParam().fault << " was not reached";
   EXPECT_FALSE(failed.ok());
   EXPECT_THAT(std::string(failed.message()), HasSubstr("job store"));

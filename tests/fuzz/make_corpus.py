@@ -245,6 +245,21 @@ def safetensors_seeds():
     put("safetensors", "not-json", struct.pack("<Q", 8) + b"{not js}")
 
 
+# Stored job records: mode byte (bits 0-2 the state column, bit 3 a wrong id column,
+# bit 4 the record as given; clear: appended to a good queued job-2), then the bytes.
+def job_record_seeds():
+    running_elsewhere = field(3, 0, varint(2)) + length_delimited(12, b"group-5") + field(6, 0, varint(1))
+    put("job_record", "good", bytes([1]))
+    put("job_record", "empty", bytes([16 | 1]))
+    put("job_record", "garbage", bytes([16 | 1]) + b"\xff\xff\xff\xff\x0a")
+    put("job_record", "another-id", bytes([8 | 1]))
+    put("job_record", "state-disagrees", bytes([5]))
+    put("job_record", "running-on-unknown-group", bytes([2]) + running_elsewhere)
+    put("job_record", "state-not-a-job-state", bytes([7]) + field(3, 0, varint(7)))
+    put("job_record", "other-name", bytes([1]) + length_delimited(1, b"job-17"))
+    put("job_record", "bad-utf8-name", bytes([1]) + length_delimited(2, b"\xff\xfe"))
+
+
 if __name__ == "__main__":
     idx_seeds()
     npy_seeds()
@@ -253,3 +268,4 @@ if __name__ == "__main__":
     run_file_seeds()
     run_spec_seeds()
     flow_case_seeds()
+    job_record_seeds()

@@ -220,6 +220,33 @@ TEST(Resume, MidEpochCheckpointsResumeBitIdentically) {
   ExpectSameRun(straight, c, 24);
 }
 
+// A warm-up that spans the checkpoint (10 steps; killed after 9, resumed from 8) with
+// linear scaling: the resumed optimizers continue the ramp from their step count, so the
+// run is bit-identical to the uninterrupted one, and the rule did change the result.
+TEST(Resume, AWarmUpAcrossTheCheckpointResumesBitIdentically) {
+  const ImageDataset data = testing::TinyImages(24);
+  auto config = [](const std::string& name, bool warm) {
+    TrainConfig c = QuickRunConfig(FreshTestDir(name) + "/run");
+    if (!warm) return c;
+    c.rate_rule.scaling = LrScaling::kLinear;
+    c.rate_rule.base_batch_size = 2;
+    c.rate_rule.warmup_steps = 10;
+    c.rate_rule.warmup_start = 0.2;
+    return c;
+  };
+  const TrainConfig straight = config("warm_straight", true);
+  ASSERT_TRUE(RunProcess(straight, data, false).ok());
+  const TrainConfig c = config("warm_resumed", true);
+  EXPECT_EQ(RunProcess(c, data, false, 9).status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(NewestState(c, 24).position.run_step, 8);
+  ASSERT_TRUE(RunProcess(c, data, true).ok());
+  ExpectSameRun(straight, c, 24);
+
+  const TrainConfig plain = config("warm_none", false);
+  ASSERT_TRUE(RunProcess(plain, data, false).ok());
+  EXPECT_FALSE(SameBits(NewestState(plain, 24).g.params, NewestState(straight, 24).g.params));
+}
+
 // Mixed precision with dynamic loss scaling and a skipped D step (the scalers' state and
 // skip counts cross the checkpoint), SGD with momentum, and a checkpoint at an epoch end.
 TEST(Resume, EpochEndCheckpointResumesBitIdenticallyWithLossScaling) {

@@ -24,6 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct Result {
   int exit_code;
@@ -209,6 +210,37 @@ std::string MakeJudgeableMnist(const std::string& name, int count, bool random_l
   return dir;
 }
 
+// Time to quality on a judged data set (`common`: the train settings): a sweep with a
+// target every epoch meets (any distance is <= 1e6) stops each batch size at its first
+// epoch under --stop-at-target and reports it in timing.md, as an upper bound (no earlier
+// score); a target no run meets says "never"; the learning rate per batch size is there.
+void ExpectTimeToTarget(const std::string& common) {
+  const std::string sweep = "train --dataset mnist --data-dir " + ::testing::TempDir() +
+                            "/cli_judge_ok --batch-size 8,16 --epochs 2 --limit-images 32 --quality fast ";
+  const std::string met = FreshRunDir("target_met");
+  Result r = RunWorker(sweep + "--target-fd 1e6 --stop-at-target --lr-scaling linear --base-batch-size 8 --out " + met);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("reached the quality target; --stop-at-target ends this batch size"));
+  const std::string csv = ReadAll(met + "/epochs.csv");
+  EXPECT_THAT(csv, HasSubstr("\n8,1,"));
+  EXPECT_THAT(csv, HasSubstr("\n16,1,"));
+  EXPECT_THAT(csv, Not(HasSubstr("\n8,2,")));  // stopped at the target
+  EXPECT_THAT(csv, Not(HasSubstr("\n16,2,")));
+  const std::string timing = ReadAll(met + "/timing.md");
+  EXPECT_THAT(timing, HasSubstr("## Time to target (Fréchet distance <= 1e+06"));
+  EXPECT_THAT(timing, HasSubstr("| 8 | epoch 1 (by) | "));
+  EXPECT_THAT(timing, HasSubstr("- global batch 16: 0.0002 (linear scaling of 0.0001 from batch 8)"));
+
+  const std::string missed = FreshRunDir("target_missed");
+  r = RunWorker(sweep + "--target-fd 1e-9 --out " + missed);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(ReadAll(missed + "/timing.md"), HasSubstr("| 16 | never (2 scored epochs) |"));
+
+  r = RunWorker(common + "--quality off --target-fd 50 --out " + FreshRunDir("target_unscored"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--target-fd needs the quality score"));
+}
+
 // The quality score end to end: a run with --quality full refuses to start without a
 // judge, naming the command; train-judge caches one next to the data; a run then scores
 // every epoch (columns, timing.md, log); train-judge refuses to cache a judge that
@@ -266,6 +298,7 @@ TEST(WorkerCli, TrainJudgeThenQualityScores) {
     for (float v : it->second) EXPECT_GE(v, 0.0f) << column;  // scored, not the -1 of an unscored epoch
   }
   EXPECT_EQ(scalars.count("epoch/val_l1"), 0u);  // no held-out set for MNIST
+  ExpectTimeToTarget(common);
 
   const std::string noise = MakeJudgeableMnist("noise", 200, true);
   r = RunWorker("train-judge --dataset mnist --data-dir " + noise + " --epochs 1");

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/file_io.h"
 #include "common/status_macros.h"
+#include "report/time_to_target.h"
 #include "spdlog/spdlog.h"
 
 namespace gantry {
@@ -87,7 +88,7 @@ absl::Status RunMonitor::OnEpochDone(const EpochRow& row, int64_t global_step, c
 
 absl::Status RunMonitor::FinishRun(const std::vector<EpochRow>& rows) {
   if (tensorboard_) RETURN_IF_ERROR(tensorboard_->Flush());
-  RETURN_IF_ERROR(WriteTimingPlot(folder_.File("timing.png"), rows));
+  RETURN_IF_ERROR(WriteTimingPlot(folder_.File("timing.png"), rows, GoalOf(config_.target.fd, config_.target.rel_l2)));
   return WriteLossPlot(folder_.File("losses.png"), losses_);
 }
 

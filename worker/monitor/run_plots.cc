@@ -3,32 +3,51 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "report/time_to_target.h"
 #include "report/timing_report.h"
 #include "worker/monitor/plot_panel.h"
 
 namespace gantry {
 namespace {
 
+// One bar of a panel: a batch size and its value, or none (drawn as "NEVER").
+struct Bar {
+  int64_t batch_size = 0;
+  std::optional<double> value;
+};
+
+std::vector<Bar> BarsOf(const std::vector<BatchSizeSummary>& s, double BatchSizeSummary::*value) {
+  std::vector<Bar> bars;
+  for (const BatchSizeSummary& b : s) bars.push_back({b.batch_size, b.*value});
+  return bars;
+}
+
+std::vector<Bar> BarsOf(const std::vector<TimeToTarget>& times) {
+  std::vector<Bar> bars;
+  for (const TimeToTarget& t : times) bars.push_back({t.batch_size, t.reached ? std::optional(t.seconds) : std::nullopt});
+  return bars;
+}
+
 // Bars, one per batch size, with the batch size below and the value on top.
-void DrawBars(PlotCanvas& c, Panel p, const std::vector<BatchSizeSummary>& s, double BatchSizeSummary::*value,
-              const std::string& title) {
+void DrawBars(PlotCanvas& c, Panel p, const std::vector<Bar>& bars, const std::string& title) {
   double top = 0;
-  for (const BatchSizeSummary& b : s) top = std::max(top, b.*value);
-  p.SetRange(0, static_cast<double>(s.size()), 0, top * 1.15);
+  for (const Bar& b : bars) top = std::max(top, b.value.value_or(0));
+  p.SetRange(0, static_cast<double>(bars.size()), 0, top > 0 ? top * 1.15 : 1);
   p.DrawFrame(c, title);
-  const double slot = static_cast<double>(p.right - p.left) / static_cast<double>(std::max<size_t>(1, s.size()));
-  for (size_t i = 0; i < s.size(); ++i) {
+  const double slot = static_cast<double>(p.right - p.left) / static_cast<double>(std::max<size_t>(1, bars.size()));
+  for (size_t i = 0; i < bars.size(); ++i) {
     const int x0 = p.left + static_cast<int>(slot * (static_cast<double>(i) + 0.2));
     const int x1 = p.left + static_cast<int>(slot * (static_cast<double>(i) + 0.8));
-    const int y = static_cast<int>(std::lround(p.Y(s[i].*value)));
-    c.Fill(x0, y, x1, p.bottom - 1, PlotColor(i));
-    const std::string label = absl::StrCat(s[i].batch_size);
+    const int y = bars[i].value ? static_cast<int>(std::lround(p.Y(*bars[i].value))) : p.bottom - 1;
+    if (bars[i].value) c.Fill(x0, y, x1, p.bottom - 1, PlotColor(i));
+    const std::string label = absl::StrCat(bars[i].batch_size);
     c.Text((x0 + x1 - PlotCanvas::TextWidth(label)) / 2, p.bottom + 8, label, kPlotInk, 2);
-    const std::string shown = CompactNumber(s[i].*value);
+    const std::string shown = bars[i].value ? CompactNumber(*bars[i].value) : "NEVER";
     c.Text((x0 + x1 - PlotCanvas::TextWidth(shown)) / 2, y - 14, shown, kPlotInk, 2);
   }
   c.Text((p.left + p.right - PlotCanvas::TextWidth("GLOBAL BATCH")) / 2, p.bottom + 26, "GLOBAL BATCH", kPlotInk, 2);
@@ -101,14 +120,18 @@ std::vector<double> Smooth(const std::vector<double>& values, double window) {
   return out;
 }
 
-PlotCanvas DrawTimingPlot(const std::vector<EpochRow>& rows) {
+PlotCanvas DrawTimingPlot(const std::vector<EpochRow>& rows, const std::optional<QualityGoal>& goal) {
   PlotCanvas c(kTimingPlotWidth, kTimingPlotHeight);
   const std::vector<BatchSizeSummary> s = SummarizeByBatchSize(rows);
-  const int half = kTimingPlotWidth / 2;
-  DrawBars(c, Panel{90, 50, half - 30, kTimingPlotHeight - 60}, s, &BatchSizeSummary::samples_per_s,
-           "SAMPLES/S (STEADY, MEAN OF EPOCHS)");
-  DrawBars(c, Panel{half + 90, 50, kTimingPlotWidth - 30, kTimingPlotHeight - 60}, s,
-           &BatchSizeSummary::seconds_per_epoch, "SECONDS PER EPOCH");
+  std::vector<std::pair<std::vector<Bar>, std::string>> panels = {
+      {BarsOf(s, &BatchSizeSummary::samples_per_s), "SAMPLES/S (STEADY, MEAN OF EPOCHS)"},
+      {BarsOf(s, &BatchSizeSummary::seconds_per_epoch), "SECONDS PER EPOCH"}};
+  if (goal) panels.push_back({BarsOf(TimesToTarget(rows, *goal)), "SECONDS TO THE QUALITY TARGET"});
+  const int width = kTimingPlotWidth / static_cast<int>(panels.size());
+  for (size_t i = 0; i < panels.size(); ++i) {
+    const int left = static_cast<int>(i) * width;
+    DrawBars(c, Panel{left + 90, 50, left + width - 30, kTimingPlotHeight - 60}, panels[i].first, panels[i].second);
+  }
   return c;
 }
 
@@ -122,8 +145,9 @@ PlotCanvas DrawLossPlot(const LossHistory& history) {
   return c;
 }
 
-absl::Status WriteTimingPlot(const std::string& path, const std::vector<EpochRow>& rows) {
-  return WritePlotFile(path, DrawTimingPlot(rows));
+absl::Status WriteTimingPlot(const std::string& path, const std::vector<EpochRow>& rows,
+                             const std::optional<QualityGoal>& goal) {
+  return WritePlotFile(path, DrawTimingPlot(rows, goal));
 }
 
 absl::Status WriteLossPlot(const std::string& path, const LossHistory& history) {

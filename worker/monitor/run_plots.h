@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "report/epoch_metrics.h"
+#include "report/time_to_target.h"
 #include "worker/monitor/plot_canvas.h"
 
 namespace gantry {
@@ -39,11 +41,13 @@ std::vector<double> Smooth(const std::vector<double>& values, double window);
 inline constexpr int kTimingPlotWidth = 960, kTimingPlotHeight = 420;
 inline constexpr int kLossPlotWidth = 960, kLossPlotHeight = 620;
 
-PlotCanvas DrawTimingPlot(const std::vector<EpochRow>& rows);
+// Samples/s and seconds per epoch by batch size, and with a `goal` the seconds to it.
+PlotCanvas DrawTimingPlot(const std::vector<EpochRow>& rows, const std::optional<QualityGoal>& goal = std::nullopt);
 PlotCanvas DrawLossPlot(const LossHistory& history);
 
 // Draw and write the PNG atomically; errors name the path.
-absl::Status WriteTimingPlot(const std::string& path, const std::vector<EpochRow>& rows);
+absl::Status WriteTimingPlot(const std::string& path, const std::vector<EpochRow>& rows,
+                             const std::optional<QualityGoal>& goal = std::nullopt);
 absl::Status WriteLossPlot(const std::string& path, const LossHistory& history);
 
 }  // namespace gantry

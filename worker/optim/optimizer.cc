@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "worker/optim/adam.h"
 #include "worker/optim/sgd.h"
 
@@ -31,7 +32,9 @@ absl::Status Optimizer::RestoreState(const std::vector<std::vector<float>>& buff
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const OptimizerConfig& c, int64_t size, Device device) {
+namespace {
+
+absl::StatusOr<std::unique_ptr<Optimizer>> MakeUnwarmed(const OptimizerConfig& c, int64_t size, Device device) {
   if (!(c.lr > 0.0f)) return absl::InvalidArgumentError(absl::StrCat("lr: must be > 0, got ", c.lr));
   if (c.kind == "adam") {
     if (!(c.beta1 >= 0.0f && c.beta1 < 1.0f) || !(c.beta2 >= 0.0f && c.beta2 < 1.0f)) {
@@ -48,6 +51,19 @@ absl::StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const OptimizerConfig& 
     return std::make_unique<Sgd>(c.lr, c.momentum, size, device);
   }
   return absl::InvalidArgumentError(absl::StrCat("optimizer: unknown kind '", c.kind, "' (use adam or sgd)"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const OptimizerConfig& c, int64_t size, Device device,
+                                                         const LearningRateRule& warmup) {
+  if (warmup.warmup_steps < 0 || !(warmup.warmup_start > 0.0 && warmup.warmup_start <= 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat("warm-up: steps must be >= 0 and the start fraction in (0, 1], got ",
+                                                   warmup.warmup_steps, " and ", warmup.warmup_start));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Optimizer> optimizer, MakeUnwarmed(c, size, device));
+  optimizer->set_warmup(warmup);
+  return optimizer;
 }
 
 }  // namespace gantry

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runspec/learning_rate_rule.h"
 #include "runspec/optimizer_config.h"
 #include "worker/tensor/backend.h"
 #include "worker/tensor/tensor.h"
@@ -31,13 +32,24 @@ class Optimizer {
   // same sizes as state(); the optimizer is then unchanged.
   absl::Status RestoreState(const std::vector<std::vector<float>>& buffers, int64_t steps_taken);
 
+  // The warm-up of `rule` (its warmup_steps and warmup_start; its scaling is the caller's,
+  // already in the configured rate). Default: none.
+  void set_warmup(const LearningRateRule& rule) { warmup_ = rule; }
+
  protected:
   virtual void set_steps_taken(int64_t steps) = 0;
+  // The rate of the next step for the configured rate `lr`: a function of steps_taken(),
+  // so a restored optimizer continues the warm-up where the saved one was.
+  float RateOfNextStep(float lr) const { return static_cast<float>(WarmedUpRate(lr, warmup_, steps_taken())); }
+
+ private:
+  LearningRateRule warmup_;
 };
 
-// An optimizer for a flat buffer of `size` elements on `device`, or INVALID_ARGUMENT
-// naming the bad field.
+// An optimizer for a flat buffer of `size` elements on `device` that warms up as `warmup`
+// says, or INVALID_ARGUMENT naming the bad field.
 absl::StatusOr<std::unique_ptr<Optimizer>> MakeOptimizer(const OptimizerConfig& config, int64_t size,
-                                                         Device device = Device::kCpu);
+                                                         Device device = Device::kCpu,
+                                                         const LearningRateRule& warmup = {});
 
 }  // namespace gantry

@@ -58,6 +58,11 @@ std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, c
   cfg["batch_sizes"] = c.batch_sizes;
   cfg["optimizer"] = {{"kind", c.optimizer.kind}, {"lr", Shortest(c.optimizer.lr)},     {"beta1", Shortest(c.optimizer.beta1)},
                       {"beta2", Shortest(c.optimizer.beta2)}, {"eps", Shortest(c.optimizer.eps)}, {"momentum", Shortest(c.optimizer.momentum)}};
+  const LearningRateRule& rate = c.rate_rule;
+  cfg["learning_rate"] = {{"scaling", LrScalingName(rate.scaling)},
+                          {"base_batch_size", rate.base_batch_size},
+                          {"warmup_steps", rate.warmup_steps},
+                          {"warmup_start", rate.warmup_start}};
   cfg["dcgan"] = {{"noise_dim", c.dcgan.noise_dim}, {"leaky_slope", Shortest(c.dcgan.leaky_slope)},
                   {"dropout", Shortest(c.dcgan.dropout)},     {"bn_eps", Shortest(c.dcgan.bn_eps)},
                   {"bn_momentum", Shortest(c.dcgan.bn_momentum)}};
@@ -73,6 +78,9 @@ std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, c
   cfg["tensorboard"] = c.tensorboard;
   cfg["watts_per_core"] = c.watts_per_core;
   cfg["quality"] = c.quality;
+  if (c.target.active()) {
+    cfg["quality_target"] = {{"fd", c.target.fd}, {"rel_l2", c.target.rel_l2}, {"stop", c.target.stop}};
+  }
   cfg["straggler"] = {{"factor", c.straggler.factor}, {"window", c.straggler.window}};
   cfg["comm_timeout_s"] = c.comm_timeout_seconds;
   cfg["precision"] = PrecisionName(c.mixed.precision);
@@ -99,6 +107,8 @@ std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, c
   // default cannot change what resuming or rolling out this run builds.
   RawSettings recorded = settings;
   if (c.model == "pix2pix") recorded.try_emplace("predict", NextFramePredictionName(c.pix2pix.predict));
+  // Likewise the learning-rate scaling: its default may change as measurements come in.
+  recorded.try_emplace("lr-scaling", LrScalingName(c.rate_rule.scaling));
   j["settings"] = recorded;
   return j.dump(2) + "\n";
 }

@@ -8,9 +8,11 @@
 #include "common/clock.h"
 #include "common/file_io.h"
 #include "common/status_macros.h"
+#include "report/time_to_target.h"
 #include "report/timing_report.h"
 #include "runspec/batch_fit.h"
 #include "runspec/datasets.h"
+#include "runspec/learning_rate_rule.h"
 #include "runspec/mixed_precision.h"
 #include "spdlog/spdlog.h"
 #include "worker/checkpoint/share_checkpoint.h"
@@ -134,9 +136,23 @@ std::optional<NvmlEnergyCounter> OpenGpuEnergy(const TrainingDevice& device, con
   return std::nullopt;
 }
 
+// timing.md's account of the learning rate each batch size trained at.
+std::string LearningRateMarkdown(const TrainConfig& c) {
+  std::string md = "\n## Learning rate\n\n";
+  for (int64_t batch : c.batch_sizes) {
+    absl::StrAppend(&md, "- global batch ", batch, ": ", DescribeLearningRate(c.optimizer.lr, c.rate_rule, batch),
+                    "\n");
+  }
+  return md;
+}
+
 // Rank 0: timing.md of the rows.
 absl::Status WriteTiming(TrainJobResult& r, const RunFolder& folder, int world_size) {
   r.timing_markdown = TimingMarkdown(r.rows, world_size, DescribePrecision(r.config.mixed, world_size));
+  r.timing_markdown += LearningRateMarkdown(r.config);
+  if (auto goal = GoalOf(r.config.target.fd, r.config.target.rel_l2)) {
+    r.timing_markdown += TimeToTargetMarkdown(r.rows, *goal);
+  }
   return WriteFileAtomically(folder.File("timing.md"), r.timing_markdown);
 }
 

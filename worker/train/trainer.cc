@@ -13,7 +13,9 @@
 #include "common/straggler_tracker.h"
 #include "report/energy_source.h"
 #include "report/progress_line.h"
+#include "report/time_to_target.h"
 #include "runspec/batch_fit.h"
+#include "runspec/learning_rate_rule.h"
 #include "spdlog/spdlog.h"
 #include "worker/checkpoint/checkpoint_codec.h"
 #include "worker/data/prefetch_loader.h"
@@ -174,8 +176,11 @@ absl::Status Trainer::SetUp(BatchRun& run, const TrainingState* resume) {
     RETURN_IF_ERROR(BroadcastModel(comm_, *run.model, comm_options_));
   }
   const Device device = backend_.device();
-  ASSIGN_OR_RETURN(run.g_opt, MakeOptimizer(config_.optimizer, run.model->g_params().num_params(), device));
-  ASSIGN_OR_RETURN(run.d_opt, MakeOptimizer(config_.optimizer, run.model->d_params().num_params(), device));
+  // Both networks at the rate scaled for this batch size (--lr-scaling), warming up alike.
+  OptimizerConfig optimizer = config_.optimizer;
+  optimizer.lr = static_cast<float>(ScaledLearningRate(optimizer.lr, config_.rate_rule, run.batch));
+  ASSIGN_OR_RETURN(run.g_opt, MakeOptimizer(optimizer, run.model->g_params().num_params(), device, config_.rate_rule));
+  ASSIGN_OR_RETURN(run.d_opt, MakeOptimizer(optimizer, run.model->d_params().num_params(), device, config_.rate_rule));
   run.step = std::make_unique<DataParallelStep>(*run.model, *run.g_opt, *run.d_opt, comm_, backend_, comm_options_,
                                                 config_.sync_bn, clock_, SlowdownFor(config_, comm_.rank()),
                                                 config_.mixed, gradient_comm_);
@@ -204,12 +209,27 @@ absl::Status Trainer::TrainOneBatchSize(int64_t batch_index, const TrainingState
     ASSIGN_OR_RETURN(EpochRow row, TrainOneEpoch(run));
     ++run.epoch;
     run.step_in_epoch = 0;
+    if (is_root()) RETURN_IF_ERROR(FinishEpoch(run, row));
+    RETURN_IF_ERROR(StopAtTarget(run, row));
     if (is_root()) {
-      RETURN_IF_ERROR(FinishEpoch(run, row));
       RETURN_IF_ERROR(SaveCheckpoint(run, EpochInProgress{}));
       if (observer_) observer_->OnEpochRow(row, RankWindows(run.tracker, run.shares));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::StopAtTarget(BatchRun& run, const EpochRow& row) {
+  if (!config_.target.stop) return absl::OkStatus();
+  const std::optional<QualityGoal> goal = GoalOf(config_.target.fd, config_.target.rel_l2);
+  uint8_t reached = is_root() && goal && ReachesGoal(row, *goal) ? 1 : 0;
+  RETURN_IF_ERROR(comm_.Broadcast(&reached, 1, 0, comm_options_));
+  if (reached == 0) return absl::OkStatus();
+  if (is_root()) {
+    spdlog::info("global batch {} epoch {} reached the quality target; --stop-at-target ends this batch size here",
+                 run.batch, row.epoch);
+  }
+  run.steps_left = 0;  // in the epoch-end checkpoint too: a resumed run stays stopped
   return absl::OkStatus();
 }
 
@@ -219,6 +239,8 @@ void Trainer::LogBatchSizeStart(const BatchRun& run, bool resumed) const {
                "out per epoch)",
                config_.model, run.batch, comm_.size(), DescribePrecision(config_.mixed, comm_.size()), steps_per_epoch,
                config_.epochs, data_.count, data_.count - steps_per_epoch * run.batch);
+  spdlog::info("learning rate at global batch {}: {}", run.batch,
+               DescribeLearningRate(config_.optimizer.lr, config_.rate_rule, run.batch));
   if (resumed) {
     spdlog::info("resuming at batch {} epoch {} step {}/{} (step {} of the run)", run.batch, run.epoch,
                  run.step_in_epoch, steps_per_epoch, run_step_);

@@ -96,6 +96,9 @@ class Trainer {
   // Rank 0: the checkpoint of the state after the latest step.
   absl::Status SaveCheckpoint(BatchRun& run, const EpochInProgress& epoch);
   bool MidEpochCheckpointDue(bool epoch_goes_on) const;
+  // --stop-at-target: every rank ends this batch size (steps_left 0) when rank 0's score of
+  // the epoch just finished (`row`, meaningful on rank 0) reaches the target.
+  absl::Status StopAtTarget(BatchRun& run, const EpochRow& row);
   // --debug-crash-after-step: rank 0 of a run started afresh dies (SIGKILL) after that step.
   void CrashIfAsked() const;
   // Rank 0: a warning per skipped network step (the first few per batch size).

@@ -1,0 +1,48 @@
+// How a run's learning rate follows the global batch size and the step count:
+// scaling from the batch the rate was tuned for (--lr-scaling, --base-batch-size) and a
+// linear warm-up (--warmup-steps, --warmup-start). Both networks' optimizers follow the
+// same rule. Pure arithmetic, shared by the worker (which applies it) and the control
+// plane (which shows it).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace gantry {
+
+enum class LrScaling {
+  kNone,    // the same --lr at every batch size
+  kLinear,  // --lr x batch / base (Goyal et al. 2017, for SGD)
+  kSqrt,    // --lr x sqrt(batch / base) (keeps the update's noise scale; suits Adam)
+};
+
+const std::vector<std::string>& LrScalingNames();  // none, linear, sqrt
+const char* LrScalingName(LrScaling scaling);
+absl::StatusOr<LrScaling> ParseLrScaling(const std::string& name);
+
+struct LearningRateRule {
+  LrScaling scaling = LrScaling::kNone;
+  int64_t base_batch_size = 64;  // the global batch --lr was tuned for
+  // The first warmup_steps optimizer steps at each batch size ramp the rate linearly from
+  // warmup_start x the scaled rate up to the scaled rate; 0: no warm-up.
+  int64_t warmup_steps = 0;
+  double warmup_start = 0.1;
+  bool operator==(const LearningRateRule&) const = default;
+};
+
+// The rate after scaling for `global_batch` (before any warm-up).
+double ScaledLearningRate(double lr, const LearningRateRule& rule, int64_t global_batch);
+
+// The rate of optimizer step `step` (0-based: the number of steps already taken) for a
+// scaled rate `scaled`. A function of the step count alone, so a run resumed from a
+// checkpoint (which keeps the optimizer's step count) continues the ramp exactly.
+double WarmedUpRate(double scaled, const LearningRateRule& rule, int64_t step);
+
+// "0.0008 (linear scaling of 0.0001 from batch 64), warm-up over 20 steps from 10 %",
+// for logs and timing.md.
+std::string DescribeLearningRate(double lr, const LearningRateRule& rule, int64_t global_batch);
+
+}  // namespace gantry

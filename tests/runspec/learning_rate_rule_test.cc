@@ -1,0 +1,85 @@
+// The learning-rate rule's arithmetic and its settings (--lr-scaling, --base-batch-size,
+// --warmup-steps, --warmup-start) and the quality target's (--target-fd, ...).
+#include "runspec/learning_rate_rule.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runspec/train_config.h"
+
+namespace gantry {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(LearningRateRule, ScalesFromTheBaseBatch) {
+  LearningRateRule rule;
+  rule.base_batch_size = 64;
+  EXPECT_DOUBLE_EQ(ScaledLearningRate(1e-4, rule, 512), 1e-4);  // none
+  rule.scaling = LrScaling::kLinear;
+  EXPECT_DOUBLE_EQ(ScaledLearningRate(1e-4, rule, 512), 8e-4);
+  EXPECT_DOUBLE_EQ(ScaledLearningRate(1e-4, rule, 32), 5e-5);
+  rule.scaling = LrScaling::kSqrt;
+  EXPECT_NEAR(ScaledLearningRate(1e-4, rule, 512), 2.8284271e-4, 1e-10);
+  EXPECT_DOUBLE_EQ(ScaledLearningRate(1e-4, rule, 64), 1e-4);
+}
+
+TEST(LearningRateRule, WarmsUpLinearlyThenHolds) {
+  LearningRateRule rule;
+  rule.warmup_steps = 10;
+  rule.warmup_start = 0.1;
+  EXPECT_DOUBLE_EQ(WarmedUpRate(1.0, rule, 0), 0.1);
+  EXPECT_DOUBLE_EQ(WarmedUpRate(1.0, rule, 5), 0.55);
+  EXPECT_DOUBLE_EQ(WarmedUpRate(1.0, rule, 10), 1.0);
+  EXPECT_DOUBLE_EQ(WarmedUpRate(1.0, rule, 1000), 1.0);
+  rule.warmup_steps = 0;
+  EXPECT_DOUBLE_EQ(WarmedUpRate(1.0, rule, 0), 1.0);
+}
+
+TEST(LearningRateRule, DescribesItself) {
+  LearningRateRule rule;
+  rule.scaling = LrScaling::kLinear;
+  rule.warmup_steps = 20;
+  EXPECT_EQ(DescribeLearningRate(1e-4, rule, 512),
+            "0.0008 (linear scaling of 0.0001 from batch 64), warm-up over 20 steps from 10 %");
+  EXPECT_EQ(DescribeLearningRate(1e-4, LearningRateRule{}, 512), "0.0001");
+}
+
+TEST(LearningRateSettings, ParseAndRefuseByName) {
+  absl::StatusOr<TrainConfig> c = ResolveTrainConfig(
+      {{"lr-scaling", "sqrt"}, {"base-batch-size", "128"}, {"warmup-steps", "50"}, {"warmup-start", "0.5"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->rate_rule.scaling, LrScaling::kSqrt);
+  EXPECT_EQ(c->rate_rule.base_batch_size, 128);
+  EXPECT_EQ(c->rate_rule.warmup_steps, 50);
+  EXPECT_DOUBLE_EQ(c->rate_rule.warmup_start, 0.5);
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"lr-scaling", "quadratic"}, {"base-batch-size", "0"}, {"base-batch-size", "99999999999"},
+           {"warmup-steps", "-1"}, {"warmup-start", "0"}, {"warmup-start", "1.5"}, {"warmup-start", "nan"}}) {
+    const absl::StatusOr<TrainConfig> bad = ResolveTrainConfig({{name, value}});
+    ASSERT_FALSE(bad.ok()) << name << "=" << value;
+    EXPECT_THAT(std::string(bad.status().message()), HasSubstr("--" + name)) << value;
+  }
+}
+
+TEST(QualityTargetSettings, ATargetMustBeOneTheRunScores) {
+  absl::StatusOr<TrainConfig> c = ResolveTrainConfig({{"target-fd", "40"}, {"stop-at-target", "true"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_DOUBLE_EQ(c->target.fd, 40);
+  EXPECT_TRUE(c->target.stop);
+  const std::vector<std::pair<RawSettings, std::string>> refused = {
+      {{{"stop-at-target", "true"}}, "--stop-at-target needs a target"},
+      {{{"target-fd", "40"}, {"quality", "off"}}, "--quality is off"},
+      {{{"target-fd", "40"}, {"dataset", "flow"}, {"model", "pix2pix"}}, "use --target-rel-l2"},
+      {{{"target-rel-l2", "0.1"}}, "--dataset flow"},
+      {{{"target-fd", "-3"}}, "--target-fd"},
+      {{{"target-fd", "inf"}}, "--target-fd"},
+  };
+  for (const auto& [settings, message] : refused) {
+    const absl::StatusOr<TrainConfig> bad = ResolveTrainConfig(settings);
+    ASSERT_FALSE(bad.ok()) << message;
+    EXPECT_THAT(std::string(bad.status().message()), HasSubstr(message));
+  }
+}
+
+}  // namespace
+}  // namespace gantry
