@@ -29,7 +29,7 @@ if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=cc
 asan_tests=(common_tests runspec_tests report_tests cli_tests coordinator_tests fuzz)
 asan_targets=(common_tests runspec_tests report_tests cli_tests coordinator_tests gantry gantry-coordinator
               fuzz_run_file_replay fuzz_run_spec_replay fuzz_idx_reader_replay fuzz_npy_replay
-              fuzz_checkpoint_replay fuzz_flow_case_replay fuzz_job_record_replay)
+              fuzz_checkpoint_replay fuzz_flow_case_replay fuzz_job_record_replay fuzz_safetensors_replay)
 # TSan: the coordinator (its service with long polls, leases and the job store, and end
 # to end over loopback), the most threaded part that needs no engine, and the
 # communicator tests (the thread-rank LocalCommunicator: all-reduce, bf16 all-reduce,
