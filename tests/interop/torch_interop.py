@@ -27,14 +27,16 @@ import torch  # noqa: E402
 FASHION = "/usr/share/datasets/fashion-mnist"
 # fp32: the two sides sum the same products in different orders (oneDNN's blocking vs
 # PyTorch's); over at most 6,400-term sums through four layers that moves a tanh output
-# by far less than this (measured: below 1e-7).
-FP32_MAX_ABS = 1e-5
+# by far less than this (measured: below 1e-7 on these tiny runs, 1.2e-6 on a DCGAN
+# trained 3 epochs on Fashion-MNIST).
+FP32_MAX_ABS = 5e-5
 # bf16: gantry rounds every product's operands (weights and activations) to 8 significant
 # bits, relative error up to 2^-9 each, where PyTorch multiplies the bf16-rounded weights
-# with fp32 activations; through four layers that stays below a hundredth of a tanh
-# output, far less on average (measured on the tiny runs: 3e-4 at most, 5e-5 on average).
-BF16_MAX_ABS = 0.02
-BF16_MEAN_ABS = 0.002
+# with fp32 activations; through four layers that stays within a few hundredths of a
+# tanh output, far less on average (measured: 3e-4 at most and 5e-5 on average on these
+# tiny runs; 0.02 and 9e-4 on a DCGAN trained 3 epochs on Fashion-MNIST).
+BF16_MAX_ABS = 0.05
+BF16_MEAN_ABS = 0.005
 
 
 def fail(message):
