@@ -33,14 +33,16 @@ namespace {
 namespace fs = std::filesystem;
 
 // A scratch folder of this process: a data root with mnist/ in it, and the database.
+// The name is never destroyed (it lives until exit): the atexit cleanup below runs after
+// static destructors would have freed a plain static string.
 const std::string& Scratch() {
-  static const std::string dir = [] {
+  static const std::string& dir = *new std::string([] {
     const std::string d = std::string(access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp") + "/gantry-fuzz-jobs-" +
                           std::to_string(getpid());
     fs::create_directories(d + "/root/mnist");
     std::atexit([] { fs::remove_all(Scratch()); });
     return d;
-  }();
+  }());
   return dir;
 }
 
