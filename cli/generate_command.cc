@@ -8,13 +8,13 @@ namespace gantry::cli {
 namespace {
 
 // The whole-number options a generate may leave to gantry-worker generate's defaults.
-struct OptionalNumber {
+struct GenerateNumberFlag {
   const char* flag;
   const char* help;
   std::optional<int64_t> GenerateArgs::*value;
 };
 
-constexpr OptionalNumber kOptionalNumbers[] = {
+constexpr GenerateNumberFlag kGenerateNumberFlags[] = {
     {"count", "samples to draw (1 to 100000; a DCGAN needs it unless --interpolate)", &GenerateArgs::count},
     {"checkpoint", "the run step of the checkpoint to use [worker default: the newest usable]",
      &GenerateArgs::checkpoint},
@@ -30,7 +30,7 @@ GenerateCommand::GenerateCommand(CLI::App& app)
               "queue samples from a finished run's generator (as gantry-worker generate, into RUN/generate-<name>/ "
               "of that run); prints its job id") {
   command_->add_option("id", args_.source_job_id, "the finished training job to sample, e.g. job-3")->required();
-  for (const OptionalNumber& number : kOptionalNumbers) {
+  for (const GenerateNumberFlag& number : kGenerateNumberFlags) {
     number_options_[number.flag] =
         command_->add_option(std::string("--") + number.flag, numbers_[number.flag], number.help);
   }
@@ -51,7 +51,7 @@ GenerateCommand::GenerateCommand(CLI::App& app)
 
 GenerateArgs GenerateCommand::Args() const {
   GenerateArgs args = args_;
-  for (const OptionalNumber& number : kOptionalNumbers) {
+  for (const GenerateNumberFlag& number : kGenerateNumberFlags) {
     if (number_options_.at(number.flag)->count() > 0) args.*number.value = numbers_.at(number.flag);
   }
   if (seed_option_->count() > 0) args.seed = seed_;

@@ -20,7 +20,7 @@
 namespace gantry {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 constexpr int kMaxPollWaitMs = 1000;
 constexpr char kTimeoutResponse[] =
@@ -28,14 +28,14 @@ constexpr char kTimeoutResponse[] =
 constexpr char kTooLargeResponse[] =
     "HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
 
-Clock::duration Seconds(double s) {
-  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+SteadyClock::duration Seconds(double s) {
+  return std::chrono::duration_cast<SteadyClock::duration>(std::chrono::duration<double>(s));
 }
 
 // Waits until `fd` is ready for `events` or `deadline` passes.
-bool WaitFor(int fd, short events, Clock::time_point deadline) {
+bool WaitFor(int fd, short events, SteadyClock::time_point deadline) {
   while (true) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now()).count();
     if (left <= 0) return false;
     pollfd p{fd, events, 0};
     const int n = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, kMaxPollWaitMs)));
@@ -113,7 +113,8 @@ std::string PeerText(int fd, bool local, int& port) {
 // bounded by the request's deadlines. The socket is non-blocking.
 class BufferedSocketStream final : public httplib::Stream {
  public:
-  BufferedSocketStream(int fd, std::string& buffer, Clock::time_point read_deadline, Clock::time_point write_deadline)
+  BufferedSocketStream(int fd, std::string& buffer, SteadyClock::time_point read_deadline,
+                       SteadyClock::time_point write_deadline)
       : fd_(fd), buffer_(buffer), read_deadline_(read_deadline), write_deadline_(write_deadline) {}
 
   size_t consumed() const { return consumed_; }
@@ -153,7 +154,7 @@ class BufferedSocketStream final : public httplib::Stream {
   int fd_;
   std::string& buffer_;
   size_t consumed_ = 0;
-  Clock::time_point read_deadline_, write_deadline_;
+  SteadyClock::time_point read_deadline_, write_deadline_;
 };
 
 }  // namespace
@@ -192,7 +193,7 @@ void HttpConnections::Adopt(int fd) {
     }
     auto c = std::make_unique<Connection>();
     c->fd = fd;
-    c->idle_since = Clock::now();
+    c->idle_since = SteadyClock::now();
     connections_[next_id_++] = std::move(c);
   }
   WakePoller();
@@ -227,7 +228,7 @@ bool HttpConnections::Receive(Connection& c) {
   while (true) {
     const ssize_t n = recv(c.fd, chunk, sizeof(chunk), 0);
     if (n > 0) {
-      if (!c.head_started) c.head_started = Clock::now();
+      if (!c.head_started) c.head_started = SteadyClock::now();
       c.buffer.append(chunk, static_cast<size_t>(n));
       if (c.buffer.size() > ConnectionLimits::kMaxHeadBytes && !HeadComplete(c.buffer)) return false;
       // More than one request's worth waits in the socket, for the request thread.
@@ -252,7 +253,7 @@ bool HttpConnections::DispatchIfReady(uint64_t id, Connection& c) {
 }
 
 // Under mu_.
-void HttpConnections::CloseExpired(Clock::time_point now) {
+void HttpConnections::CloseExpired(SteadyClock::time_point now) {
   std::vector<std::pair<uint64_t, const char*>> expired;
   for (const auto& [id, c] : connections_) {
     if (c->state != State::kWaiting) continue;
@@ -266,8 +267,8 @@ void HttpConnections::CloseExpired(Clock::time_point now) {
 }
 
 // Under mu_: until the nearest head or idle deadline, at most kMaxPollWaitMs.
-int HttpConnections::PollTimeoutMs(Clock::time_point now) const {
-  Clock::time_point next = now + std::chrono::milliseconds(kMaxPollWaitMs);
+int HttpConnections::PollTimeoutMs(SteadyClock::time_point now) const {
+  SteadyClock::time_point next = now + std::chrono::milliseconds(kMaxPollWaitMs);
   for (const auto& [id, c] : connections_) {
     if (c->state != State::kWaiting) continue;
     next = std::min(next, c->head_started ? *c->head_started + Seconds(limits_.read_timeout_seconds)
@@ -289,7 +290,7 @@ void HttpConnections::Poll() {
       fds.push_back(pollfd{c->fd, POLLIN, 0});
       ids.push_back(id);
     }
-    const int timeout_ms = PollTimeoutMs(Clock::now());
+    const int timeout_ms = PollTimeoutMs(SteadyClock::now());
     lock.unlock();
     const int ready = poll(fds.data(), fds.size(), timeout_ms);
     uint64_t drained;
@@ -308,7 +309,7 @@ void HttpConnections::Poll() {
       }
       DispatchIfReady(ids[i], c);
     }
-    CloseExpired(Clock::now());
+    CloseExpired(SteadyClock::now());
   }
 }
 
@@ -325,7 +326,7 @@ void HttpConnections::Work() {
     c.state = State::kServing;
     const bool last = c.requests + 1 >= limits_.max_requests_per_connection;
     lock.unlock();
-    const Clock::time_point start = Clock::now();
+    const SteadyClock::time_point start = SteadyClock::now();
     BufferedSocketStream stream(c.fd, c.buffer, start + Seconds(limits_.read_timeout_seconds),
                                 start + Seconds(limits_.write_timeout_seconds));
     bool keep = false;
@@ -342,7 +343,7 @@ void HttpConnections::Work() {
       continue;
     }
     c.state = State::kWaiting;
-    c.idle_since = Clock::now();
+    c.idle_since = SteadyClock::now();
     c.head_started.reset();
     if (!c.buffer.empty()) c.head_started = c.idle_since;  // the next request has begun
     if (!DispatchIfReady(id, c)) WakePoller();

@@ -10,7 +10,7 @@
 namespace gantry {
 namespace {
 
-absl::Status FieldError(const char* field, const std::string& why) {
+absl::Status Invalid(const char* field, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat("generate.", field, ": ", why));
 }
 
@@ -21,11 +21,11 @@ bool IsNameChar(char c) {
 
 absl::Status CheckName(const std::string& name) {
   if (name.size() > kMaxGenerateNameChars || name == "." || name == "..") {
-    return FieldError("name", absl::StrCat("'", name, "' must be at most ", kMaxGenerateNameChars,
+    return Invalid("name", absl::StrCat("'", name, "' must be at most ", kMaxGenerateNameChars,
                                            " characters and not . or .."));
   }
   for (char c : name) {
-    if (!IsNameChar(c)) return FieldError("name", absl::StrCat("'", name, "': use letters, digits, '.', '_', '-'"));
+    if (!IsNameChar(c)) return Invalid("name", absl::StrCat("'", name, "': use letters, digits, '.', '_', '-'"));
   }
   return absl::OkStatus();
 }
@@ -34,30 +34,30 @@ absl::Status CheckWalk(const v1::GenerateSpec& g) {
   const std::vector<std::string> ends = absl::StrSplit(g.interpolate(), ',');
   int64_t a = 0, b = 0;
   if (ends.size() != 2 || !absl::SimpleAtoi(ends[0], &a) || !absl::SimpleAtoi(ends[1], &b) || a < 0 || b < 0) {
-    return FieldError("interpolate", absl::StrCat("'", g.interpolate(), "': give two latent rows as A,B"));
+    return Invalid("interpolate", absl::StrCat("'", g.interpolate(), "': give two latent rows as A,B"));
   }
   if (!g.has_steps() || g.steps().value() < 2 || g.steps().value() > kMaxGenerateSamples) {
-    return FieldError("steps", absl::StrCat("a walk needs 2 to ", kMaxGenerateSamples, " points"));
+    return Invalid("steps", absl::StrCat("a walk needs 2 to ", kMaxGenerateSamples, " points"));
   }
-  if (g.has_count()) return FieldError("count", "leave it unset with interpolate: the walk has `steps` samples");
+  if (g.has_count()) return Invalid("count", "leave it unset with interpolate: the walk has `steps` samples");
   return absl::OkStatus();
 }
 
 absl::Status CheckNumbers(const v1::GenerateSpec& g) {
   if (g.has_count() && (g.count().value() < 1 || g.count().value() > kMaxGenerateSamples)) {
-    return FieldError("count", absl::StrCat(g.count().value(), " is not in [1, ", kMaxGenerateSamples, "]"));
+    return Invalid("count", absl::StrCat(g.count().value(), " is not in [1, ", kMaxGenerateSamples, "]"));
   }
   if (g.has_checkpoint() && g.checkpoint().value() < 1) {
-    return FieldError("checkpoint", absl::StrCat(g.checkpoint().value(), ": give a run step >= 1, or leave it unset"));
+    return Invalid("checkpoint", absl::StrCat(g.checkpoint().value(), ": give a run step >= 1, or leave it unset"));
   }
   if (!g.precision().empty() && g.precision() != "fp32" && g.precision() != "bf16") {
-    return FieldError("precision", absl::StrCat("'", g.precision(), "' is not fp32 or bf16"));
+    return Invalid("precision", absl::StrCat("'", g.precision(), "' is not fp32 or bf16"));
   }
   if (g.has_batch() && (g.batch().value() < 1 || g.batch().value() > kMaxGenerateBatch)) {
-    return FieldError("batch", absl::StrCat(g.batch().value(), " is not in [1, ", kMaxGenerateBatch, "]"));
+    return Invalid("batch", absl::StrCat(g.batch().value(), " is not in [1, ", kMaxGenerateBatch, "]"));
   }
   if (g.has_frame() && g.frame().value() < 0) {
-    return FieldError("frame", absl::StrCat(g.frame().value(), " is negative; frames count from 0"));
+    return Invalid("frame", absl::StrCat(g.frame().value(), " is negative; frames count from 0"));
   }
   return absl::OkStatus();
 }
@@ -65,32 +65,32 @@ absl::Status CheckNumbers(const v1::GenerateSpec& g) {
 }  // namespace
 
 absl::Status CheckGenerateSpec(const v1::GenerateSpec& g) {
-  if (g.source_job_id().empty()) return FieldError("source_job_id", "required: the id of the finished run to sample");
+  if (g.source_job_id().empty()) return Invalid("source_job_id", "required: the id of the finished run to sample");
   if (absl::Status s = CheckName(g.name()); !s.ok()) return s;
   if (absl::Status s = CheckNumbers(g); !s.ok()) return s;
   if (!g.interpolate().empty()) return CheckWalk(g);
-  if (g.has_steps()) return FieldError("steps", "the length of an interpolate walk; give interpolate too");
+  if (g.has_steps()) return Invalid("steps", "the length of an interpolate walk; give interpolate too");
   return absl::OkStatus();
 }
 
 absl::Status CheckGenerateFitsRun(const v1::GenerateSpec& g, const TrainConfig& source, const std::string& source_id) {
   if (source.model == "pix2pix") {
     if (g.case_dir().empty()) {
-      return FieldError("case_dir", absl::StrCat(source_id, " trained a next-frame model: give the flow case whose "
+      return Invalid("case_dir", absl::StrCat(source_id, " trained a next-frame model: give the flow case whose "
                                                             "frames it generates from"));
     }
     if (!g.interpolate().empty()) {
-      return FieldError("interpolate", absl::StrCat(source_id, " trained a next-frame model, which has no latent "
+      return Invalid("interpolate", absl::StrCat(source_id, " trained a next-frame model, which has no latent "
                                                                "vectors to walk between"));
     }
     return absl::OkStatus();
   }
   if (!g.case_dir().empty()) {
-    return FieldError("case_dir", absl::StrCat(source_id, " trained --model ", source.model,
+    return Invalid("case_dir", absl::StrCat(source_id, " trained --model ", source.model,
                                                ", which generates from latent vectors: leave case_dir unset"));
   }
   if (!g.has_count() && g.interpolate().empty()) {
-    return FieldError("count", absl::StrCat("say how many samples to draw from ", source_id));
+    return Invalid("count", absl::StrCat("say how many samples to draw from ", source_id));
   }
   return absl::OkStatus();
 }

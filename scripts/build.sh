@@ -6,17 +6,22 @@
 #   bash scripts/build.sh --tests          and the tests (what scripts/test.sh builds)
 #   bash scripts/build.sh --benchmarks     and the benchmarks of bench/
 #   bash scripts/build.sh --dir DIR ...    into DIR instead of build/
+#   bash scripts/build.sh --no-unity ...   one translation unit per source (see below)
+# Sources are compiled in unity batches (GANTRY_UNITY_BUILD: each target's sources in
+# groups of 8 as one translation unit, about half the cold build time on 2 cores);
+# --no-unity compiles them one by one, which suits editing one file at a time.
 # Further arguments go to cmake's configure step (e.g. -DGANTRY_CUDA=OFF).
 # GANTRY_JOBS sets the parallelism.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-dir=build tests=OFF benchmarks=OFF
+dir=build tests=OFF benchmarks=OFF unity=ON
 cmake_args=()
 while (($#)); do
   case $1 in
     --tests) tests=ON ;;
     --benchmarks) benchmarks=ON ;;
+    --no-unity) unity=OFF ;;
     --dir) dir=$2; shift ;;
     *) cmake_args+=("$1") ;;
   esac
@@ -29,5 +34,6 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DGANTRY_BUILD_TESTS="$tests" -DGANTRY_BUILD_BENCHMARKS="$benchmarks" \
+  -DGANTRY_UNITY_BUILD="$unity" \
   "${launcher[@]}" "${cmake_args[@]}"
 cmake --build "$dir" -j"${GANTRY_JOBS:-2}"

@@ -47,6 +47,14 @@ if [[ $host_protoc != "$root_protobuf" || ($host_grpc && $host_grpc != "$root_gr
   exit 1
 fi
 
+# ccache when installed (scripts/install_deps.sh does), as scripts/build.sh: a second run
+# compiles only what changed.
+launcher=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 cmake -S . -B "$build" -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake" -DCMAKE_BUILD_TYPE=Release \
-  -DGANTRY_CUDA=OFF -DGANTRY_NATIVE=OFF -DGANTRY_BUILD_BENCHMARKS=OFF || exit 1
+  "${launcher[@]}" \
+  -DGANTRY_CUDA=OFF -DGANTRY_NATIVE=OFF -DGANTRY_BUILD_BENCHMARKS=OFF -DGANTRY_UNITY_BUILD=ON || exit 1
 cmake --build "$build" -j"${GANTRY_JOBS:-2}" --target "${targets[@]}" || exit 1

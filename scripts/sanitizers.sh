@@ -49,7 +49,7 @@ build() {
   # file:line stacks, and the build takes far less time than -O2 -g.
   cmake -S . -B "${dir}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DGANTRY_SANITIZER="${sanitizer}" -DGANTRY_WORKER=ON \
-    -DGANTRY_CUDA=OFF -DGANTRY_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
+    -DGANTRY_CUDA=OFF -DGANTRY_BUILD_BENCHMARKS=OFF -DGANTRY_UNITY_BUILD=ON "${launcher[@]}" >/dev/null
   nice -n 5 cmake --build "${dir}" -j"${jobs}" --target "$@"
 }
 

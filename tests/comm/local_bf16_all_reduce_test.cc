@@ -18,7 +18,7 @@ namespace {
 using ::testing::HasSubstr;
 
 // Gradient-like values over many binades, already on the wire.
-std::vector<uint16_t> RankInput(int rank, int64_t count) {
+std::vector<uint16_t> Bf16RankInput(int rank, int64_t count) {
   std::vector<float> v(static_cast<size_t>(count));
   Rng rng(500 + rank);
   for (float& x : v) {
@@ -34,15 +34,15 @@ class LocalBf16AllReduceTest : public ::testing::TestWithParam<int> {};
 TEST_P(LocalBf16AllReduceTest, SumsPairByPairInRankOrderIdenticallyOnEveryRank) {
   const int size = GetParam();
   for (const int64_t count : {int64_t{1}, int64_t{17}, int64_t{100003}}) {
-    std::vector<uint16_t> expected = RankInput(0, count);
+    std::vector<uint16_t> expected = Bf16RankInput(0, count);
     for (int r = 1; r < size; ++r) {
-      const std::vector<uint16_t> in = RankInput(r, count);
+      const std::vector<uint16_t> in = Bf16RankInput(r, count);
       for (int64_t i = 0; i < count; ++i) {
         expected[i] = WireBf16(Bf16ToFloat(in[i]) + Bf16ToFloat(expected[i]));
       }
     }
     const absl::Status s = RunRanks(size, [&](Communicator& comm) -> absl::Status {
-      std::vector<uint16_t> data = RankInput(comm.rank(), count);
+      std::vector<uint16_t> data = Bf16RankInput(comm.rank(), count);
       if (absl::Status st = comm.AllReduceSumBf16(data.data(), count, {}); !st.ok()) return st;
       if (std::memcmp(data.data(), expected.data(), data.size() * 2) == 0) return absl::OkStatus();
       return absl::InternalError(absl::StrCat("rank ", comm.rank(), ": bf16 sum differs from the rank-order sum"));
@@ -75,7 +75,7 @@ INSTANTIATE_TEST_SUITE_P(Ranks, LocalBf16AllReduceTest, ::testing::Values(2, 3),
 TEST(LocalBf16AllReduce, AnInfinityOnOneRankReachesEveryRank) {
   std::vector<std::vector<uint16_t>> results(2);
   const absl::Status s = RunRanks(2, [&](Communicator& comm) -> absl::Status {
-    std::vector<uint16_t> data = RankInput(comm.rank(), 40);
+    std::vector<uint16_t> data = Bf16RankInput(comm.rank(), 40);
     if (comm.rank() == 1) data[5] = WireBf16(std::numeric_limits<float>::infinity());
     absl::Status st = comm.AllReduceSumBf16(data.data(), 40, {});
     results[comm.rank()] = data;

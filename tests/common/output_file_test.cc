@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-std::string ReadAll(const std::string& path) {
+std::string ReadOutputFile(const std::string& path) {
   std::stringstream ss;
   ss << std::ifstream(path).rdbuf();
   return ss.str();
@@ -39,9 +39,9 @@ OutputFileRules PortFile(const std::string& db) { return {"--port-file", {{"--db
 TEST(OutputFile, CreatesANewFileAndReplacesAPreviousOutput) {
   const std::string dir = Folder("output_new");
   ASSERT_TRUE(WriteOutputFile(dir + "/port", "50051\n", PortFile(dir + "/g.db")).ok());
-  EXPECT_EQ(ReadAll(dir + "/port"), "50051\n");
+  EXPECT_EQ(ReadOutputFile(dir + "/port"), "50051\n");
   ASSERT_TRUE(WriteOutputFile(dir + "/port", "50052\n", PortFile(dir + "/g.db")).ok());
-  EXPECT_EQ(ReadAll(dir + "/port"), "50052\n");
+  EXPECT_EQ(ReadOutputFile(dir + "/port"), "50052\n");
   std::ofstream(dir + "/empty").close();  // `touch F` before the run
   EXPECT_TRUE(WriteOutputFile(dir + "/empty", "7\n", PortFile(dir + "/g.db")).ok());
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);  // no temporary left
@@ -78,7 +78,7 @@ TEST(OutputFile, NeverTouchesWhatIsNotAPreviousOutput) {
   for (const Case& c : cases) {
     struct stat before {};
     const bool existed = lstat(c.path.c_str(), &before) == 0;
-    const std::string contents = existed && S_ISREG(before.st_mode) ? ReadAll(c.path) : "";
+    const std::string contents = existed && S_ISREG(before.st_mode) ? ReadOutputFile(c.path) : "";
     const absl::Status s = WriteOutputFile(c.path, "50051\n", rules);
     EXPECT_TRUE(absl::IsFailedPrecondition(s)) << c.path << ": " << s;
     EXPECT_THAT(std::string(s.message()), HasSubstr("--port-file " + c.path + ": ")) << c.path;
@@ -91,7 +91,7 @@ TEST(OutputFile, NeverTouchesWhatIsNotAPreviousOutput) {
       EXPECT_EQ(after.st_ino, before.st_ino) << c.path << " was replaced";
       EXPECT_EQ(after.st_mode, before.st_mode) << c.path;
       if (S_ISREG(before.st_mode)) {
-        EXPECT_EQ(ReadAll(c.path), contents) << c.path;
+        EXPECT_EQ(ReadOutputFile(c.path), contents) << c.path;
       }
     }
   }
@@ -103,7 +103,7 @@ TEST(CreateFileAtomically, NeverReplacesAnything) {
   ASSERT_TRUE(CreateFileAtomically(dir + "/a", "first").ok());
   const absl::Status again = CreateFileAtomically(dir + "/a", "second");
   EXPECT_TRUE(absl::IsAlreadyExists(again)) << again;
-  EXPECT_EQ(ReadAll(dir + "/a"), "first");
+  EXPECT_EQ(ReadOutputFile(dir + "/a"), "first");
   EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
 }
 

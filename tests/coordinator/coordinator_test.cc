@@ -11,7 +11,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::CoordinatorFixture;
-using testing::EpochRow;
 using testing::Report;
 
 std::vector<v1::JobState> StateHistory(Coordinator& core, const std::string& job_id) {
@@ -37,7 +36,7 @@ TEST(Coordinator, AJobRunsToTheEndOnAGroup) {
   const std::vector<std::pair<int64_t, int64_t>> epochs = {{8, 1}, {8, 2}, {16, 1}, {16, 2}};
   for (size_t i = 0; i < epochs.size(); ++i) {
     v1::ReportProgressRequest report = Report(group, acquired);
-    *report.add_epochs() = EpochRow(epochs[i].first, epochs[i].second, 2);
+    *report.add_epochs() = testing::EpochRow(epochs[i].first, epochs[i].second, 2);
     absl::StatusOr<v1::ReportProgressResponse> reply = f.core().ReportProgress(report);
     ASSERT_TRUE(reply.ok()) << reply.status();
     EXPECT_FALSE(reply->cancel());
@@ -56,7 +55,7 @@ TEST(Coordinator, AJobRunsToTheEndOnAGroup) {
   EXPECT_EQ(report->job().state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(report->job().epochs_reported(), 4);
   ASSERT_EQ(report->epochs_size(), 4);
-  EXPECT_EQ(report->epochs(2).seconds(), EpochRow(16, 1, 2).seconds());
+  EXPECT_EQ(report->epochs(2).seconds(), testing::EpochRow(16, 1, 2).seconds());
   EXPECT_EQ(StateHistory(f.core(), job_id),
             (std::vector<v1::JobState>{v1::JOB_STATE_QUEUED, v1::JOB_STATE_RUNNING, v1::JOB_STATE_SUCCEEDED}));
   EXPECT_EQ(f.core().ListGroups().groups(0).state(), v1::GROUP_STATE_IDLE);
@@ -323,13 +322,13 @@ TEST(Coordinator, ReportsAreCheckedAndIdempotent) {
   const std::string group = f.Register(2);
   const v1::AcquireJobResponse acquired = f.Acquire(group);
   v1::ReportProgressRequest bad = Report(group, acquired);
-  *bad.add_epochs() = EpochRow(32, 1, 2);
+  *bad.add_epochs() = testing::EpochRow(32, 1, 2);
   absl::StatusOr<v1::ReportProgressResponse> refused = f.core().ReportProgress(bad);
   EXPECT_TRUE(absl::IsInvalidArgument(refused.status()));
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("epochs[0].batch_size"));
 
   v1::ReportProgressRequest report = Report(group, acquired);
-  *report.add_epochs() = EpochRow(8, 1, 2);
+  *report.add_epochs() = testing::EpochRow(8, 1, 2);
   v1::StragglerEvent* straggler = report.add_stragglers();
   straggler->set_batch_size(8);
   straggler->set_epoch(1);
@@ -375,7 +374,7 @@ TEST(Coordinator, ARestartedCoordinatorKeepsJobsGroupsAndHistory) {
   const std::string group = f.Register(2);
   const v1::AcquireJobResponse acquired = f.Acquire(group);
   v1::ReportProgressRequest report = Report(group, acquired);
-  *report.add_epochs() = EpochRow(8, 1, 2);
+  *report.add_epochs() = testing::EpochRow(8, 1, 2);
   ASSERT_TRUE(f.core().ReportProgress(report).ok());
 
   f.clock().AdvanceMillis(8000);
@@ -389,7 +388,7 @@ TEST(Coordinator, ARestartedCoordinatorKeepsJobsGroupsAndHistory) {
   EXPECT_EQ(StateHistory(f.core(), running), (std::vector<v1::JobState>{v1::JOB_STATE_QUEUED, v1::JOB_STATE_RUNNING}));
   // It carries on: the next epoch's report is taken and the job finishes.
   report = Report(group, acquired);
-  *report.add_epochs() = EpochRow(8, 2, 2);
+  *report.add_epochs() = testing::EpochRow(8, 2, 2);
   report.set_final_state(v1::JOB_STATE_SUCCEEDED);
   ASSERT_TRUE(f.core().ReportProgress(report).ok());
   EXPECT_EQ(f.core().GetJobReport(running)->epochs_size(), 2);

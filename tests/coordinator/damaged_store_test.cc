@@ -38,7 +38,7 @@ void Damage(const std::string& db_path, const std::string& sql) {
   ASSERT_TRUE(s.ok()) << s;
 }
 
-std::string ReadAll(const std::string& path) {
+std::string ReadStoreFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
@@ -83,13 +83,13 @@ TEST(DamagedDatabase, IsRefusedAtStartNamingItAndHowToRecover) {
   for (const Case& c : cases) {
     const std::string path = DatabaseWithJobs("damaged", 40);
     c.damage(path);
-    const std::string before = ReadAll(path);
+    const std::string before = ReadStoreFile(path);
     absl::StatusOr<std::unique_ptr<JobStore>> store = JobStore::Open(path);
     ASSERT_FALSE(store.ok()) << c.what;
     EXPECT_TRUE(absl::IsFailedPrecondition(store.status())) << c.what << ": " << store.status();
     EXPECT_THAT(std::string(store.status().message()), HasSubstr("--db " + path)) << c.what;
     EXPECT_THAT(std::string(store.status().message()), HasSubstr(c.expected)) << c.what << ": " << store.status();
-    EXPECT_EQ(ReadAll(path), before) << c.what << ": the refused file was changed";
+    EXPECT_EQ(ReadStoreFile(path), before) << c.what << ": the refused file was changed";
   }
 }
 

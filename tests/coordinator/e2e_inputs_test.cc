@@ -28,7 +28,7 @@ using testing::CommandResult;
 using testing::Gantry;
 using testing::RunCommand;
 
-std::string ReadAll(const std::string& path) {
+std::string ReadInputFile(const std::string& path) {
   std::stringstream ss;
   ss << std::ifstream(path).rdbuf();
   return ss.str();
@@ -152,15 +152,15 @@ TEST(PortFile, NeverReplacesWhatTheCoordinatorDidNotWrite) {
       {s.dir + "/fifo", "is a FIFO"},
       {s.dir + "/p --http-listen 127.0.0.1:0 --http-port-file " + s.dir + "/p", "is the file of --http-port-file"},
   };
-  const std::string db_before = ReadAll(db), notes_before = ReadAll(s.dir + "/notes.txt");
+  const std::string db_before = ReadInputFile(db), notes_before = ReadInputFile(s.dir + "/notes.txt");
   for (const Case& c : cases) {
     const CommandResult r = RunCommand(base + c.path, 30);
     EXPECT_EQ(r.exit_code, 2) << c.path << "\n" << r.output;
     EXPECT_THAT(r.output, HasSubstr(c.expected)) << c.path;
     EXPECT_THAT(r.output, Not(HasSubstr("serving on port"))) << c.path;
   }
-  EXPECT_EQ(ReadAll(db), db_before);
-  EXPECT_EQ(ReadAll(s.dir + "/notes.txt"), notes_before);
+  EXPECT_EQ(ReadInputFile(db), db_before);
+  EXPECT_EQ(ReadInputFile(s.dir + "/notes.txt"), notes_before);
   EXPECT_TRUE(fs::is_character_file("/dev/null"));
   EXPECT_TRUE(fs::is_symlink(s.dir + "/link"));
   EXPECT_FALSE(fs::exists(s.dir + "/p"));

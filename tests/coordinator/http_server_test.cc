@@ -30,7 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-constexpr char kToken[] = "0123456789abcdef0123456789abcdef";
+constexpr char kHttpToken[] = "0123456789abcdef0123456789abcdef";
 constexpr char kPng[] = "\x89PNG\r\n\x1a\n";
 
 // Sends `request` as raw bytes (no client library to normalise the path) and returns
@@ -55,7 +55,7 @@ std::string RawRequest(int port, const std::string& request) {
   return response;
 }
 
-std::string RawGet(int port, const std::string& target, const std::string& token = kToken) {
+std::string RawGet(int port, const std::string& target, const std::string& token = kHttpToken) {
   return RawRequest(port, absl::StrCat("GET ", target, " HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ",
                                        token, "\r\nConnection: close\r\n\r\n"));
 }
@@ -65,7 +65,7 @@ class HttpServerTest : public ::testing::Test {
   void SetUp() override {
     dir_ = testing::MakeTempDir("http");
     fs::create_directories(dir_ + "/data/mnist");
-    std::ofstream(dir_ + "/token") << kToken;
+    std::ofstream(dir_ + "/token") << kHttpToken;
     ServerOptions options;
     options.listen = "127.0.0.1:0";
     options.http_listen = "127.0.0.1:0";
@@ -83,7 +83,7 @@ class HttpServerTest : public ::testing::Test {
     grpc_address_ = absl::StrCat("127.0.0.1:", server_->port());
   }
 
-  httplib::Headers Bearer(const std::string& token = kToken) { return {{"Authorization", "Bearer " + token}}; }
+  httplib::Headers Bearer(const std::string& token = kHttpToken) { return {{"Authorization", "Bearer " + token}}; }
 
   nlohmann::json GetJson(const std::string& path) {
     httplib::Result r = http_->Get(path.c_str(), Bearer());
@@ -110,14 +110,14 @@ class HttpServerTest : public ::testing::Test {
   std::string RunAJob(const std::string& name) {
     auto stub = v1::Coordinator::NewStub(grpc::CreateChannel(grpc_address_, grpc::InsecureChannelCredentials()));
     grpc::ClientContext context;
-    context.AddMetadata("authorization", absl::StrCat("Bearer ", kToken));
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", kHttpToken));
     v1::SubmitJobRequest submit = testing::SweepRequest(dir_ + "/data/mnist", {32, 64}, 2, 2);
     submit.set_name(name);
     v1::Job job;
     grpc::Status s = stub->SubmitJob(&context, submit, &job);
     EXPECT_TRUE(s.ok()) << s.error_message();
 
-    group_ = std::make_unique<testing::FakeWorkerGroup>(grpc_address_, 2, kToken);
+    group_ = std::make_unique<testing::FakeWorkerGroup>(grpc_address_, 2, kHttpToken);
     EXPECT_TRUE(group_->Register().ok());
     EXPECT_TRUE(group_->AcquireJob(10));
     run_ = dir_ + "/runs/" + job.id();
@@ -166,8 +166,8 @@ TEST_F(HttpServerTest, DataNeedsTheTokenByHeaderOrLoginCookie) {
     ASSERT_TRUE(none);
     EXPECT_EQ(none->status, 401) << path;
     EXPECT_EQ(http_->Get(path, Bearer("0123456789abcdef0123456789abcdeX"))->status, 401) << path;
-    EXPECT_EQ(http_->Get(path, Bearer(std::string(kToken) + "0"))->status, 401) << path << ": a longer token";
-    EXPECT_EQ(http_->Get(path, httplib::Headers{{"Authorization", kToken}})->status, 401) << path << ": no scheme";
+    EXPECT_EQ(http_->Get(path, Bearer(std::string(kHttpToken) + "0"))->status, 401) << path << ": a longer token";
+    EXPECT_EQ(http_->Get(path, httplib::Headers{{"Authorization", kHttpToken}})->status, 401) << path << ": no scheme";
   }
   EXPECT_EQ(http_->Get("/api/jobs", Bearer())->status, 200);
   EXPECT_EQ(http_->Get("/metrics", Bearer())->status, 200);
@@ -182,7 +182,7 @@ TEST_F(HttpServerTest, DataNeedsTheTokenByHeaderOrLoginCookie) {
   EXPECT_EQ(wrong->get_header_value("Location"), "/?login=failed");
   EXPECT_FALSE(wrong->has_header("Set-Cookie"));
   httplib::Result right =
-      http_->Post("/login", absl::StrCat("token=", kToken), "application/x-www-form-urlencoded");
+      http_->Post("/login", absl::StrCat("token=", kHttpToken), "application/x-www-form-urlencoded");
   ASSERT_TRUE(right);
   EXPECT_EQ(right->status, 303);
   const std::string cookie = right->get_header_value("Set-Cookie");
@@ -252,7 +252,7 @@ TEST_F(HttpServerTest, JsonEndpointsMirrorTheGrpcApi) {
   // The same document as `gantry --json report` prints from the gRPC answer.
   auto stub = v1::Coordinator::NewStub(grpc::CreateChannel(grpc_address_, grpc::InsecureChannelCredentials()));
   grpc::ClientContext context;
-  context.AddMetadata("authorization", absl::StrCat("Bearer ", kToken));
+  context.AddMetadata("authorization", absl::StrCat("Bearer ", kHttpToken));
   v1::GetJobReportRequest request;
   request.set_job_id(id);
   v1::JobReport report;

@@ -103,9 +103,25 @@ esac
 helm=$(sed -n 's/^HELM=//p' <<<"$tools")
 modules=$(sed -n 's/^NODE_MODULES=//p' <<<"$tools")
 
-# The work folder is not under /tmp: each pod mounts its own emptyDir over /tmp.
-work=$(mktemp -d "${GANTRY_PODS_WORK_PARENT:-$PWD}/pods-play.XXXXXX") || exit 1
+# Each pod mounts its own emptyDir over /tmp, which hides everything under /tmp from the
+# pod's processes: the play's folder, the programs and the pod scripts must lie elsewhere.
+# A checkout or a build under /tmp (a clone made with mktemp, say) is staged into the
+# play's folder, which is then made under /var/tmp.
+under_tmp() { [[ $1 == /tmp || $1 == /tmp/* ]]; }
+work_parent=$(realpath "${GANTRY_PODS_WORK_PARENT:-$PWD}")
+if under_tmp "$work_parent"; then work_parent=/var/tmp; fi
+work=$(mktemp -d "$work_parent/pods-play.XXXXXX") || exit 1
 chmod 0755 "$work"
+if under_tmp "$bin_dir"; then
+  mkdir "$work/programs"
+  cp "$bin_dir/gantry" "$bin_dir/gantry-coordinator" "$bin_dir/gantry-worker" "$work/programs/" || exit 1
+  bin_dir=$work/programs
+fi
+pods_dir=$here/pods
+if under_tmp "$pods_dir"; then
+  cp -r "$pods_dir" "$work/pod-scripts" || exit 1
+  pods_dir=$work/pod-scripts
+fi
 netns_prefix=gantry-pods-$$
 bridge=gpb$$
 declare -A netns=() kubelet_pid=()
@@ -194,13 +210,13 @@ for try in $(seq 0 40); do
   if ! ip -4 route show to match "$candidate.1" | grep -qv '^default'; then subnet=$candidate; break; fi
 done
 [[ -n $subnet ]] || fatal "no free 10.x.y.0/24 for the pods' network"
-node "$here/pods/plan_pods.mjs" --modules "$modules" --rendered "$rendered" --namespace "$NAMESPACE" \
+node "$pods_dir/plan_pods.mjs" --modules "$modules" --rendered "$rendered" --namespace "$NAMESPACE" \
   --work "$work" --bin-dir "$bin_dir" --subnet "$subnet" --node "$(command -v node)" ||
   fatal "the rendered chart cannot be played (above)"
 # shellcheck source=/dev/null
 source "$work/plan.sh"
 mkdir -p "$work/bin"
-printf '#!/bin/sh\nexec %q %q --port %q "$@"\n' "$(command -v node)" "$here/pods/rsh_agent.mjs" "$SSH_PORT" \
+printf '#!/bin/sh\nexec %q %q --port %q "$@"\n' "$(command -v node)" "$pods_dir/rsh_agent.mjs" "$SSH_PORT" \
   >"$work/bin/rsh-agent"
 chmod 0755 "$work/bin/rsh-agent"
 
@@ -233,7 +249,7 @@ ip -n "$ns" link set lo up
 ip -n "$ns" addr add "$DNS_IP/24" dev eth0
 ip -n "$ns" link set eth0 up
 cp "$work/dns-records" "$work/dns-zone"
-ip netns exec "$ns" node "$here/pods/cluster_dns.mjs" --records "$work/dns-zone" --listen "$DNS_IP" \
+ip netns exec "$ns" node "$pods_dir/cluster_dns.mjs" --records "$work/dns-zone" --listen "$DNS_IP" \
   >"$work/cluster-dns.log" 2>&1 &
 disown  # ended with its namespace's processes in cleanup
 wait_for 10 grep -q "names on" "$work/cluster-dns.log" || fatal "the cluster DNS did not start: $(cat "$work/cluster-dns.log")"
@@ -265,7 +281,7 @@ kubelet() {
   while [[ ! -e $work/stop ]]; do
     echo "==== $(date +%T.%3N) container start" >>"$dir/log"
     ip netns exec "${netns[$pod]}" unshare --uts --mount --propagation private -- \
-      bash "$here/pods/pod_start.sh" "$dir" "$work" >>"$dir/log" 2>&1 </dev/null
+      bash "$pods_dir/pod_start.sh" "$dir" "$work" >>"$dir/log" 2>&1 </dev/null
     rc=$?
     echo "$rc" >>"$dir/exits"
     echo "==== $(date +%T.%3N) container exit $rc" >>"$dir/log"

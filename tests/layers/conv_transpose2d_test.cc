@@ -19,7 +19,7 @@ using ::gantry::testing::CheckLayerGradients;
 using ::gantry::testing::ExpectAllClose;
 using ::gantry::testing::RandomTensor;
 
-Tensor ParamView(const FlatParameters& p, size_t i) {
+Tensor TransposeParamView(const FlatParameters& p, size_t i) {
   const FlatParameters::Entry& e = p.param_entries()[i];
   return p.params().ViewAt(e.offset, e.spec.shape);
 }
@@ -84,12 +84,12 @@ TEST(ConvTranspose2dTest, ParamSpecs) {
   EXPECT_EQ(ConvTranspose2d(3, 4, 5, 2, 2, 1, /*bias=*/false).ParamSpecs().size(), 1u);
 }
 
-struct Config {
+struct TransposeConfig {
   int64_t in, out, kernel, stride, padding, output_padding;
   Shape input;
 };
 
-std::vector<Config> Configs() {
+std::vector<TransposeConfig> TransposeConfigs() {
   return {
       {2, 3, 3, 1, 1, 0, Shape{2, 2, 4, 5}},
       {3, 2, 5, 2, 2, 1, Shape{2, 3, 4, 3}},  // the DCGAN generator's geometry
@@ -98,13 +98,13 @@ std::vector<Config> Configs() {
   };
 }
 
-::testing::Message Describe(const Config& cfg) {
+::testing::Message Describe(const TransposeConfig& cfg) {
   return ::testing::Message() << "k=" << cfg.kernel << " s=" << cfg.stride << " p=" << cfg.padding
                               << " op=" << cfg.output_padding;
 }
 
 TEST(ConvTranspose2dTest, ForwardMatchesDirectTransposedConvolution) {
-  for (const Config& cfg : Configs()) {
+  for (const TransposeConfig& cfg : TransposeConfigs()) {
     for (bool bias : {false, true}) {
       SCOPED_TRACE(Describe(cfg) << " bias=" << bias);
       ConvTranspose2d layer(cfg.in, cfg.out, cfg.kernel, cfg.stride, cfg.padding, cfg.output_padding, bias);
@@ -112,8 +112,8 @@ TEST(ConvTranspose2dTest, ForwardMatchesDirectTransposedConvolution) {
       FlatParameters params(layers);
       params.params().CopyFrom(RandomTensor(params.params().shape(), 1));
       const Tensor x = RandomTensor(cfg.input, 2);
-      const Tensor b = bias ? ParamView(params, 1) : Tensor();
-      const Tensor expected = NaiveConvTranspose2d(x, ParamView(params, 0), bias ? &b : nullptr, cfg.stride,
+      const Tensor b = bias ? TransposeParamView(params, 1) : Tensor();
+      const Tensor expected = NaiveConvTranspose2d(x, TransposeParamView(params, 0), bias ? &b : nullptr, cfg.stride,
                                                    cfg.padding, cfg.output_padding);
       ActivationCache cache;
       const Tensor y = layer.Forward(Context{}, x, &cache);
@@ -125,14 +125,14 @@ TEST(ConvTranspose2dTest, ForwardMatchesDirectTransposedConvolution) {
 
 // With the same weights, ConvTranspose2d(O -> C) is the adjoint of Conv2d(C -> O).
 TEST(ConvTranspose2dTest, IsTheAdjointOfConv2d) {
-  for (const Config& cfg : Configs()) {
+  for (const TransposeConfig& cfg : TransposeConfigs()) {
     SCOPED_TRACE(Describe(cfg));
     ConvTranspose2d convt(cfg.in, cfg.out, cfg.kernel, cfg.stride, cfg.padding, cfg.output_padding, false);
     Conv2d conv(cfg.out, cfg.in, cfg.kernel, cfg.stride, cfg.padding, false);
     Layer* layers[] = {&convt, &conv};
     FlatParameters params(layers);
-    ParamView(params, 0).CopyFrom(RandomTensor(ParamView(params, 0).shape(), 3));
-    ParamView(params, 1).CopyFrom(ParamView(params, 0));
+    TransposeParamView(params, 0).CopyFrom(RandomTensor(TransposeParamView(params, 0).shape(), 3));
+    TransposeParamView(params, 1).CopyFrom(TransposeParamView(params, 0));
     const Tensor x = RandomTensor(cfg.input, 4);
     const Tensor z = RandomTensor(convt.OutputShape(cfg.input), 5);
     ActivationCache cache;
@@ -147,7 +147,7 @@ TEST(ConvTranspose2dTest, IsTheAdjointOfConv2d) {
 }
 
 TEST(ConvTranspose2dTest, GradientsMatchFiniteDifferences) {
-  for (const Config& cfg : Configs()) {
+  for (const TransposeConfig& cfg : TransposeConfigs()) {
     SCOPED_TRACE(Describe(cfg));
     ConvTranspose2d layer(cfg.in, cfg.out, cfg.kernel, cfg.stride, cfg.padding, cfg.output_padding, true);
     Layer* layers[] = {&layer};

@@ -14,7 +14,7 @@ namespace {
 using ::gantry::testing::CheckLayerGradients;
 using ::gantry::testing::RandomTensor;
 
-Tensor ParamView(const FlatParameters& p, size_t i) {
+Tensor LinearParamView(const FlatParameters& p, size_t i) {
   const FlatParameters::Entry& e = p.param_entries()[i];
   return p.params().ViewAt(e.offset, e.spec.shape);
 }
@@ -42,14 +42,14 @@ TEST(LinearTest, ForwardMatchesNaive) {
     Layer* layers[] = {&layer};
     FlatParameters params(layers);
     params.params().CopyFrom(RandomTensor(params.params().shape(), 3));
-    const Tensor w = ParamView(params, 0);
+    const Tensor w = LinearParamView(params, 0);
     const Tensor x = RandomTensor(Shape{4, 5}, 4);
     ActivationCache cache;
     const Tensor y = layer.Forward(Context{}, x, &cache);
     ASSERT_EQ(y.shape(), (Shape{4, 3}));
     for (int64_t i = 0; i < 4; ++i) {
       for (int64_t o = 0; o < 3; ++o) {
-        double expected = bias ? ParamView(params, 1).at(o) : 0.0;
+        double expected = bias ? LinearParamView(params, 1).at(o) : 0.0;
         for (int64_t j = 0; j < 5; ++j) expected += static_cast<double>(x.at(i * 5 + j)) * w.at(o * 5 + j);
         EXPECT_NEAR(y.at(i * 3 + o), expected, 1e-5) << "bias=" << bias << " y[" << i << "," << o << "]";
       }

@@ -49,11 +49,11 @@ std::vector<LayerCase> Cases() {
   };
 }
 
-struct Pass {
+struct OnednnPass {
   Tensor y, dx, grads;
 };
 
-Pass RunPass(const LayerCase& c, Backend& backend, MathPrecision precision) {
+OnednnPass RunPass(const LayerCase& c, Backend& backend, MathPrecision precision) {
   std::unique_ptr<Layer> layer = c.make();
   Layer* layers[] = {layer.get()};
   FlatParameters params(layers);
@@ -65,14 +65,14 @@ Pass RunPass(const LayerCase& c, Backend& backend, MathPrecision precision) {
   ctx.precision = precision;
   const Tensor x = RandomTensor(c.input, 8);
   ActivationCache cache;
-  Pass pass;
+  OnednnPass pass;
   pass.y = layer->Forward(ctx, x, &cache);
   pass.dx = layer->Backward(ctx, RandomTensor(pass.y.shape(), 9), cache, /*want_input_grad=*/true);
   pass.grads = params.grads().Clone();
   return pass;
 }
 
-void ExpectPassesClose(const Pass& a, const Pass& b, double rel) {
+void ExpectPassesClose(const OnednnPass& a, const OnednnPass& b, double rel) {
   ExpectAllClose(a.y, b.y, rel * MaxAbs(b.y), 0, "y");
   ExpectAllClose(a.dx, b.dx, rel * MaxAbs(b.dx), 0, "dx");
   ExpectAllClose(a.grads, b.grads, rel * MaxAbs(b.grads), 0, "parameter gradients");

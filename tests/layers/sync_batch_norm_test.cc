@@ -102,8 +102,8 @@ constexpr int64_t kChannels = 3;
 
 // A BatchNorm bound to its own flat buffers with non-trivial gamma, beta and running
 // statistics, the same for every instance.
-struct BoundBatchNorm {
-  BoundBatchNorm() : layer(kChannels, 1e-3f, 0.9f), params(std::span<Layer* const>(layers)) {
+struct BoundSyncBatchNorm {
+  BoundSyncBatchNorm() : layer(kChannels, 1e-3f, 0.9f), params(std::span<Layer* const>(layers)) {
     Rng rng(1);
     params.Initialize(InitScheme::kGlorotUniform, rng);
     float* p = params.params().data();  // gamma then beta
@@ -125,7 +125,7 @@ struct Result {
   Tensor y, dx, grads, buffers;
 };
 
-Result ForwardBackward(BoundBatchNorm& bn, const Context& ctx, const Tensor& x, const Tensor& dy) {
+Result ForwardBackward(BoundSyncBatchNorm& bn, const Context& ctx, const Tensor& x, const Tensor& dy) {
   ActivationCache cache;
   Result out;
   out.y = bn.layer.Forward(ctx, x, &cache);
@@ -140,8 +140,8 @@ Result ForwardBackward(BoundBatchNorm& bn, const Context& ctx, const Tensor& x, 
 std::vector<Result> RunReplicas(const std::vector<int64_t>& rows, const Tensor& x, const Tensor& dy) {
   const int replicas = static_cast<int>(rows.size());
   ThreadReducerGroup group(replicas);
-  std::vector<std::unique_ptr<BoundBatchNorm>> bns;
-  for (int r = 0; r < replicas; ++r) bns.push_back(std::make_unique<BoundBatchNorm>());
+  std::vector<std::unique_ptr<BoundSyncBatchNorm>> bns;
+  for (int r = 0; r < replicas; ++r) bns.push_back(std::make_unique<BoundSyncBatchNorm>());
   std::vector<Result> results(static_cast<size_t>(replicas));
   std::vector<std::thread> threads;
   int64_t begin = 0;
@@ -171,7 +171,7 @@ Tensor DriftingBatch(const Shape& shape, uint64_t seed) {
 
 // |actual - expected| <= rel * max|expected| per element: relative to the tensor's scale,
 // so elements near zero ask no more than the tensor's own precision.
-void ExpectClose(const float* actual, const float* expected, int64_t n, double rel, const std::string& what) {
+void ExpectSyncClose(const float* actual, const float* expected, int64_t n, double rel, const std::string& what) {
   double scale = 0.0;
   for (int64_t i = 0; i < n; ++i) scale = std::max(scale, std::abs(double{expected[i]}));
   for (int64_t i = 0; i < n; ++i) {
@@ -195,7 +195,7 @@ std::vector<Split> Splits() {
   return splits;
 }
 
-std::string Describe(const Split& s) {
+std::string DescribeSyncCase(const Split& s) {
   std::string out = s.shape.ToString() + " rows";
   for (int64_t r : s.rows) out.append(" ").append(std::to_string(r));
   return out;
@@ -203,16 +203,16 @@ std::string Describe(const Split& s) {
 
 TEST(SyncBatchNormTest, ForwardMatchesTheWholeBatch) {
   for (const Split& split : Splits()) {
-    SCOPED_TRACE(Describe(split));
+    SCOPED_TRACE(DescribeSyncCase(split));
     const Tensor x = DriftingBatch(split.shape, 11), dy = RandomTensor(split.shape, 12);
-    BoundBatchNorm whole;
+    BoundSyncBatchNorm whole;
     const Result expected = ForwardBackward(whole, Context{}, x, dy);
     const std::vector<Result> replicas = RunReplicas(split.rows, x, dy);
     int64_t offset = 0;
     for (const Result& r : replicas) {
-      ExpectClose(r.y.data(), expected.y.data() + offset, r.y.numel(), 1e-6, "y");
+      ExpectSyncClose(r.y.data(), expected.y.data() + offset, r.y.numel(), 1e-6, "y");
       offset += r.y.numel();
-      ExpectClose(r.buffers.data(), expected.buffers.data(), r.buffers.numel(), 1e-6, "running stats");
+      ExpectSyncClose(r.buffers.data(), expected.buffers.data(), r.buffers.numel(), 1e-6, "running stats");
       for (int64_t i = 0; i < r.buffers.numel(); ++i) {
         EXPECT_EQ(r.buffers.at(i), replicas[0].buffers.at(i)) << "replicas' running stats differ at " << i;
       }
@@ -222,36 +222,36 @@ TEST(SyncBatchNormTest, ForwardMatchesTheWholeBatch) {
 
 TEST(SyncBatchNormTest, BackwardMatchesTheWholeBatchAndParamGradsSumToIt) {
   for (const Split& split : Splits()) {
-    SCOPED_TRACE(Describe(split));
+    SCOPED_TRACE(DescribeSyncCase(split));
     const Tensor x = DriftingBatch(split.shape, 21), dy = DriftingBatch(split.shape, 22);
-    BoundBatchNorm whole;
+    BoundSyncBatchNorm whole;
     const Result expected = ForwardBackward(whole, Context{}, x, dy);
     const std::vector<Result> replicas = RunReplicas(split.rows, x, dy);
     Tensor grad_sum = Tensor::Zeros(expected.grads.shape());
     int64_t offset = 0;
     for (const Result& r : replicas) {
-      ExpectClose(r.dx.data(), expected.dx.data() + offset, r.dx.numel(), 1e-5, "dx");
+      ExpectSyncClose(r.dx.data(), expected.dx.data() + offset, r.dx.numel(), 1e-5, "dx");
       offset += r.dx.numel();
       for (int64_t i = 0; i < grad_sum.numel(); ++i) grad_sum.data()[i] += r.grads.at(i);
     }
-    ExpectClose(grad_sum.data(), expected.grads.data(), grad_sum.numel(), 1e-5, "summed dgamma, dbeta");
+    ExpectSyncClose(grad_sum.data(), expected.grads.data(), grad_sum.numel(), 1e-5, "summed dgamma, dbeta");
   }
 }
 
 TEST(SyncBatchNormTest, UnchangedSumsGivePerRankStatisticsAndReducerCallsAreAsDocumented) {
   const Shape shape{5, kChannels, 2, 2};
   const Tensor x = DriftingBatch(shape, 31), dy = RandomTensor(shape, 32);
-  BoundBatchNorm local, synced;
+  BoundSyncBatchNorm local, synced;
   const Result expected = ForwardBackward(local, Context{}, x, dy);
   IdentityReducer reducer;
   Context ctx;
   ctx.sync_bn = &reducer;
   const Result got = ForwardBackward(synced, ctx, x, dy);
   EXPECT_EQ(reducer.counts, (std::vector<int64_t>{kChannels + 1, kChannels, 2 * kChannels}));
-  ExpectClose(got.y.data(), expected.y.data(), got.y.numel(), 1e-6, "y");
-  ExpectClose(got.dx.data(), expected.dx.data(), got.dx.numel(), 1e-5, "dx");
-  ExpectClose(got.grads.data(), expected.grads.data(), got.grads.numel(), 1e-5, "dgamma, dbeta");
-  ExpectClose(got.buffers.data(), expected.buffers.data(), got.buffers.numel(), 1e-6, "running stats");
+  ExpectSyncClose(got.y.data(), expected.y.data(), got.y.numel(), 1e-6, "y");
+  ExpectSyncClose(got.dx.data(), expected.dx.data(), got.dx.numel(), 1e-5, "dx");
+  ExpectSyncClose(got.grads.data(), expected.grads.data(), got.grads.numel(), 1e-5, "dgamma, dbeta");
+  ExpectSyncClose(got.buffers.data(), expected.buffers.data(), got.buffers.numel(), 1e-6, "running stats");
 
   // Without dx a Backward needs no global sums, so it makes no Sum; without param_grads it
   // leaves the gradients alone.
@@ -262,17 +262,17 @@ TEST(SyncBatchNormTest, UnchangedSumsGivePerRankStatisticsAndReducerCallsAreAsDo
   EXPECT_FALSE(synced.layer.Backward(ctx, dy, cache, /*want_input_grad=*/false).defined());
   EXPECT_TRUE(reducer.counts.empty());
   const Tensor& grads = synced.params.grads();
-  ExpectClose(grads.data(), expected.grads.data(), grads.numel(), 1e-5, "grads only");
+  ExpectSyncClose(grads.data(), expected.grads.data(), grads.numel(), 1e-5, "grads only");
   ctx.param_grads = false;
   synced.params.ZeroGrads();
   const Tensor dx = synced.layer.Backward(ctx, dy, cache, true);
-  ExpectClose(dx.data(), expected.dx.data(), dx.numel(), 1e-5, "dx without param grads");
+  ExpectSyncClose(dx.data(), expected.dx.data(), dx.numel(), 1e-5, "dx without param grads");
   for (int64_t i = 0; i < synced.params.grads().numel(); ++i) EXPECT_EQ(synced.params.grads().at(i), 0.0f);
 }
 
 TEST(SyncBatchNormTest, AFailedSumOnOneRowNeitherAbortsNorTouchesTheRunningStats) {
   // A replica with one row of a 1d BatchNorm whose Sums fail: one value per channel.
-  BoundBatchNorm bn;
+  BoundSyncBatchNorm bn;
   const Tensor before = bn.params.buffers().Clone();
   IdentityReducer failed;
   Context ctx;
@@ -285,7 +285,7 @@ TEST(SyncBatchNormTest, AFailedSumOnOneRowNeitherAbortsNorTouchesTheRunningStats
 }
 
 TEST(SyncBatchNormDeathTest, BackwardOfASynchronisedForwardNeedsTheReducer) {
-  BoundBatchNorm bn;
+  BoundSyncBatchNorm bn;
   IdentityReducer reducer;
   Context ctx;
   ctx.sync_bn = &reducer;

@@ -49,8 +49,8 @@ using testing::LoadGoldenIndices;
 using testing::LoadGoldenLayout;
 using testing::MaxAbs;
 
-constexpr uint64_t kGeneratorSeed = 3;      // P2P_G_SEED in make_goldens.py
-constexpr uint64_t kDiscriminatorSeed = 4;  // P2P_D_SEED
+constexpr uint64_t kPix2PixGeneratorSeed = 3;      // P2P_G_SEED in make_goldens.py
+constexpr uint64_t kPix2PixDiscriminatorSeed = 4;  // P2P_D_SEED
 
 struct Tolerances {
   double fake, logits, losses, grad_rel, buffers;
@@ -79,8 +79,8 @@ StepOutcome RunGoldenStep(const std::string& kase, Backend& backend, MathPrecisi
   ExpectLayoutMatches(model.g_params(), g_layout, "G");
   ExpectLayoutMatches(model.d_params(), d_layout, "D");
   CHECK(!::testing::Test::HasFailure()) << "parameter layouts differ from torch; nothing else would be meaningful";
-  FillRecipe(model.g_params().params(), g_layout, kGeneratorSeed);
-  FillRecipe(model.d_params().params(), d_layout, kDiscriminatorSeed);
+  FillRecipe(model.g_params().params(), g_layout, kPix2PixGeneratorSeed);
+  FillRecipe(model.d_params().params(), d_layout, kPix2PixDiscriminatorSeed);
   model.g_params().buffers().CopyFrom(LoadGolden(kase, "g_buffers.npy"));
   model.d_params().buffers().CopyFrom(LoadGolden(kase, "d_buffers.npy"));
 

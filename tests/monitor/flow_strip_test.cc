@@ -10,15 +10,15 @@
 namespace gantry {
 namespace {
 
-using Rgb = std::array<uint8_t, 3>;
+using Pixel = std::array<uint8_t, 3>;
 
 TEST(DivergingColour, BlueThroughWhiteToRed) {
-  EXPECT_EQ(DivergingColour(0.0f, 0.1f), (Rgb{255, 255, 255}));
-  EXPECT_EQ(DivergingColour(0.1f, 0.1f), (Rgb{255, 0, 0}));
-  EXPECT_EQ(DivergingColour(-0.1f, 0.1f), (Rgb{0, 0, 255}));
-  EXPECT_EQ(DivergingColour(5.0f, 0.1f), (Rgb{255, 0, 0}));  // clamped
-  EXPECT_EQ(DivergingColour(0.05f, 0.1f), (Rgb{255, 128, 128}));
-  EXPECT_EQ(DivergingColour(std::numeric_limits<float>::quiet_NaN(), 0.1f), (Rgb{0, 0, 0}));
+  EXPECT_EQ(DivergingColour(0.0f, 0.1f), (Pixel{255, 255, 255}));
+  EXPECT_EQ(DivergingColour(0.1f, 0.1f), (Pixel{255, 0, 0}));
+  EXPECT_EQ(DivergingColour(-0.1f, 0.1f), (Pixel{0, 0, 255}));
+  EXPECT_EQ(DivergingColour(5.0f, 0.1f), (Pixel{255, 0, 0}));  // clamped
+  EXPECT_EQ(DivergingColour(0.05f, 0.1f), (Pixel{255, 128, 128}));
+  EXPECT_EQ(DivergingColour(std::numeric_limits<float>::quiet_NaN(), 0.1f), (Pixel{0, 0, 0}));
 }
 
 uint32_t BigEndian(const std::string& bytes, size_t at) {

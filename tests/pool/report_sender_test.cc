@@ -19,7 +19,7 @@ ReportSenderOptions QuickOptions() {
                              .backoff = BackoffPolicy{.initial_seconds = 0.001, .max_seconds = 0.01, .jitter = 0}};
 }
 
-v1::EpochMetrics Row(int64_t epoch) {
+v1::EpochMetrics SentRow(int64_t epoch) {
   v1::EpochMetrics row;
   row.set_batch_size(64);
   row.set_epoch(epoch);
@@ -41,11 +41,11 @@ TEST(ReportSender, KeepsRowsThroughAnOutageAndDeliversEachOnce) {
   ReportBuffer buffer;
   JobControl job("job-7", 2);
   ReportSender sender(api, "group-3", buffer, job, QuickOptions());
-  buffer.AddEpochRow(Row(1), {});
-  buffer.AddEpochRow(Row(2), {});
+  buffer.AddEpochRow(SentRow(1), {});
+  buffer.AddEpochRow(SentRow(2), {});
   sender.Wake();
   ASSERT_TRUE(sender.WaitDrained(kGenerous));
-  buffer.AddEpochRow(Row(3), {});
+  buffer.AddEpochRow(SentRow(3), {});
   buffer.SetFinal(v1::JOB_STATE_SUCCEEDED);
   sender.Wake();
   ASSERT_TRUE(sender.WaitDrained(kGenerous));
@@ -67,7 +67,7 @@ TEST(ReportSender, AJobTheCoordinatorNoLongerHasIsDropped) {
   ReportBuffer buffer;
   JobControl job("job-7", 1);
   ReportSender sender(api, "group-3", buffer, job, QuickOptions());
-  buffer.AddEpochRow(Row(1), {});
+  buffer.AddEpochRow(SentRow(1), {});
   sender.Wake();
   EXPECT_FALSE(sender.WaitDrained(kGenerous));
   EXPECT_TRUE(job.gone());
@@ -100,7 +100,7 @@ TEST(ReportSender, RepliesBringCancelAndTheNextPlan) {
   ReportBuffer buffer;
   JobControl job("job-1", 1);
   ReportSender sender(api, "group-1", buffer, job, QuickOptions());
-  buffer.AddEpochRow(Row(1), {});
+  buffer.AddEpochRow(SentRow(1), {});
   sender.Wake();
   ASSERT_TRUE(sender.WaitDrained(kGenerous));
   EXPECT_TRUE(job.cancel_requested());
@@ -114,7 +114,7 @@ TEST(ReportSender, AReportTheCoordinatorRefusesIsDroppedNotRetried) {
   ReportBuffer buffer;
   JobControl job("job-1", 1);
   ReportSender sender(api, "group-1", buffer, job, QuickOptions());
-  buffer.AddEpochRow(Row(9), {});
+  buffer.AddEpochRow(SentRow(9), {});
   sender.Wake();
   EXPECT_TRUE(sender.WaitDrained(kGenerous));
   EXPECT_EQ(api.reports().size(), 1u);

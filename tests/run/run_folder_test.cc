@@ -57,9 +57,9 @@ TEST(RunFolder, UnwritablePlaceIsAClearError) {
 TEST(RunFolder, SamplePathsPerSweep) {
   const auto folder = RunFolder::Create(FreshDir("samples"));
   ASSERT_TRUE(folder.ok());
-  EXPECT_THAT(*folder->SamplePath(64, false, 3, "png"), testing::EndsWith("/samples/epoch_003.png"));
+  EXPECT_THAT(*folder->SamplePath(64, false, 3, "png"), ::testing::EndsWith("/samples/epoch_003.png"));
   const std::string swept = *folder->SamplePath(128, true, 12, "npy");
-  EXPECT_THAT(swept, testing::EndsWith("/samples/b0128/epoch_012.npy"));
+  EXPECT_THAT(swept, ::testing::EndsWith("/samples/b0128/epoch_012.npy"));
   EXPECT_TRUE(std::filesystem::is_directory(std::filesystem::path(swept).parent_path()));
 }
 

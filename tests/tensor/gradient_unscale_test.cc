@@ -12,7 +12,7 @@
 namespace gantry {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kInfinity = std::numeric_limits<float>::infinity();
 constexpr float kInvScale = 0x1p-16f;
 
 std::vector<float> Gradients(int64_t n, uint64_t seed) {
@@ -46,7 +46,7 @@ TEST(UnscaleAndCheckFinite, MultipliesEveryElementAndReportsFiniteAtEveryLength)
 
 TEST(UnscaleAndCheckFinite, FindsOneInfOrNanAnywhere) {
   for (const Fp32Case& c : kFp32) {
-    for (float poison : {kInf, -kInf, std::nanf("")}) {
+    for (float poison : {kInfinity, -kInfinity, std::nanf("")}) {
       for (int64_t n : {1, 16, 37}) {
         for (int64_t at = 0; at < n; ++at) {
           std::vector<float> g = Gradients(n, 2);
@@ -57,7 +57,7 @@ TEST(UnscaleAndCheckFinite, FindsOneInfOrNanAnywhere) {
     }
     // Past the end does not count.
     std::vector<float> g = Gradients(20, 3);
-    g[17] = kInf;
+    g[17] = kInfinity;
     EXPECT_TRUE(c.pass(g.data(), 17, kInvScale)) << c.name;
     // A finite value that the unscale overflows (a scale below 1) is not finite either.
     std::vector<float> big(5, std::numeric_limits<float>::max() / 2);

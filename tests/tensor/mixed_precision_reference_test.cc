@@ -15,7 +15,7 @@ namespace gantry {
 namespace {
 
 // Values spread over many binades, so every rounding step is exercised.
-std::vector<float> Random(int64_t count, uint64_t seed) {
+std::vector<float> RandomValues(int64_t count, uint64_t seed) {
   Rng rng(seed);
   std::vector<float> v(static_cast<size_t>(count));
   for (float& x : v) x = static_cast<float>((2.0 * rng.Uniform() - 1.0) * (1.0 + 1000.0 * rng.Uniform()));
@@ -28,7 +28,7 @@ std::vector<float> Rounded(MathPrecision p, std::vector<float> v) {
 }
 
 TEST(MixedPrecisionReferenceTest, RoundToPrecisionUsesTheStorageFormats) {
-  const std::vector<float> v = Random(4096, 1);
+  const std::vector<float> v = RandomValues(4096, 1);
   const std::vector<float> b = Rounded(MathPrecision::kBf16, v), h = Rounded(MathPrecision::kFp16, v);
   for (size_t i = 0; i < v.size(); ++i) {
     ASSERT_EQ(b[i], bf16::FromFloat(v[i]).ToFloat());
@@ -44,7 +44,7 @@ TEST(MixedPrecisionReferenceTest, RoundToPrecisionUsesTheStorageFormats) {
 // An operand that holds bf16 values already (a saved input widened back) is used in
 // place; one value that is not, anywhere (first block, last element), makes a rounded copy.
 TEST(MixedPrecisionReferenceTest, OperandsAlreadyRoundedAreUsedInPlace) {
-  const std::vector<float> exact = Rounded(MathPrecision::kBf16, Random(1000, 3));
+  const std::vector<float> exact = Rounded(MathPrecision::kBf16, RandomValues(1000, 3));
   std::vector<float> scratch;
   const auto n = static_cast<int64_t>(exact.size());
   EXPECT_TRUE(AlreadyAtPrecision(MathPrecision::kBf16, n, exact.data()));
@@ -88,7 +88,7 @@ TEST(MixedPrecisionReferenceTest, RoundToPrecisionMatchesTheScalarDefinitionEver
 
 TEST(MixedPrecisionReferenceTest, GemmRoundsBothOperandsOnly) {
   const int64_t m = 7, n = 9, k = 33, lda = k + 3, ldb = n + 2;  // strided A and B
-  const std::vector<float> a = Random(m * lda, 2), b = Random(k * ldb, 3), c0 = Random(m * n, 4);
+  const std::vector<float> a = RandomValues(m * lda, 2), b = RandomValues(k * ldb, 3), c0 = RandomValues(m * n, 4);
   for (MathPrecision p : {MathPrecision::kBf16, MathPrecision::kFp16}) {
     SCOPED_TRACE(MathPrecisionName(p));
     std::vector<float> mixed = c0, expected = c0, fp32 = c0;
@@ -105,8 +105,8 @@ TEST(MixedPrecisionReferenceTest, ConvolutionsRoundTheirOperands) {
   const ConvProblem fp32{.batch = 3, .in_channels = 2, .out_channels = 3, .in_height = 7, .in_width = 6,
                          .out_height = 4, .out_width = 3, .kernel = 3, .stride = 2, .padding = 1};
   const int64_t xs = fp32.batch * fp32.in_image_size(), ys = fp32.batch * fp32.out_image_size();
-  const std::vector<float> x = Random(xs, 5), w = Random(fp32.weight_size(), 6), dy = Random(ys, 7);
-  const std::vector<float> dw0 = Random(fp32.weight_size(), 8);
+  const std::vector<float> x = RandomValues(xs, 5), w = RandomValues(fp32.weight_size(), 6), dy = RandomValues(ys, 7);
+  const std::vector<float> dw0 = RandomValues(fp32.weight_size(), 8);
   Backend& be = CpuBackend();
   for (MathPrecision prec : {MathPrecision::kBf16, MathPrecision::kFp16}) {
     SCOPED_TRACE(MathPrecisionName(prec));

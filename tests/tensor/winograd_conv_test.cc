@@ -21,7 +21,7 @@ using testing::RandomTensor;
 // these problems (the 1x1 output's backward-weights; 2e-7 to 6e-7 elsewhere). A wrong coefficient or a misplaced tile is off by O(1).
 constexpr double kWinogradTolerance = 1e-5;
 
-ConvProblem Problem(int64_t n, int64_t c, int64_t o, int64_t h, int64_t w, int64_t pad) {
+ConvProblem WinogradProblem(int64_t n, int64_t c, int64_t o, int64_t h, int64_t w, int64_t pad) {
   return ConvProblem{.batch = n, .in_channels = c, .out_channels = o, .in_height = h, .in_width = w,
                      .out_height = ConvOutSize(h, 4, 1, pad), .out_width = ConvOutSize(w, 4, 1, pad),
                      .kernel = 4, .stride = 1, .padding = pad};
@@ -29,12 +29,12 @@ ConvProblem Problem(int64_t n, int64_t c, int64_t o, int64_t h, int64_t w, int64
 
 std::vector<ConvProblem> Problems() {
   return {
-      Problem(2, 5, 3, 9, 12, 1),     // odd output height, even width
-      Problem(1, 3, 4, 4, 4, 0),      // one output pixel: a single tile, eight ninths dropped
-      Problem(3, 17, 19, 10, 9, 2),   // channels off any blocking, odd width
-      Problem(2, 8, 6, 7, 8, 3),      // the largest padding (backward-data then reads dy unpadded)
-      Problem(9, 6, 20, 25, 25, 1),   // 64 tiles a sample: the batch runs in two chunks
-      Problem(2, 24, 32, 32, 32, 1),  // PatchGAN's conv4 shape (256 -> 512 at 256 px), narrowed
+      WinogradProblem(2, 5, 3, 9, 12, 1),     // odd output height, even width
+      WinogradProblem(1, 3, 4, 4, 4, 0),      // one output pixel: a single tile, eight ninths dropped
+      WinogradProblem(3, 17, 19, 10, 9, 2),   // channels off any blocking, odd width
+      WinogradProblem(2, 8, 6, 7, 8, 3),      // the largest padding (backward-data then reads dy unpadded)
+      WinogradProblem(9, 6, 20, 25, 25, 1),   // 64 tiles a sample: the batch runs in two chunks
+      WinogradProblem(2, 24, 32, 32, 32, 1),  // PatchGAN's conv4 shape (256 -> 512 at 256 px), narrowed
   };
 }
 
@@ -142,13 +142,13 @@ Operands MakeOperands(const ConvProblem& p) {
 }
 
 TEST(WinogradConvTest, AppliesToStrideOneFourByFourKernelsWithPaddingBelowTheKernel) {
-  EXPECT_TRUE(WinogradConvApplies(Problem(2, 256, 512, 32, 32, 1)));
-  EXPECT_TRUE(WinogradConvApplies(Problem(1, 3, 4, 4, 4, 3)));
-  ConvProblem strided = Problem(2, 8, 8, 16, 16, 1);
+  EXPECT_TRUE(WinogradConvApplies(WinogradProblem(2, 256, 512, 32, 32, 1)));
+  EXPECT_TRUE(WinogradConvApplies(WinogradProblem(1, 3, 4, 4, 4, 3)));
+  ConvProblem strided = WinogradProblem(2, 8, 8, 16, 16, 1);
   strided.stride = 2;
   strided.out_height = strided.out_width = ConvOutSize(16, 4, 2, 1);
   EXPECT_FALSE(WinogradConvApplies(strided));
-  ConvProblem five = Problem(2, 8, 8, 16, 16, 2);
+  ConvProblem five = WinogradProblem(2, 8, 8, 16, 16, 2);
   five.kernel = 5;
   five.out_height = five.out_width = ConvOutSize(16, 5, 1, 2);
   EXPECT_FALSE(WinogradConvApplies(five));
@@ -157,18 +157,18 @@ TEST(WinogradConvTest, AppliesToStrideOneFourByFourKernelsWithPaddingBelowTheKer
 // Columns and coverage count the 3x3 tiles of the plane each pass writes: y for forward
 // and backward-weights, dx for backward-data.
 TEST(WinogradConvTest, ColumnsAndCoverageCountTheTilesOfTheWrittenPlane) {
-  const ConvProblem at_256px = Problem(8, 4, 4, 32, 32, 1);  // y 31x31: 11x11 tiles; dx 32x32: 11x11
+  const ConvProblem at_256px = WinogradProblem(8, 4, 4, 32, 32, 1);  // y 31x31: 11x11 tiles; dx 32x32: 11x11
   EXPECT_EQ(WinogradColumns(at_256px, ConvOp::kForward), 8 * 121);
   EXPECT_EQ(WinogradColumns(at_256px, ConvOp::kBackwardWeights), 8 * 121);
   EXPECT_EQ(WinogradColumns(at_256px, ConvOp::kBackwardData), 8 * 121);
   EXPECT_DOUBLE_EQ(WinogradTileCoverage(at_256px, ConvOp::kForward), 961.0 / 1089.0);
   EXPECT_DOUBLE_EQ(WinogradTileCoverage(at_256px, ConvOp::kBackwardData), 1024.0 / 1089.0);
-  const ConvProblem at_128px = Problem(2, 4, 4, 16, 16, 1);  // y 15x15: 5x5 tiles, whole
+  const ConvProblem at_128px = WinogradProblem(2, 4, 4, 16, 16, 1);  // y 15x15: 5x5 tiles, whole
   EXPECT_EQ(WinogradColumns(at_128px, ConvOp::kForward), 2 * 25);
   EXPECT_DOUBLE_EQ(WinogradTileCoverage(at_128px, ConvOp::kForward), 1.0);
-  const ConvProblem at_64px = Problem(1, 4, 4, 8, 8, 1);  // y 7x7: 3x3 tiles over 9x9
+  const ConvProblem at_64px = WinogradProblem(1, 4, 4, 8, 8, 1);  // y 7x7: 3x3 tiles over 9x9
   EXPECT_DOUBLE_EQ(WinogradTileCoverage(at_64px, ConvOp::kForward), 49.0 / 81.0);
-  const ConvProblem wide = Problem(1, 4, 4, 4, 10, 3);  // y 7x13 (padding 3): 3x5 tiles
+  const ConvProblem wide = WinogradProblem(1, 4, 4, 4, 10, 3);  // y 7x13 (padding 3): 3x5 tiles
   EXPECT_EQ(WinogradColumns(wide, ConvOp::kForward), 15);
   EXPECT_DOUBLE_EQ(WinogradTileCoverage(wide, ConvOp::kForward), 91.0 / 135.0);
 }

@@ -15,7 +15,7 @@ using testing::EquivalenceSetup;
 using testing::MaxScaledDifference;
 using testing::TrainedParams;
 
-std::vector<TrainedParams> TrainOnRanks(int ranks, const EquivalenceSetup& setup) {
+std::vector<TrainedParams> TrainMixedOnRanks(int ranks, const EquivalenceSetup& setup) {
   absl::StatusOr<std::vector<TrainedParams>> out = testing::TrainOnThreadRanks(ranks, setup);
   EXPECT_TRUE(out.ok()) << out.status();
   return out.ok() ? *std::move(out) : std::vector<TrainedParams>(static_cast<size_t>(ranks));
@@ -35,8 +35,8 @@ TEST(MixedPrecisionStep, PowerOfTwoLossScalingChangesNoFp32Bit) {
   plain.steps = 2;
   EquivalenceSetup scaled = plain;
   scaled.mixed.loss_scale = Dynamic(65536.0f, 1);  // step 2 runs at 131072
-  const std::vector<TrainedParams> a = TrainOnRanks(2, plain);
-  const std::vector<TrainedParams> b = TrainOnRanks(2, scaled);
+  const std::vector<TrainedParams> a = TrainMixedOnRanks(2, plain);
+  const std::vector<TrainedParams> b = TrainMixedOnRanks(2, scaled);
   EXPECT_EQ(b[0].g_steps[0].scale, 131072.0f);
   EXPECT_EQ(b[0].d_steps[1].scale, 262144.0f);
   for (int r = 0; r < 2; ++r) {
@@ -56,11 +56,11 @@ TEST(MixedPrecisionStep, Bf16WireKeepsReplicasIdenticalWithinBf16RoundingOfFp32)
   EquivalenceSetup bf16 = fp32;
   bf16.mixed.allreduce_dtype = WireDtype::kBf16;
   bf16.mixed.loss_scale = Dynamic(65536.0f, 2000);
-  const TrainedParams reference = TrainOnRanks(1, fp32)[0];
+  const TrainedParams reference = TrainMixedOnRanks(1, fp32)[0];
   // 3 ranks: two pair sums per element (mpi_equivalence_check covers 2 ranks over MPI).
   for (int ranks : {3}) {
     SCOPED_TRACE(absl::StrCat(ranks, " ranks"));
-    const std::vector<TrainedParams> replicas = TrainOnRanks(ranks, bf16);
+    const std::vector<TrainedParams> replicas = TrainMixedOnRanks(ranks, bf16);
     EXPECT_LT(testing::DifferenceInUpdates(replicas[0].g, reference.g, reference.initial_g), kBf16WireTolerance);
     EXPECT_LT(testing::DifferenceInUpdates(replicas[0].d, reference.d, reference.initial_d), kBf16WireTolerance);
     EXPECT_NE(replicas[0].d, reference.d);  // the wire really was bf16
@@ -119,7 +119,7 @@ TEST_P(ForcedOverflowTest, AnInfOnRankOneSkipsDsStepOnEveryRankAndGTrainsOn) {
   setup.mixed.allreduce_dtype = GetParam();
   setup.mixed.loss_scale = Dynamic(1024.0f, 2000);
   setup.mixed.inject_inf = InjectInf{/*step=*/2, /*rank=*/1, /*g=*/false, /*d=*/true};
-  const std::vector<TrainedParams> replicas = TrainOnRanks(2, setup);
+  const std::vector<TrainedParams> replicas = TrainMixedOnRanks(2, setup);
   for (size_t r = 0; r < replicas.size(); ++r) {
     SCOPED_TRACE(absl::StrCat("rank ", r));
     ExpectSkippedAtStepTwo(replicas[r].d_steps, 1024.0f, /*dynamic=*/true);
@@ -138,7 +138,7 @@ TEST(ForcedOverflow, BothNetworksSkipUnderAStaticScaleOnOneRankToo) {
   setup.mixed.loss_scale.mode = LossScaleMode::kStatic;
   setup.mixed.loss_scale.init_scale = 256.0f;
   setup.mixed.inject_inf = InjectInf{/*step=*/2, /*rank=*/0, /*g=*/true, /*d=*/true};
-  const TrainedParams solo = TrainOnRanks(1, setup)[0];
+  const TrainedParams solo = TrainMixedOnRanks(1, setup)[0];
   ExpectSkippedAtStepTwo(solo.g_steps, 256.0f, /*dynamic=*/false);
   ExpectSkippedAtStepTwo(solo.d_steps, 256.0f, /*dynamic=*/false);
 }

@@ -21,7 +21,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr int64_t kGlobalBatch = 4;
+constexpr int64_t kPix2PixGlobalBatch = 4;
 constexpr int kSteps = 3;
 
 Pix2pixConfig SmallConfig() {
@@ -39,15 +39,15 @@ struct Trained {
   std::vector<float> g, d, g_buffers, d_buffers;
 };
 
-// Rows [kGlobalBatch, 7, 32, 32] uniform in [-1, 1], a new set per step.
+// Rows [kPix2PixGlobalBatch, 7, 32, 32] uniform in [-1, 1], a new set per step.
 Tensor GlobalRows(uint64_t seed) {
-  Tensor t = Tensor::Zeros(Shape{kGlobalBatch, 7, 32, 32});
+  Tensor t = Tensor::Zeros(Shape{kPix2PixGlobalBatch, 7, 32, 32});
   Rng rng(seed);
   for (int64_t i = 0; i < t.numel(); ++i) t.data()[i] = static_cast<float>(2.0 * rng.Uniform() - 1.0);
   return t;
 }
 
-std::vector<float> Values(const Tensor& t) { return std::vector<float>(t.data(), t.data() + t.numel()); }
+std::vector<float> Pix2PixValues(const Tensor& t) { return std::vector<float>(t.data(), t.data() + t.numel()); }
 
 // kSteps SGD steps on this rank's share of each global batch of synthetic rows.
 absl::StatusOr<Trained> Train(Communicator& comm, const std::vector<int64_t>& shares) {
@@ -68,12 +68,12 @@ absl::StatusOr<Trained> Train(Communicator& comm, const std::vector<int64_t>& sh
   Rng rng(3);
   for (int s = 0; s < kSteps; ++s) {
     const Tensor rows = GlobalRows(100 + static_cast<uint64_t>(s)).Slice(begin, end);
-    const GanInputs in = model.StepInputs(rows, rng, kGlobalBatch, begin, end, Device::kCpu);
-    ASSIGN_OR_RETURN(const DataParallelStepResult r, step.Run(in, kGlobalBatch, /*dropout_seed=*/s));
+    const GanInputs in = model.StepInputs(rows, rng, kPix2PixGlobalBatch, begin, end, Device::kCpu);
+    ASSIGN_OR_RETURN(const DataParallelStepResult r, step.Run(in, kPix2PixGlobalBatch, /*dropout_seed=*/s));
     if (!r.g_stepped || !r.d_stepped) return absl::InternalError("a step was skipped");
   }
-  return Trained{Values(model.g_params().params()), Values(model.d_params().params()),
-                 Values(model.g_params().buffers()), Values(model.d_params().buffers())};
+  return Trained{Pix2PixValues(model.g_params().params()), Pix2PixValues(model.d_params().params()),
+                 Pix2PixValues(model.g_params().buffers()), Pix2PixValues(model.d_params().buffers())};
 }
 
 double MaxDiff(const std::vector<float>& a, const std::vector<float>& b) {
@@ -86,7 +86,7 @@ double MaxDiff(const std::vector<float>& a, const std::vector<float>& b) {
 void ExpectRanksMatchOneRank(const std::vector<int64_t>& shares) {
   absl::StatusOr<Trained> alone;
   ASSERT_TRUE(RunRanks(1, [&](Communicator& comm) {
-                alone = Train(comm, {kGlobalBatch});
+                alone = Train(comm, {kPix2PixGlobalBatch});
                 return alone.status();
               }).ok());
   ASSERT_TRUE(alone.ok()) << alone.status();

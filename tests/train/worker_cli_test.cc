@@ -41,7 +41,7 @@ Result RunWorker(const std::string& args) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-void WriteBigEndian32(std::ofstream& f, uint32_t v) {
+void WriteIdxWord(std::ofstream& f, uint32_t v) {
   const unsigned char b[4] = {static_cast<unsigned char>(v >> 24), static_cast<unsigned char>(v >> 16),
                               static_cast<unsigned char>(v >> 8), static_cast<unsigned char>(v)};
   f.write(reinterpret_cast<const char*>(b), 4);
@@ -52,16 +52,16 @@ std::string MakeTinyMnist(const std::string& name, int count) {
   const std::string dir = ::testing::TempDir() + "/cli_data_" + name;
   fs::create_directories(dir);
   std::ofstream images(dir + "/train-images-idx3-ubyte", std::ios::binary);
-  WriteBigEndian32(images, 2051);
-  WriteBigEndian32(images, count);
-  WriteBigEndian32(images, 28);
-  WriteBigEndian32(images, 28);
+  WriteIdxWord(images, 2051);
+  WriteIdxWord(images, count);
+  WriteIdxWord(images, 28);
+  WriteIdxWord(images, 28);
   for (int i = 0; i < count; ++i) {
     for (int p = 0; p < 28 * 28; ++p) images.put(static_cast<char>((p % 28) == (i % 28) ? 255 : 0));
   }
   std::ofstream labels(dir + "/train-labels-idx1-ubyte", std::ios::binary);
-  WriteBigEndian32(labels, 2049);
-  WriteBigEndian32(labels, count);
+  WriteIdxWord(labels, 2049);
+  WriteIdxWord(labels, count);
   for (int i = 0; i < count; ++i) labels.put(static_cast<char>(i % 10));
   return dir;
 }
@@ -80,7 +80,7 @@ std::string FreshRunDir(const std::string& name) {
   return dir;
 }
 
-std::string ReadAll(const std::string& path) {
+std::string ReadCliFile(const std::string& path) {
   std::stringstream ss;
   ss << std::ifstream(path).rdbuf();
   return ss.str();
@@ -95,24 +95,24 @@ TEST(WorkerCli, TrainsAndWritesTheRunFolder) {
   EXPECT_THAT(r.output, HasSubstr("samples/s"));  // progress lines
   EXPECT_THAT(r.output, HasSubstr(out));          // says where things went
 
-  const auto manifest = nlohmann::json::parse(ReadAll(out + "/run.json"));
+  const auto manifest = nlohmann::json::parse(ReadCliFile(out + "/run.json"));
   EXPECT_EQ(manifest["config"]["dataset"], "mnist");
   EXPECT_EQ(manifest["config"]["batch_sizes"][0], 16);
 
-  std::istringstream csv(ReadAll(out + "/epochs.csv"));
+  std::istringstream csv(ReadCliFile(out + "/epochs.csv"));
   std::string line;
   std::vector<std::string> lines;
   while (std::getline(csv, line)) lines.push_back(line);
   ASSERT_EQ(lines.size(), 3u);  // header + 2 epochs
-  EXPECT_THAT(lines[1], testing::StartsWith("16,1,"));
-  EXPECT_THAT(lines[2], testing::StartsWith("16,2,"));
+  EXPECT_THAT(lines[1], ::testing::StartsWith("16,1,"));
+  EXPECT_THAT(lines[2], ::testing::StartsWith("16,2,"));
 
   EXPECT_GT(fs::file_size(out + "/samples/epoch_002.png"), 100u);
   const auto samples = ReadNpy(out + "/samples/epoch_002.npy");
   ASSERT_TRUE(samples.ok()) << samples.status();
   EXPECT_EQ(samples->shape, (std::vector<int64_t>{64, 1, 28, 28}));
   for (float v : samples->data) ASSERT_TRUE(v >= -1.0f && v <= 1.0f);
-  EXPECT_THAT(ReadAll(out + "/log.txt"), HasSubstr("epoch 2 done"));
+  EXPECT_THAT(ReadCliFile(out + "/log.txt"), HasSubstr("epoch 2 done"));
 }
 
 // --tensorboard, energy and the plots, end to end: each batch size's event file holds the
@@ -161,7 +161,7 @@ TEST(WorkerCli, TensorBoardEnergyAndPlots) {
     EXPECT_EQ(tags["samples"], epochs);
     EXPECT_EQ(last_image_step, 3);
   }
-  std::istringstream csv(ReadAll(out + "/epochs.csv"));
+  std::istringstream csv(ReadCliFile(out + "/epochs.csv"));
   std::string header, row;
   std::getline(csv, header);
   const std::vector<std::string> names = Split(header);
@@ -176,9 +176,9 @@ TEST(WorkerCli, TensorBoardEnergyAndPlots) {
     // A CPU run: RAPL (2) where readable, else the estimate (1).
     const auto source = std::find(names.begin(), names.end(), "energy_source");
     ASSERT_NE(source, names.end()) << header;
-    EXPECT_THAT(fields[source - names.begin()], testing::AnyOf("1", "2")) << row;
+    EXPECT_THAT(fields[source - names.begin()], ::testing::AnyOf("1", "2")) << row;
   }
-  EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("## Energy"));
+  EXPECT_THAT(ReadCliFile(out + "/timing.md"), HasSubstr("## Energy"));
   for (const char* plot : {"/timing.png", "/losses.png"}) {
     absl::StatusOr<std::vector<uint8_t>> png = ReadFileBytes(out + plot);
     ASSERT_TRUE(png.ok()) << png.status();
@@ -194,13 +194,13 @@ std::string MakeJudgeableMnist(const std::string& name, int count, bool random_l
   fs::create_directories(dir);
   for (const std::string prefix : {"train", "t10k"}) {
     std::ofstream images(dir + "/" + prefix + "-images-idx3-ubyte", std::ios::binary);
-    WriteBigEndian32(images, 2051);
-    WriteBigEndian32(images, count);
-    WriteBigEndian32(images, 28);
-    WriteBigEndian32(images, 28);
+    WriteIdxWord(images, 2051);
+    WriteIdxWord(images, count);
+    WriteIdxWord(images, 28);
+    WriteIdxWord(images, 28);
     std::ofstream labels(dir + "/" + prefix + "-labels-idx1-ubyte", std::ios::binary);
-    WriteBigEndian32(labels, 2049);
-    WriteBigEndian32(labels, count);
+    WriteIdxWord(labels, 2049);
+    WriteIdxWord(labels, count);
     for (int i = 0; i < count; ++i) {
       const int c = (i * 7 + (prefix == "t10k" ? 3 : 0)) % 10;
       for (int p = 0; p < 28 * 28; ++p) images.put(static_cast<char>((p % 28) == 2 * c + 4 ? 255 : 0));
@@ -221,12 +221,12 @@ void ExpectTimeToTarget(const std::string& common) {
   Result r = RunWorker(sweep + "--target-fd 1e6 --stop-at-target --lr-scaling linear --base-batch-size 8 --out " + met);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("reached the quality target; --stop-at-target ends this batch size"));
-  const std::string csv = ReadAll(met + "/epochs.csv");
+  const std::string csv = ReadCliFile(met + "/epochs.csv");
   EXPECT_THAT(csv, HasSubstr("\n8,1,"));
   EXPECT_THAT(csv, HasSubstr("\n16,1,"));
   EXPECT_THAT(csv, Not(HasSubstr("\n8,2,")));  // stopped at the target
   EXPECT_THAT(csv, Not(HasSubstr("\n16,2,")));
-  const std::string timing = ReadAll(met + "/timing.md");
+  const std::string timing = ReadCliFile(met + "/timing.md");
   EXPECT_THAT(timing, HasSubstr("## Time to target (Fréchet distance <= 1e+06"));
   EXPECT_THAT(timing, HasSubstr("| 8 | epoch 1 (by) | "));
   EXPECT_THAT(timing, HasSubstr("- global batch 16: 0.0002 (linear scaling of 0.0001 from batch 8)"));
@@ -234,7 +234,7 @@ void ExpectTimeToTarget(const std::string& common) {
   const std::string missed = FreshRunDir("target_missed");
   r = RunWorker(sweep + "--target-fd 1e-9 --out " + missed);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_THAT(ReadAll(missed + "/timing.md"), HasSubstr("| 16 | never (2 scored epochs) |"));
+  EXPECT_THAT(ReadCliFile(missed + "/timing.md"), HasSubstr("| 16 | never (2 scored epochs) |"));
 
   r = RunWorker(common + "--quality off --target-fd 50 --out " + FreshRunDir("target_unscored"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -267,7 +267,7 @@ TEST(WorkerCli, TrainJudgeThenQualityScores) {
   r = RunWorker(common + "--quality fast --tensorboard --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("quality: scoring 64 samples per epoch"));
-  std::istringstream csv(ReadAll(out + "/epochs.csv"));
+  std::istringstream csv(ReadCliFile(out + "/epochs.csv"));
   std::string header, row;
   std::getline(csv, header);
   const std::vector<std::string> names = Split(header);
@@ -287,7 +287,7 @@ TEST(WorkerCli, TrainJudgeThenQualityScores) {
     EXPECT_LE(std::stod(fields[at + 3]), 1.0) << row;
   }
   EXPECT_EQ(rows, 2);
-  EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("## Sample quality"));
+  EXPECT_THAT(ReadCliFile(out + "/timing.md"), HasSubstr("## Sample quality"));
   // Each epoch's score is a TensorBoard scalar too, under its column's name.
   const std::map<std::string, std::vector<float>> scalars =
       testing_tensorboard::ScalarsByTag(testing_tensorboard::ReadEvents(out + "/tensorboard/b16"));
@@ -314,7 +314,7 @@ TEST(WorkerCli, SweepAndRunFile) {
   std::ofstream(yaml) << "dataset: mnist\ndata-dir: " << data << "\nbatch-size: [8, 16]\nepochs: 1\nmax-steps: 2\n";
   const Result r = RunWorker("train --config " + yaml + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const std::string csv = ReadAll(out + "/epochs.csv");
+  const std::string csv = ReadCliFile(out + "/epochs.csv");
   EXPECT_THAT(csv, HasSubstr("\n8,1,"));
   EXPECT_THAT(csv, HasSubstr("\n16,1,"));
   EXPECT_TRUE(fs::exists(out + "/samples/b0008/epoch_001.png"));
@@ -414,20 +414,21 @@ TEST(WorkerCli, Bf16RunSkipsAForcedOverflowAndReportsIt) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("step 2: G's gradient holds inf/NaN; G's step skipped on every rank, its loss "
                                   "scale now 512"));
-  const auto manifest = nlohmann::json::parse(ReadAll(out + "/run.json"));
+  const auto manifest = nlohmann::json::parse(ReadCliFile(out + "/run.json"));
   EXPECT_EQ(manifest["config"]["precision"], "bf16");
   EXPECT_EQ(manifest["config"]["loss_scale"]["mode"], "dynamic");
   EXPECT_EQ(manifest["config"]["loss_scale"]["init"], 1024.0);
   EXPECT_EQ(manifest["config"]["allreduce_dtype"], "bf16");
   EXPECT_EQ(manifest["config"]["debug_inject_inf"]["network"], "g");
-  const std::string csv = ReadAll(out + "/epochs.csv");
+  const std::string csv = ReadCliFile(out + "/epochs.csv");
   // Later columns (energy, quality, flow validation) follow peak_rss_mb.
   EXPECT_THAT(csv, HasSubstr(",loss_scale_g,loss_scale_d,skipped_steps_g,skipped_steps_d,peak_rss_mb,"));
   EXPECT_THAT(csv, HasSubstr(",quality_confidence,val_l1,val_rel_l2,energy_source,val_persistence_l1,val_persistence_rel_l2\n"));
-  EXPECT_THAT(csv, testing::ContainsRegex(",0,512,1024,1,0,[0-9]+\\.[0-9],"));  // ... straggler_flags, then ours
+  // ... straggler_flags, then ours
+  EXPECT_THAT(csv, ::testing::ContainsRegex(",0,512,1024,1,0,[0-9]+\\.[0-9],"));
   // No held-out set: zeros; energy from RAPL or the estimate.
-  EXPECT_THAT(csv, testing::ContainsRegex(",0\\.00000,0\\.00000,[12],0\\.00000,0\\.00000\n"));
-  EXPECT_THAT(ReadAll(out + "/timing.md"), HasSubstr("(1 rank, bf16, dynamic loss scaling)"));
+  EXPECT_THAT(csv, ::testing::ContainsRegex(",0\\.00000,0\\.00000,[12],0\\.00000,0\\.00000\n"));
+  EXPECT_THAT(ReadCliFile(out + "/timing.md"), HasSubstr("(1 rank, bf16, dynamic loss scaling)"));
 }
 
 // --resume from the command line: a finished run is left alone; what cannot be resumed
@@ -437,7 +438,7 @@ TEST(WorkerCli, ResumeRefusesWhatItCannotContinue) {
   const std::string out = FreshRunDir("resume");
   const std::string train = "train --dataset mnist --data-dir " + data + " --batch-size 10 --epochs 2 ";
   ASSERT_EQ(RunWorker(train + "--out " + out).exit_code, 0);
-  const auto manifest = nlohmann::json::parse(ReadAll(out + "/run.json"));
+  const auto manifest = nlohmann::json::parse(ReadCliFile(out + "/run.json"));
   EXPECT_EQ(manifest["settings"]["batch-size"], "10");
   EXPECT_EQ(manifest["config"]["checkpoint_every_steps"], 500);
 

@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 constexpr size_t kMaxFlowJsonBytes = 1 << 20;
 constexpr char kRemake[] = "write the case again with `gantry-worker make-flow --out DIR ...`";
 
-std::string ShapeText(const std::vector<int64_t>& shape) { return absl::StrCat("[", absl::StrJoin(shape, ", "), "]"); }
+std::string DimsText(const std::vector<int64_t>& shape) { return absl::StrCat("[", absl::StrJoin(shape, ", "), "]"); }
 
 absl::Status Bad(const std::string& path, const std::string& what, const std::string& fix = kRemake) {
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", what, "; ", fix));
@@ -128,7 +128,7 @@ absl::StatusOr<FlowCase> LoadFlowCase(const std::string& dir) {
   ASSIGN_OR_RETURN(NpyArray frames, ReadCaseArray(frames_path));
   if (frames.shape.size() != 4 || frames.shape[1] != kFlowChannels || frames.shape[0] < 1 || frames.shape[2] < 1 ||
       frames.shape[3] < 1) {
-    return Bad(frames_path, absl::StrCat("shape ", ShapeText(frames.shape),
+    return Bad(frames_path, absl::StrCat("shape ", DimsText(frames.shape),
                                          ", expected [T, 3, NY, NX] with channels (ux, uy, vorticity)"),
                "save the frames as np.float32 of shape (T, 3, NY, NX), or write the case with make-flow");
   }
@@ -142,7 +142,7 @@ absl::StatusOr<FlowCase> LoadFlowCase(const std::string& dir) {
 
   ASSIGN_OR_RETURN(NpyArray mask, ReadCaseArray(mask_path));
   if (mask.shape != std::vector<int64_t>{c.ny, c.nx}) {
-    return Bad(mask_path, absl::StrCat("shape ", ShapeText(mask.shape), ", expected [", c.ny, ", ", c.nx,
+    return Bad(mask_path, absl::StrCat("shape ", DimsText(mask.shape), ", expected [", c.ny, ", ", c.nx,
                                        "] (NY, NX of frames.npy)"),
                "save the obstacle mask as np.float32 of shape (NY, NX), 1 inside the obstacle and 0 in fluid");
   }

@@ -13,7 +13,7 @@
 namespace gantry::flow {
 namespace {
 
-absl::Status Refuse(const std::string& name, const std::string& what) {
+absl::Status Reject(const std::string& name, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat(name, ": ", what));
 }
 
@@ -81,29 +81,29 @@ absl::StatusOr<std::vector<FlowRequest>> ParseCases(const std::string& text, con
   try {
     root = YAML::Load(text);
   } catch (const YAML::DeepRecursion& e) {
-    return Refuse(name, absl::StrCat("nested too deeply (at line ", e.mark.line + 1,
+    return Reject(name, absl::StrCat("nested too deeply (at line ", e.mark.line + 1,
                                      "); a case file is a list of flat mappings"));
   } catch (const YAML::Exception& e) {
-    return Refuse(name, absl::StrCat("not valid YAML/JSON: ", e.what()));
+    return Reject(name, absl::StrCat("not valid YAML/JSON: ", e.what()));
   }
   if (!root.IsSequence() || root.size() == 0) {
-    return Refuse(name, "expected a non-empty list of cases, e.g. [{re: 80, seed: 1}, {re: 120, obstacle: square}]");
+    return Reject(name, "expected a non-empty list of cases, e.g. [{re: 80, seed: 1}, {re: 120, obstacle: square}]");
   }
-  if (root.size() > kMaxCases) return Refuse(name, absl::StrCat("more than ", kMaxCases, " cases; split the file"));
+  if (root.size() > kMaxCases) return Reject(name, absl::StrCat("more than ", kMaxCases, " cases; split the file"));
   std::vector<FlowRequest> cases;
   for (size_t k = 0; k < root.size(); ++k) {
     const YAML::Node entry = root[k];
     const std::string at = absl::StrCat("case ", k + 1);
-    if (!entry.IsMap()) return Refuse(name, absl::StrCat(at, " must be a mapping of setting: value"));
+    if (!entry.IsMap()) return Reject(name, absl::StrCat(at, " must be a mapping of setting: value"));
     FlowRequest r = base;
     std::set<std::string> seen;
     for (const auto& kv : entry) {
-      if (!kv.first.IsScalar()) return Refuse(name, absl::StrCat(at, ": every key must be a setting name"));
+      if (!kv.first.IsScalar()) return Reject(name, absl::StrCat(at, ": every key must be a setting name"));
       std::string key = kv.first.Scalar();
       std::replace(key.begin(), key.end(), '_', '-');
-      if (!seen.insert(key).second) return Refuse(name, absl::StrCat(at, ": '", key, "' is given twice; keep one"));
+      if (!seen.insert(key).second) return Reject(name, absl::StrCat(at, ": '", key, "' is given twice; keep one"));
       if (absl::Status st = Apply(key, kv.second, absl::StrCat(at, ": '", kv.first.Scalar(), "'"), &r); !st.ok()) {
-        return Refuse(name, std::string(st.message()));
+        return Reject(name, std::string(st.message()));
       }
     }
     cases.push_back(r);

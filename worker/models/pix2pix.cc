@@ -12,14 +12,14 @@
 namespace gantry {
 namespace {
 
-constexpr int64_t kKernel = 4;
+constexpr int64_t kPatchKernel = 4;
 
 void AddAll(Sequential& s, std::vector<std::unique_ptr<Layer>> layers) {
   for (auto& l : layers) s.Add(std::move(l));
 }
 
 // The mean BCE against `target` and its gradient times `weight`.
-LossResult WeightedBce(const Context& ctx, const Tensor& logits, float target, float weight) {
+LossResult Pix2PixWeightedBce(const Context& ctx, const Tensor& logits, float target, float weight) {
   LossResult r = BceWithLogitsLoss(ctx, logits, target);
   if (weight != 1.0f) ctx.backend->Scale(r.grad.numel(), weight, r.grad.data());
   return r;
@@ -89,15 +89,15 @@ Sequential MakePix2pixGenerator(const Pix2pixConfig& config) {
 Sequential MakePix2pixDiscriminator(const Pix2pixConfig& c) {
   const int64_t f1 = c.ndf, f2 = 2 * c.ndf, f3 = 4 * c.ndf, f4 = 8 * c.ndf;
   Sequential d;
-  d.Add(std::make_unique<Conv2d>(kPix2pixRowChannels, f1, kKernel, 2, 1, /*bias=*/false, LeakyRelu(c)));
-  d.Add(std::make_unique<Conv2d>(f1, f2, kKernel, 2, 1, /*bias=*/false));
+  d.Add(std::make_unique<Conv2d>(kPix2pixRowChannels, f1, kPatchKernel, 2, 1, /*bias=*/false, LeakyRelu(c)));
+  d.Add(std::make_unique<Conv2d>(f1, f2, kPatchKernel, 2, 1, /*bias=*/false));
   AddAll(d, NormThenActivation(c, f2, LeakyRelu(c)));
-  d.Add(std::make_unique<Conv2d>(f2, f3, kKernel, 2, 1, /*bias=*/false));
+  d.Add(std::make_unique<Conv2d>(f2, f3, kPatchKernel, 2, 1, /*bias=*/false));
   AddAll(d, NormThenActivation(c, f3, LeakyRelu(c)));
   // The tutorial's ZeroPadding2D + 'valid' 4x4 convolutions: padding 1, stride 1.
-  d.Add(std::make_unique<Conv2d>(f3, f4, kKernel, 1, 1, /*bias=*/false));
+  d.Add(std::make_unique<Conv2d>(f3, f4, kPatchKernel, 1, 1, /*bias=*/false));
   AddAll(d, NormThenActivation(c, f4, LeakyRelu(c)));
-  d.Add(std::make_unique<Conv2d>(f4, 1, kKernel, 1, 1, /*bias=*/true));
+  d.Add(std::make_unique<Conv2d>(f4, 1, kPatchKernel, 1, 1, /*bias=*/true));
   return d;
 }
 
@@ -162,14 +162,14 @@ GanStepResult Pix2pix::ComputeGradients(const Context& ctx, const GanInputs& inp
   r.fake_logits = d.Forward(fake_ctx, concat.Forward(ctx, x, r.fake), &d_fake_cache);
 
   // Discriminator tape: the halved sum of both BCE terms.
-  const LossResult d_real = WeightedBce(ctx, r.real_logits, 1.0f, 0.5f * weights.d);
-  const LossResult d_fake = WeightedBce(ctx, r.fake_logits, 0.0f, 0.5f * weights.d);
+  const LossResult d_real = Pix2PixWeightedBce(ctx, r.real_logits, 1.0f, 0.5f * weights.d);
+  const LossResult d_fake = Pix2PixWeightedBce(ctx, r.fake_logits, 0.0f, 0.5f * weights.d);
   d.Backward(real_ctx, d_real.grad, d_real_cache, /*want_input_grad=*/false);
   d.Backward(fake_ctx, d_fake.grad, d_fake_cache, /*want_input_grad=*/false);
 
   // Generator tape: the GAN term through D (input gradient only; the condition's part is
   // dropped), plus l1_weight times the L1 term, into G.
-  const LossResult g_fool = WeightedBce(ctx, r.fake_logits, 1.0f, weights.g);
+  const LossResult g_fool = Pix2PixWeightedBce(ctx, r.fake_logits, 1.0f, weights.g);
   Context no_param_grads = fake_ctx;
   no_param_grads.param_grads = false;
   const Tensor d_pair = d.Backward(no_param_grads, g_fool.grad, d_fake_cache, /*want_input_grad=*/true);

@@ -22,7 +22,7 @@ void SumIntoPortable(const uint16_t* in, uint16_t* inout, int64_t count) {
 
 #ifdef GANTRY_WIRE_AVX512
 
-constexpr int64_t kLanes = 16;
+constexpr int64_t kWireLanes = 16;
 
 __mmask16 TailMask(int64_t left) { return static_cast<__mmask16>((1u << left) - 1u); }
 
@@ -54,7 +54,7 @@ __m256i RoundBf16Instruction(__m512 x) { return reinterpret_cast<__m256i>(_mm512
 template <__m256i (*Round)(__m512)>
 void ToWireAvx512(const float* src, uint16_t* dst, int64_t count) {
   int64_t i = 0;
-  for (; i + kLanes <= count; i += kLanes) {
+  for (; i + kWireLanes <= count; i += kWireLanes) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), Round(_mm512_loadu_ps(src + i)));
   }
   if (i < count) {
@@ -75,7 +75,7 @@ template <__m256i (*Round)(__m512)>
 void SumIntoAvx512(const uint16_t* in, uint16_t* inout, int64_t count) {
   const __mmask16 all = 0xffff;
   int64_t i = 0;
-  for (; i + kLanes <= count; i += kLanes) {
+  for (; i + kWireLanes <= count; i += kWireLanes) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(inout + i), SumLanes<Round>(in + i, inout + i, all));
   }
   if (i < count) {

@@ -26,7 +26,7 @@ void ForEachElement(const Layout& l, const Body& body) {
 
 // Runs body(layout, shape, channels) for every layout of the row.
 template <typename Body>
-void ForEachLayout(OpRun& run, const Body& body) {
+void ForEachChannelLayout(OpRun& run, const Body& body) {
   for (const Layout& l : run.shapes<Layout>()) {
     SCOPED_TRACE(Describe(l));
     body(l, Shape{l.n, l.c, l.hw}, Shape{l.c});
@@ -36,7 +36,7 @@ void ForEachLayout(OpRun& run, const Body& body) {
 }  // namespace
 
 void CheckAddChannelBias(OpRun& run) {
-  ForEachLayout(run, [&](const Layout& l, const Shape& shape, const Shape& channels) {
+  ForEachChannelLayout(run, [&](const Layout& l, const Shape& shape, const Shape& channels) {
     const Tensor y0 = RandomTensor(shape, 1), bias = RandomTensor(channels, 2);
     Tensor expected = y0.Clone();
     ForEachElement(l, [&](int64_t i, int64_t ch) { expected.data()[i] = y0.data()[i] + bias.data()[ch]; });
@@ -47,7 +47,7 @@ void CheckAddChannelBias(OpRun& run) {
 }
 
 void CheckChannelSum(OpRun& run) {
-  ForEachLayout(run, [&](const Layout& l, const Shape& shape, const Shape& channels) {
+  ForEachChannelLayout(run, [&](const Layout& l, const Shape& shape, const Shape& channels) {
     const Tensor dy = RandomTensor(shape, 1), out0 = RandomTensor(channels, 2);
     std::vector<double> sum = Doubles(out0), magnitude = Magnitudes(out0);
     ForEachElement(l, [&](int64_t i, int64_t ch) {
@@ -61,7 +61,7 @@ void CheckChannelSum(OpRun& run) {
 }
 
 void CheckChannelAffine(OpRun& run) {
-  ForEachLayout(run, [&](const Layout& l, const Shape& shape, const Shape& channels) {
+  ForEachChannelLayout(run, [&](const Layout& l, const Shape& shape, const Shape& channels) {
     const Tensor x = RandomTensor(shape, 1, 2.0f), scale = RandomTensor(channels, 2, 1.5f);
     const Tensor shift = RandomTensor(channels, 3);
     std::vector<double> y(static_cast<size_t>(x.numel())), magnitude(y.size());
@@ -83,7 +83,7 @@ void CheckChannelAffine(OpRun& run) {
 // y = f(y + bias) in place. The magnitude: |f(s)| plus the sum's terms |y| + |bias|
 // times |f'(s)| (how far the sum's fp32 rounding moves the result).
 void CheckAddChannelBiasActivation(OpRun& run) {
-  ForEachLayout(run, [&](const Layout& l, const Shape& shape, const Shape& channels) {
+  ForEachChannelLayout(run, [&](const Layout& l, const Shape& shape, const Shape& channels) {
     const Tensor y0 = RandomTensor(shape, 5), bias = RandomTensor(channels, 6);
     for (Activation f : kActivations) {
       SCOPED_TRACE(ActivationName(f));

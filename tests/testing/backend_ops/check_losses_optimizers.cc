@@ -15,7 +15,7 @@ namespace gantry::testing {
 namespace {
 
 template <typename Body>
-void ForEachCount(OpRun& run, const Body& body) {
+void ForEachLossCount(OpRun& run, const Body& body) {
   for (int64_t count : run.shapes<int64_t>()) {
     SCOPED_TRACE("count " + std::to_string(count));
     body(count, Shape{count});
@@ -49,7 +49,7 @@ OptimizerBuffers MakeOptimizerBuffers(const Shape& shape) {
 
 // Loss (with and without the gradient) and d(mean loss)/dlogits, at targets 0, 1, 0.9.
 void CheckBceWithLogits(OpRun& run) {
-  ForEachCount(run, [&](int64_t count, const Shape& shape) {
+  ForEachLossCount(run, [&](int64_t count, const Shape& shape) {
     const Tensor logits = Logits(shape), logits_d = run.Put(logits);
     const auto n = static_cast<double>(count);
     for (float target : {0.0f, 1.0f, 0.9f}) {
@@ -76,7 +76,7 @@ void CheckBceWithLogits(OpRun& run) {
 // Mean |pred - target| (double sums of exact terms) and sign(pred - target) / count, 0
 // where they are equal (the first element).
 void CheckL1Loss(OpRun& run) {
-  ForEachCount(run, [&](int64_t count, const Shape& shape) {
+  ForEachLossCount(run, [&](int64_t count, const Shape& shape) {
     const Tensor pred = RandomTensor(shape, 10, 5.0f);
     Tensor target = RandomTensor(shape, 11);
     target.data()[0] = pred.data()[0];
@@ -100,7 +100,7 @@ void CheckL1Loss(OpRun& run) {
 // Adam at steps 1, 7 and 2000 (bias corrections near 0 and near 1); the DCGAN's settings.
 void CheckAdamStep(OpRun& run) {
   const float lr = 1e-4f, beta1 = 0.5f, beta2 = 0.999f, eps = 1e-7f;
-  ForEachCount(run, [&](int64_t count, const Shape& shape) {
+  ForEachLossCount(run, [&](int64_t count, const Shape& shape) {
     const OptimizerBuffers b = MakeOptimizerBuffers(shape);
     for (int64_t step : {int64_t{1}, int64_t{7}, int64_t{2000}}) {
       SCOPED_TRACE("step " + std::to_string(step));
@@ -128,7 +128,7 @@ void CheckAdamStep(OpRun& run) {
 
 // SGD with momentum 0.9: buf = 0.9 buf + g; p -= lr buf.
 void CheckSgdStep(OpRun& run) {
-  ForEachCount(run, [&](int64_t count, const Shape& shape) {
+  ForEachLossCount(run, [&](int64_t count, const Shape& shape) {
     const OptimizerBuffers b = MakeOptimizerBuffers(shape);
     std::vector<double> buf(static_cast<size_t>(count)), p(buf.size());
     for (int64_t i = 0; i < count; ++i) {

@@ -76,7 +76,7 @@ std::vector<double> GemmReference(const GemmShape& s, const GemmOperands& o, Mat
   return c;
 }
 
-std::string Describe(const GemmShape& s) {
+std::string DescribeProduct(const GemmShape& s) {
   return "ta=" + std::to_string(s.trans_a) + " tb=" + std::to_string(s.trans_b) + " m=" + std::to_string(s.m) +
          " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) + " alpha=" + std::to_string(s.alpha) +
          " beta=" + std::to_string(s.beta) + " pad=" + std::to_string(s.pad);
@@ -104,8 +104,8 @@ using ConvPass = std::vector<double> (*)(const ConvProblem&, const std::vector<d
 // `pass` over (a, b) rounded to `rounding` (or as magnitudes), remembered for the process:
 // the operands follow from the problem, and the oneDNN tests run the same rows once per
 // route.
-const std::vector<double>& Pass(ConvPass pass, ConvProblem p, const Tensor& a, const Tensor& b, MathPrecision rounding,
-                                bool magnitude) {
+const std::vector<double>& Exact(ConvPass pass, ConvProblem p, const Tensor& a, const Tensor& b,
+                                 MathPrecision rounding, bool magnitude) {
   p.precision = MathPrecision::kFp32;
   using Key = std::tuple<ConvPass, std::string, MathPrecision, bool>;
   static std::mutex mutex;
@@ -123,8 +123,8 @@ const std::vector<double>& Pass(ConvPass pass, ConvProblem p, const Tensor& a, c
 // (the accumulator's old value, never rounded) where there is one.
 ProductReference PassReference(ConvPass pass, const ConvProblem& p, const Tensor& a, const Tensor& b,
                                const Tensor* start = nullptr) {
-  ProductReference r{Pass(pass, p, a, b, p.precision, false), Pass(pass, p, a, b, MathPrecision::kFp32, false),
-                     Pass(pass, p, a, b, MathPrecision::kFp32, true)};
+  ProductReference r{Exact(pass, p, a, b, p.precision, false), Exact(pass, p, a, b, MathPrecision::kFp32, false),
+                     Exact(pass, p, a, b, MathPrecision::kFp32, true)};
   if (start != nullptr) {
     for (int64_t i = 0; i < start->numel(); ++i) {
       const auto j = static_cast<size_t>(i);
@@ -161,7 +161,7 @@ bool ConvRoundingMustShow(const OpRun& run) { return !run.on_device(); }
 
 void CheckGemm(OpRun& run) {
   for (const GemmShape& s : run.shapes<GemmShape>()) {
-    SCOPED_TRACE(Describe(s));
+    SCOPED_TRACE(DescribeProduct(s));
     const GemmOperands o = MakeGemmOperands(s);
     const Tensor a = run.Put(o.a), b = run.Put(o.b), c = run.Put(o.c0);
     run.backend().Gemm(run.precision(), s.trans_a, s.trans_b, s.m, s.n, s.k, s.alpha, a.data(), o.lda, b.data(), o.ldb,

@@ -25,7 +25,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr int64_t kGuard = 3;
 
 template <typename Body>
-void ForEachCount(OpRun& run, const Body& body) {
+void ForEachSixteenBitCount(OpRun& run, const Body& body) {
   for (int64_t count : run.shapes<int64_t>()) {
     SCOPED_TRACE("count " + std::to_string(count));
     body(count);
@@ -118,7 +118,7 @@ Tensor Verdict(bool finite) { return Tensor::FromVector(Shape{1}, {finite ? 1.0f
 }  // namespace
 
 void CheckNarrowToBf16(OpRun& run) {
-  ForEachCount(run, [&](int64_t count) {
+  ForEachSixteenBitCount(run, [&](int64_t count) {
     const Tensor v = Values(count);
     std::vector<uint16_t> expected(static_cast<size_t>(v.numel()), 0xabcd);
     for (int64_t i = 0; i < count; ++i) expected[static_cast<size_t>(i)] = bf16::FromFloat(v.data()[i]).bits;
@@ -129,7 +129,7 @@ void CheckNarrowToBf16(OpRun& run) {
 }
 
 void CheckWidenFromBf16(OpRun& run) {
-  ForEachCount(run, [&](int64_t count) {
+  ForEachSixteenBitCount(run, [&](int64_t count) {
     const Tensor v = Values(count);
     std::vector<uint16_t> bits(static_cast<size_t>(v.numel()));
     for (size_t i = 0; i < bits.size(); ++i) bits[i] = bf16::FromFloat(v.data()[static_cast<int64_t>(i)]).bits;
@@ -145,7 +145,7 @@ void CheckWidenFromBf16(OpRun& run) {
 }
 
 void CheckToWireBf16(OpRun& run) {
-  ForEachCount(run, [&](int64_t count) {
+  ForEachSixteenBitCount(run, [&](int64_t count) {
     const Tensor v = Values(count);
     std::vector<uint16_t> expected(static_cast<size_t>(v.numel()), 0xabcd);
     for (int64_t i = 0; i < count; ++i) expected[static_cast<size_t>(i)] = WireBf16(v.data()[i]);
@@ -158,7 +158,7 @@ void CheckToWireBf16(OpRun& run) {
 // Every element times inv_scale (Inf and NaN included), and the verdict; a finite value
 // that the unscale overflows (a scale below 1) is not finite either.
 void CheckUnscaleAndCheckFinite(OpRun& run) {
-  ForEachCount(run, [&](int64_t count) {
+  ForEachSixteenBitCount(run, [&](int64_t count) {
     for (const Poison& poison : Poisons(count)) {
       SCOPED_TRACE("poison at " + std::to_string(poison.at) + ": " + std::to_string(poison.value));
       Tensor grads = Gradients(count), expected = grads.Clone(), out;
@@ -179,7 +179,7 @@ void CheckUnscaleAndCheckFinite(OpRun& run) {
 // grads = float(wire) * inv_scale from bf16 wire values (WireBf16 of gradients), with
 // Inf, -Inf and NaN patterns (a canonical and a payload one) as poison.
 void CheckUnscaleFromBf16AndCheckFinite(OpRun& run) {
-  ForEachCount(run, [&](int64_t count) {
+  ForEachSixteenBitCount(run, [&](int64_t count) {
     const Tensor source = Gradients(count);
     std::vector<std::pair<int64_t, uint16_t>> poisons = {{-1, 0}};  // (where, pattern); -1: none
     for (int64_t at : {int64_t{0}, count / 2, count - 1}) {

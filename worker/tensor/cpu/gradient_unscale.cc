@@ -20,9 +20,9 @@ inline uint32_t NonFinite(float x) { return (std::bit_cast<uint32_t>(x) & kExpon
 
 #ifdef GANTRY_UNSCALE_AVX512
 
-constexpr int64_t kLanes = 16;
+constexpr int64_t kUnscaleLanes = 16;
 
-__mmask16 TailMask(int64_t left) { return static_cast<__mmask16>((1u << left) - 1u); }
+__mmask16 UnscaleTailMask(int64_t left) { return static_cast<__mmask16>((1u << left) - 1u); }
 
 __mmask16 NonFiniteLanes(__m512 y) {
   const __m512i exponent = _mm512_set1_epi32(static_cast<int>(kExponent));
@@ -60,13 +60,13 @@ bool UnscaleAndCheckFinite(float* grads, int64_t count, float inv_scale) {
   const __m512 s = _mm512_set1_ps(inv_scale);
   __mmask16 bad = 0;
   int64_t i = 0;
-  for (; i + kLanes <= count; i += kLanes) {
+  for (; i + kUnscaleLanes <= count; i += kUnscaleLanes) {
     const __m512 y = _mm512_mul_ps(_mm512_loadu_ps(grads + i), s);
     _mm512_storeu_ps(grads + i, y);
     bad |= NonFiniteLanes(y);
   }
   if (i < count) {
-    const __mmask16 m = TailMask(count - i);
+    const __mmask16 m = UnscaleTailMask(count - i);
     const __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, grads + i), s);
     _mm512_mask_storeu_ps(grads + i, m, y);
     bad |= NonFiniteLanes(y) & m;
@@ -82,14 +82,14 @@ bool UnscaleFromBf16AndCheckFinite(const uint16_t* wire, float* grads, int64_t c
   const __m512 s = _mm512_set1_ps(inv_scale);
   __mmask16 bad = 0;
   int64_t i = 0;
-  for (; i + kLanes <= count; i += kLanes) {
+  for (; i + kUnscaleLanes <= count; i += kUnscaleLanes) {
     const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wire + i));
     const __m512 y = _mm512_mul_ps(WidenBf16(bits), s);
     _mm512_storeu_ps(grads + i, y);
     bad |= NonFiniteLanes(y);
   }
   if (i < count) {
-    const __mmask16 m = TailMask(count - i);
+    const __mmask16 m = UnscaleTailMask(count - i);
     const __m512 y = _mm512_mul_ps(WidenBf16(_mm256_maskz_loadu_epi16(m, wire + i)), s);
     _mm512_mask_storeu_ps(grads + i, m, y);
     bad |= NonFiniteLanes(y) & m;

@@ -13,11 +13,11 @@ namespace {
 
 // Per-thread scratch (ranks may run as threads sharing one backend): the column matrix
 // and a channel-major chunk.
-struct Scratch {
+struct LoweredScratch {
   std::vector<float> cols, channel_major;
 };
-Scratch& ThreadScratch() {
-  thread_local Scratch scratch;
+LoweredScratch& ThreadLoweredScratch() {
+  thread_local LoweredScratch scratch;
   return scratch;
 }
 
@@ -59,7 +59,7 @@ struct Lowering {
 };
 Lowering PrepareLowering(const ConvProblem& p, int64_t chunk) {
   CheckChunk(p, chunk);
-  Scratch& s = ThreadScratch();
+  LoweredScratch& s = ThreadLoweredScratch();
   Lowering l{.g = LoweringGeometry(p), .rows = 0, .pixels = 0, .out = p.out_channels, .cols = nullptr,
              .channel_major = nullptr};
   l.rows = l.g.col_rows();

@@ -11,41 +11,41 @@ namespace {
 
 // Outputs computed together along a row: one AVX-512 register of floats (two AVX2 ones).
 // Rows are padded to whole blocks, so the block loops have fixed trip counts and vectorise.
-constexpr int64_t kLanes = 16;
+constexpr int64_t kOneOutputLanes = 16;
 
-// kLanes floats as one value (GCC/Clang vector extension; an AVX-512 register with
+// kOneOutputLanes floats as one value (GCC/Clang vector extension; an AVX-512 register with
 // -march=native), so accumulators stay in registers; loads and stores are unaligned.
-typedef float Lanes __attribute__((vector_size(kLanes * sizeof(float))));
+typedef float Lanes __attribute__((vector_size(kOneOutputLanes * sizeof(float))));
 Lanes Load(const float* p) {
   Lanes v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
-// Lanes p[0], p[s], ..., p[(kLanes - 1) * s].
+// Lanes p[0], p[s], ..., p[(kOneOutputLanes - 1) * s].
 Lanes LoadStrided(const float* p, int64_t s) {
   if (s == 1) return Load(p);
   Lanes v;
-  for (int64_t i = 0; i < kLanes; ++i) v[i] = p[i * s];
+  for (int64_t i = 0; i < kOneOutputLanes; ++i) v[i] = p[i * s];
   return v;
 }
 
-// Stores the first `width` (<= kLanes) lanes of v at p.
+// Stores the first `width` (<= kOneOutputLanes) lanes of v at p.
 void StoreFirst(float* p, Lanes v, int64_t width) {
-  if (width == kLanes) {
+  if (width == kOneOutputLanes) {
     std::memcpy(p, &v, sizeof v);
     return;
   }
   for (int64_t i = 0; i < width; ++i) p[i] = v[i];
 }
 
-int64_t RoundUpToLanes(int64_t n) { return (n + kLanes - 1) / kLanes * kLanes; }
+int64_t RoundUpToLanes(int64_t n) { return (n + kOneOutputLanes - 1) / kOneOutputLanes * kOneOutputLanes; }
 
-struct Scratch {
+struct OneOutputScratch {
   std::vector<float> plane, sums;
   std::vector<Lanes> taps;
 };
-Scratch& ThreadScratch() {
-  thread_local Scratch scratch;
+OneOutputScratch& ThreadOneOutputScratch() {
+  thread_local OneOutputScratch scratch;
   return scratch;
 }
 
@@ -56,7 +56,7 @@ float* Zeroed(std::vector<float>& buf, int64_t count) {
 
 // The input planes as the forward and backward-weights windows read them:
 // padded[r][q] = x[r - padding][q - padding] (0 outside the image), with rows for every
-// window and columns for whole blocks of kLanes windows.
+// window and columns for whole blocks of kOneOutputLanes windows.
 struct PaddedInput {
   int64_t rows, cols;
   explicit PaddedInput(const ConvProblem& p)
@@ -85,7 +85,7 @@ void OneOutputConvForward(const ConvProblem& p, const float* x, const float* w, 
   const int64_t k = p.kernel, s = p.stride, oh = p.out_height, ow = p.out_width;
   const int64_t plane = p.in_height * p.in_width;
   const PaddedInput pad(p);
-  Scratch& scratch = ThreadScratch();
+  OneOutputScratch& scratch = ThreadOneOutputScratch();
   float* padded = Zeroed(scratch.plane, pad.size());
   // One sample's output with rows of whole blocks, summed over the channels.
   const int64_t row_width = RoundUpToLanes(ow);
@@ -96,7 +96,7 @@ void OneOutputConvForward(const ConvProblem& p, const float* x, const float* w, 
       pad.Fill(p, x + (n * p.in_channels + c) * plane, padded);
       const float* wc = w + c * k * k;
       for (int64_t oy = 0; oy < oh; ++oy) {
-        for (int64_t ox0 = 0; ox0 < ow; ox0 += kLanes) {
+        for (int64_t ox0 = 0; ox0 < ow; ox0 += kOneOutputLanes) {
           Lanes acc = {};
           for (int64_t ky = 0; ky < k; ++ky) {
             const float* row = padded + (oy * s + ky) * pad.cols + ox0 * s;
@@ -120,7 +120,7 @@ void OneOutputConvBackwardData(const ConvProblem& p, const float* dy, const floa
   // 0 elsewhere, so dx[iy][ix] = sum over ky, kx of w[ky][kx] * dilated[iy-ky+k-1][ix-kx+k-1]
   // (the windows that cover (iy, ix)). Rows and columns for every read of whole blocks.
   const int64_t rows = h + k - 1, cols = RoundUpToLanes(wd) + k - 1, shift = k - 1 - p.padding;
-  float* dilated = Zeroed(ThreadScratch().plane, rows * cols);
+  float* dilated = Zeroed(ThreadOneOutputScratch().plane, rows * cols);
   for (int64_t n = 0; n < p.batch; ++n) {
     const float* dyn = dy + n * p.out_height * p.out_width;
     std::fill_n(dilated, rows * cols, 0.0f);
@@ -133,13 +133,13 @@ void OneOutputConvBackwardData(const ConvProblem& p, const float* dy, const floa
       const float* wc = w + c * k * k;
       float* dxc = dx + (n * p.in_channels + c) * h * wd;
       for (int64_t iy = 0; iy < h; ++iy) {
-        for (int64_t ix0 = 0; ix0 < wd; ix0 += kLanes) {
+        for (int64_t ix0 = 0; ix0 < wd; ix0 += kOneOutputLanes) {
           Lanes acc = {};
           for (int64_t ky = 0; ky < k; ++ky) {
             const float* row = dilated + (iy - ky + k - 1) * cols + ix0 + k - 1;
             for (int64_t kx = 0; kx < k; ++kx) acc += wc[ky * k + kx] * Load(row - kx);
           }
-          StoreFirst(dxc + iy * wd + ix0, acc, std::min(kLanes, wd - ix0));
+          StoreFirst(dxc + iy * wd + ix0, acc, std::min(kOneOutputLanes, wd - ix0));
         }
       }
     }
@@ -152,7 +152,7 @@ void OneOutputConvBackwardWeights(const ConvProblem& p, const float* x, const fl
   const int64_t k = p.kernel, kk = k * k, s = p.stride, oh = p.out_height, ow = p.out_width;
   const int64_t plane = p.in_height * p.in_width, row_width = RoundUpToLanes(ow);
   const PaddedInput pad(p);
-  Scratch& scratch = ThreadScratch();
+  OneOutputScratch& scratch = ThreadOneOutputScratch();
   // Every sample's dy with rows padded to whole blocks (0 past the last window), then one
   // sample's padded input plane.
   std::vector<float> grads(static_cast<size_t>(p.batch * oh * row_width), 0.0f);
@@ -176,7 +176,7 @@ void OneOutputConvBackwardWeights(const ConvProblem& p, const float* x, const fl
           Lanes a = acc[static_cast<size_t>(ky * k + kx)];
           for (int64_t oy = 0; oy < oh; ++oy) {
             const float* row = padded + (oy * s + ky) * pad.cols + kx;
-            for (int64_t ox0 = 0; ox0 < ow; ox0 += kLanes) {
+            for (int64_t ox0 = 0; ox0 < ow; ox0 += kOneOutputLanes) {
               a += Load(dn + oy * row_width + ox0) * LoadStrided(row + ox0 * s, s);
             }
           }
@@ -186,7 +186,7 @@ void OneOutputConvBackwardWeights(const ConvProblem& p, const float* x, const fl
     }
     for (int64_t t = 0; t < kk; ++t) {
       float sum = 0.0f;
-      for (int64_t i = 0; i < kLanes; ++i) sum += acc[static_cast<size_t>(t)][i];
+      for (int64_t i = 0; i < kOneOutputLanes; ++i) sum += acc[static_cast<size_t>(t)][i];
       dw[c * kk + t] += sum;
     }
   }

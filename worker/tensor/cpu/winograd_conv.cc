@@ -136,11 +136,11 @@ struct Tiling {
   int64_t patch_phase_cols() const { return tiles_x() + 1; }
 };
 
-struct Scratch {
+struct WinogradScratch {
   std::vector<float> input, products, kernels, plane, kernel_block;
 };
-Scratch& ThreadScratch() {
-  thread_local Scratch scratch;
+WinogradScratch& ThreadWinogradScratch() {
+  thread_local WinogradScratch scratch;
   return scratch;
 }
 
@@ -153,7 +153,7 @@ Scratch& ThreadScratch() {
 constexpr int64_t kTargetColumns = 128;
 constexpr int64_t kMaxChunkFloats = int64_t{32} << 20;
 
-int64_t ChunkSamples(int64_t batch, int64_t tiles_per_sample, int64_t channels_in_and_out) {
+int64_t WinogradChunkSamples(int64_t batch, int64_t tiles_per_sample, int64_t channels_in_and_out) {
   const int64_t wanted = std::max<int64_t>(1, kTargetColumns / tiles_per_sample);
   const int64_t fit = kMaxChunkFloats / (kPoints * channels_in_and_out * tiles_per_sample);
   return std::clamp<int64_t>(std::min(wanted, fit), 1, batch);
@@ -261,7 +261,7 @@ void TransformGradPlane(const Tiling& t, const float* plane, float* dyhat, int64
 template <typename KernelAt>
 void TransformKernels(int64_t count, bool rotate, KernelAt kernel_at, float* u) {
   constexpr int64_t kTapCount = kTaps * kTaps, kBlock = 1024;
-  float* taps = GrowBuffer(ThreadScratch().kernel_block, (kTapCount + kTaps * kPatch) * kBlock);  // [tap][j]
+  float* taps = GrowBuffer(ThreadWinogradScratch().kernel_block, (kTapCount + kTaps * kPatch) * kBlock);  // [tap][j]
   float* across = taps + kTapCount * kBlock;  // [ky][nu][j]
   const int64_t xi = kPatch * count;
   for (int64_t q0 = 0; q0 < count; q0 += kBlock) {
@@ -333,8 +333,8 @@ void AddWeightGradients(int64_t count, const float* m, float* dw) {
 void Correlate(const Tiling& t, int64_t batch, int64_t in_ch, int64_t out_ch, const float* in, const float* u,
                float* out, const LoweringGemm& gemm) {
   const int64_t per_sample = t.tiles();
-  const int64_t chunk = ChunkSamples(batch, per_sample, in_ch + out_ch);
-  Scratch& s = ThreadScratch();
+  const int64_t chunk = WinogradChunkSamples(batch, per_sample, in_ch + out_ch);
+  WinogradScratch& s = ThreadWinogradScratch();
   float* v = GrowBuffer(s.input, kPoints * in_ch * chunk * per_sample);
   float* m = GrowBuffer(s.products, kPoints * out_ch * chunk * per_sample);
   float* work = GrowBuffer(s.plane, std::max(InputPlaneWorkFloats(t), OutputPlaneWorkFloats(t)));
@@ -392,7 +392,7 @@ double WinogradTileCoverage(const ConvProblem& p, ConvOp op) {
 
 void WinogradConvForward(const ConvProblem& p, const float* x, const float* w, float* y, const LoweringGemm& gemm) {
   CheckApplies(p);
-  float* u = GrowBuffer(ThreadScratch().kernels, kPoints * p.out_channels * p.in_channels);
+  float* u = GrowBuffer(ThreadWinogradScratch().kernels, kPoints * p.out_channels * p.in_channels);
   TransformForwardKernels(p.out_channels, p.in_channels, w, u);
   Correlate(ForwardTiling(p), p.batch, p.in_channels, p.out_channels, x, u, y, gemm);
 }
@@ -400,7 +400,7 @@ void WinogradConvForward(const ConvProblem& p, const float* x, const float* w, f
 void WinogradConvBackwardData(const ConvProblem& p, const float* dy, const float* w, float* dx,
                               const LoweringGemm& gemm) {
   CheckApplies(p);
-  float* u = GrowBuffer(ThreadScratch().kernels, kPoints * p.out_channels * p.in_channels);
+  float* u = GrowBuffer(ThreadWinogradScratch().kernels, kPoints * p.out_channels * p.in_channels);
   TransformBackwardDataKernels(p.out_channels, p.in_channels, w, u);
   // dx[iy] = sum over ky' of rot(w)[ky'] * dy[iy + ky' - (3 - padding)]: a correlation of dy.
   const Tiling t{.in_h = p.out_height, .in_w = p.out_width, .pad = kTaps - 1 - p.padding, .out_h = p.in_height,
@@ -413,8 +413,8 @@ void WinogradConvBackwardWeights(const ConvProblem& p, const float* x, const flo
   CheckApplies(p);
   const Tiling t = ForwardTiling(p);
   const int64_t in_ch = p.in_channels, out_ch = p.out_channels, per_sample = t.tiles();
-  const int64_t chunk = ChunkSamples(p.batch, per_sample, in_ch + out_ch);
-  Scratch& s = ThreadScratch();
+  const int64_t chunk = WinogradChunkSamples(p.batch, per_sample, in_ch + out_ch);
+  WinogradScratch& s = ThreadWinogradScratch();
   float* v = GrowBuffer(s.input, kPoints * in_ch * chunk * per_sample);
   float* g = GrowBuffer(s.products, kPoints * out_ch * chunk * per_sample);
   float* m = GrowBuffer(s.kernels, kPoints * out_ch * in_ch);

@@ -22,7 +22,7 @@ namespace {
 // the whole DCGAN batch at 512 fits in a few chunks, and memory stays bounded.
 constexpr int64_t kMaxColumnElements = int64_t{64} << 20;
 
-cudaStream_t Stream() { return static_cast<cudaStream_t>(cuda::ComputeStream()); }
+cudaStream_t ConvStream() { return static_cast<cudaStream_t>(cuda::ComputeStream()); }
 
 cuda::Lowering LoweringOf(const ConvProblem& p) {
   return {p.in_channels, p.in_height, p.in_width, p.kernel, p.stride, p.padding, p.out_height, p.out_width};
@@ -42,18 +42,19 @@ const void* Operand(MathPrecision precision, int64_t count, const float* src, cu
 }
 
 // im2col of m samples starting at `images` (operand type of `precision`).
-void LowerChunk(MathPrecision precision, const ConvProblem& p, int64_t m, const void* images, bool wide, void* cols) {
+void CudaLowerChunk(MathPrecision precision, const ConvProblem& p, int64_t m, const void* images, bool wide,
+                    void* cols) {
   const cuda::Lowering g = LoweringOf(p);
   switch (precision) {
     case MathPrecision::kFp32:
-      cuda::Im2Col(g, m, static_cast<const float*>(images), wide, static_cast<float*>(cols), Stream());
+      cuda::Im2Col(g, m, static_cast<const float*>(images), wide, static_cast<float*>(cols), ConvStream());
       return;
     case MathPrecision::kBf16:
       cuda::Im2Col(g, m, static_cast<const __nv_bfloat16*>(images), wide, static_cast<__nv_bfloat16*>(cols),
-                   Stream());
+                   ConvStream());
       return;
     case MathPrecision::kFp16:
-      cuda::Im2Col(g, m, static_cast<const __half*>(images), wide, static_cast<__half*>(cols), Stream());
+      cuda::Im2Col(g, m, static_cast<const __half*>(images), wide, static_cast<__half*>(cols), ConvStream());
       return;
   }
 }
@@ -61,14 +62,14 @@ void LowerChunk(MathPrecision precision, const ConvProblem& p, int64_t m, const 
 void SwapChunk(MathPrecision precision, int64_t a, int64_t b, int64_t pixels, const void* src, void* dst) {
   switch (precision) {
     case MathPrecision::kFp32:
-      cuda::SwapLeadingDims(a, b, pixels, static_cast<const float*>(src), static_cast<float*>(dst), Stream());
+      cuda::SwapLeadingDims(a, b, pixels, static_cast<const float*>(src), static_cast<float*>(dst), ConvStream());
       return;
     case MathPrecision::kBf16:
       cuda::SwapLeadingDims(a, b, pixels, static_cast<const __nv_bfloat16*>(src), static_cast<__nv_bfloat16*>(dst),
-                            Stream());
+                            ConvStream());
       return;
     case MathPrecision::kFp16:
-      cuda::SwapLeadingDims(a, b, pixels, static_cast<const __half*>(src), static_cast<__half*>(dst), Stream());
+      cuda::SwapLeadingDims(a, b, pixels, static_cast<const __half*>(src), static_cast<__half*>(dst), ConvStream());
       return;
   }
 }
@@ -91,7 +92,7 @@ void CudaBackend::ConvForward(const ConvProblem& p, const float* x, const float*
   cuda::DeviceBuffer cols(static_cast<size_t>(chunk * rows * pixels) * esize);
   for (int64_t i0 = 0; i0 < p.batch; i0 += chunk) {
     const int64_t m = std::min(chunk, p.batch - i0);
-    LowerChunk(prec, p, m, Advance(xs, prec, i0 * p.in_image_size()), /*wide=*/false, cols.as<void>());
+    CudaLowerChunk(prec, p, m, Advance(xs, prec, i0 * p.in_image_size()), /*wide=*/false, cols.as<void>());
     // y_j [out, pixels] = W [out, rows] * cols_j [rows, pixels], W shared by the batch.
     cuda::RowMajorGemm(false, false, p.out_channels, pixels, rows, 1.0f, {ws, type, rows, 0},
                        {cols.as<void>(), type, pixels, rows * pixels}, 0.0f, y + i0 * p.out_image_size(), pixels,
@@ -114,7 +115,7 @@ void CudaBackend::ConvBackwardData(const ConvProblem& p, const float* dy, const 
     cuda::RowMajorGemm(true, false, rows, pixels, p.out_channels, 1.0f, {ws, type, rows, 0},
                        {Advance(dys, prec, i0 * p.out_image_size()), type, pixels, p.out_image_size()}, 0.0f,
                        dcols.as<float>(), pixels, rows * pixels, m);
-    cuda::Col2Im(LoweringOf(p), m, dcols.as<float>(), dx + i0 * p.in_image_size(), Stream());
+    cuda::Col2Im(LoweringOf(p), m, dcols.as<float>(), dx + i0 * p.in_image_size(), ConvStream());
   }
 }
 
@@ -131,7 +132,7 @@ void CudaBackend::ConvBackwardWeights(const ConvProblem& p, const float* x, cons
   cuda::DeviceBuffer dy_cm(static_cast<size_t>(chunk * out * pixels) * esize);
   for (int64_t i0 = 0; i0 < p.batch; i0 += chunk) {
     const int64_t m = std::min(chunk, p.batch - i0), wide = m * pixels;
-    LowerChunk(prec, p, m, Advance(xs, prec, i0 * p.in_image_size()), /*wide=*/true, cols.as<void>());
+    CudaLowerChunk(prec, p, m, Advance(xs, prec, i0 * p.in_image_size()), /*wide=*/true, cols.as<void>());
     SwapChunk(prec, m, out, pixels, Advance(dys, prec, i0 * p.out_image_size()), dy_cm.as<void>());
     // dW [out, rows] += dy_cm [out, m*pixels] * cols_wide^T [m*pixels, rows].
     cuda::RowMajorGemm(false, true, out, rows, wide, 1.0f, {dy_cm.as<void>(), type, wide, 0},
