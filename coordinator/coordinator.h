@@ -184,7 +184,7 @@ class Coordinator {
   const CoordinatorOptions options_;
   const Clock& monotonic_;
   const Clock& wall_;
-  const ShardPlanner planner_;
+  const EpochPlanner planner_;
 
   // Waiters use absl::Condition (Mutex::AwaitWithDeadline), so a change wakes only the
   // waiters whose condition it makes true: a progress report wakes the watchers of its

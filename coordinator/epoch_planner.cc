@@ -22,13 +22,13 @@ v1::ShardPlan MakePlan(const ResolvedSpec& spec, int64_t batch_size, int64_t epo
 
 }  // namespace
 
-v1::ShardPlan ShardPlanner::FirstPlan(const ResolvedSpec& spec, int world_size) const {
+v1::ShardPlan EpochPlanner::FirstPlan(const ResolvedSpec& spec, int world_size) const {
   CHECK(!spec.batch_sizes.empty());
   const int64_t batch = spec.batch_sizes.front();
   return MakePlan(spec, batch, 1, EvenShares(batch, world_size), false);
 }
 
-v1::ShardPlan ShardPlanner::ResumePlan(const ResolvedSpec& spec, int world_size, int64_t batch_size,
+v1::ShardPlan EpochPlanner::ResumePlan(const ResolvedSpec& spec, int world_size, int64_t batch_size,
                                        int64_t epoch) const {
   auto it = std::find(spec.batch_sizes.begin(), spec.batch_sizes.end(), batch_size);
   if (it == spec.batch_sizes.end() || epoch < 1) return FirstPlan(spec, world_size);
@@ -39,7 +39,7 @@ v1::ShardPlan ShardPlanner::ResumePlan(const ResolvedSpec& spec, int world_size,
   return MakePlan(spec, *it, epoch, EvenShares(*it, world_size), false);
 }
 
-std::optional<v1::ShardPlan> ShardPlanner::NextPlan(const ResolvedSpec& spec, const v1::ShardPlan& current,
+std::optional<v1::ShardPlan> EpochPlanner::NextPlan(const ResolvedSpec& spec, const v1::ShardPlan& current,
                                                     const std::vector<v1::RankTiming>& timings) const {
   const int world = current.shares_size();
   if (current.epoch() < spec.epochs) {
@@ -54,7 +54,7 @@ std::optional<v1::ShardPlan> ShardPlanner::NextPlan(const ResolvedSpec& spec, co
   return MakePlan(spec, *it, 1, EvenShares(*it, world), false);
 }
 
-std::optional<std::vector<int64_t>> ShardPlanner::Rebalanced(const ResolvedSpec& spec, const v1::ShardPlan& current,
+std::optional<std::vector<int64_t>> EpochPlanner::Rebalanced(const ResolvedSpec& spec, const v1::ShardPlan& current,
                                                              const std::vector<v1::RankTiming>& timings) const {
   const size_t world = static_cast<size_t>(current.shares_size());
   if (!spec.rebalance || timings.size() != world) return std::nullopt;

@@ -19,9 +19,9 @@
 
 namespace gantry {
 
-class ShardPlanner {
+class EpochPlanner {
  public:
-  explicit ShardPlanner(double min_gain = 0.05) : min_gain_(min_gain) {}
+  explicit EpochPlanner(double min_gain = 0.05) : min_gain_(min_gain) {}
 
   // Epoch 1 of the sweep's first batch size. CHECKs the batch fits the group.
   v1::ShardPlan FirstPlan(const ResolvedSpec& spec, int world_size) const;

@@ -150,8 +150,10 @@ void JobsByState(const MetricsSnapshot& snapshot, PrometheusText& out) {
   }
 }
 
+// Every state a sample, zero or not; by name (std::map), the order /metrics has always had.
 void GroupsByState(const MetricsSnapshot& snapshot, PrometheusText& out) {
-  std::map<std::string, int> by_state = {{"idle", 0}, {"busy", 0}, {"lost", 0}};
+  std::map<std::string, int> by_state;
+  for (v1::GroupState state : GroupStates()) by_state[GroupStateName(state)] = 0;
   for (const v1::Group& g : snapshot.groups.groups()) ++by_state[GroupStateName(g.state())];
   for (const auto& [state, n] : by_state) out.Sample({{"state", state}}, n);
 }

@@ -33,6 +33,12 @@ struct NamedGroupState {
 constexpr NamedGroupState kGroupStateNames[] = {
     {v1::GROUP_STATE_IDLE, "idle"}, {v1::GROUP_STATE_BUSY, "busy"}, {v1::GROUP_STATE_LOST, "lost"}};
 
+constexpr std::array<v1::GroupState, std::size(kGroupStateNames)> kGroupStates = [] {
+  std::array<v1::GroupState, std::size(kGroupStateNames)> states{};
+  for (size_t i = 0; i < states.size(); ++i) states[i] = kGroupStateNames[i].state;
+  return states;
+}();
+
 constexpr char kUnspecified[] = "unspecified";
 
 }  // namespace
@@ -57,6 +63,8 @@ std::string JobStateNameList() {
   return absl::StrJoin(kJobStateNames, ", ",
                        [](std::string* out, const NamedJobState& named) { out->append(named.name); });
 }
+
+std::span<const v1::GroupState> GroupStates() { return kGroupStates; }
 
 std::string GroupStateName(v1::GroupState state) {
   for (const NamedGroupState& named : kGroupStateNames) {

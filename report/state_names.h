@@ -29,6 +29,9 @@ absl::StatusOr<v1::JobState> ParseJobState(absl::string_view name);
 // The names of JobStates(), comma separated: "queued, running, ..., cancelled".
 std::string JobStateNameList();
 
+// Every state a group can be in: idle, busy, lost (not UNSPECIFIED).
+std::span<const v1::GroupState> GroupStates();
+
 // "idle", "busy", "lost"; "unspecified" for GROUP_STATE_UNSPECIFIED or an unknown value.
 std::string GroupStateName(v1::GroupState state);
 

@@ -1,6 +1,7 @@
 // Whether a global batch can be split across a group's ranks for a run: the one rule the
 // coordinator (at submission, when the world size is known), the trainer (before it
-// trains) and the shard planners (when they rebalance) all apply.
+// trains) and the rebalancing (the coordinator's epoch planner, a standalone run's
+// PlanRebalance) all apply.
 #pragma once
 
 #include <cstdint>

@@ -9,11 +9,11 @@
 
 #include "absl/status/status.h"
 #include "gantry/v1/generate_spec.pb.h"
+#include "runspec/generate_limits.h"
 #include "runspec/train_config.h"
 
 namespace gantry {
 
-inline constexpr int64_t kMaxGenerateSamples = 100'000;  // gantry-worker generate's bound
 inline constexpr int64_t kMaxGenerateBatch = 4096;
 inline constexpr size_t kMaxGenerateNameChars = 64;
 

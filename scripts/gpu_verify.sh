@@ -7,14 +7,17 @@
 #                                             # the binaries of scripts/gpu_bundle.sh's DIR
 #
 # With --bundle nothing is built: DIR/env.sh puts the bundled binaries on PATH, the GPU
-# tests run as gantry_gpu_tests and tests/gpu/gpu_worker_e2e.sh directly (ctest's files
+# tests run as gantry_gpu_tests (op suite first, through --gtest_filter) and
+# tests/gpu/gpu_worker_e2e.sh directly (ctest's files
 # name the build machine's paths), and the PyTorch port runs outside the bundle's
 # libraries (gantry_bundle_clean).
 #
 # 1. builds gantry with CUDA into build-gpu/ (Release, sm_90), installing the Debian
 #    packages first (scripts/install_deps.sh) only if cmake, the gRPC headers or mpirun
 #    are missing; a failed build stops the script (there is nothing to measure);
-# 2. ctest -L gpu (the CUDA op tests and nccl_allreduce_np2);
+# 2. the GPU tests: first the CUDA backend op suite (ctest -L gpu -R BackendOps: every
+#    Backend op against the reference, the quickest sign a kernel is wrong), then the rest
+#    of ctest -L gpu (device tensors, training, nccl_allreduce_np2, gpu_worker_*);
 # 3. nvidia-smi: GPU names, driver, memory;
 # 4. gantry-bench-step --device cuda, fp32 and bf16, batches 64..512;
 # 5. the PyTorch yardstick bench/torch/dcgan_torch.py at the same settings (skipped, not
@@ -177,15 +180,17 @@ write_summary() {
       echo "| ${STEP_NAMES[$i]} | ${STEP_STATUS[$i]} | ${STEP_NOTES[$i]} | $OUT/${STEP_NAMES[$i]}.log |"
     done
     echo
-    if [[ -f $OUT/ctest-gpu.log ]]; then
-      echo "## ctest -L gpu"
+    for f in ctest-gpu-ops ctest-gpu; do
+      [[ -f $OUT/$f.log ]] || continue
+      if [[ $f == ctest-gpu-ops ]]; then echo "## ctest -L gpu -R BackendOps (the op suite, run first)"
+      else echo "## ctest -L gpu -E BackendOps (the other GPU tests)"; fi
       echo
       echo '```'
       grep -E 'tests passed|tests failed|\(Failed\)|\(Skipped\)|Not Run|\*\*\*Timeout|Total Test time' \
-        "$OUT/ctest-gpu.log" || echo "(no ctest summary line; see the log)"
+        "$OUT/$f.log" || echo "(no ctest summary line; see the log)"
       echo '```'
       echo
-    fi
+    done
     echo "## DCGAN training step, samples/s (gantry vs PyTorch, same GPU)"
     echo
     echo "gantry's samples/s is batch / median step (gantry-bench-step); PyTorch's is shown"
@@ -238,6 +243,8 @@ elif ! run_step build-configure cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Releas
 fi
 
 # ------------------------------------------------------------------ 2. GPU tests
+# The op suite first (its ctest names and gtest names hold "BackendOps"), then the rest:
+# a wrong kernel shows as a failed op row before it shows as a failed training run.
 # note_skips LOG PATTERN: adds to the last step's note how many tests LOG says were skipped.
 note_skips() {
   local skipped
@@ -247,14 +254,18 @@ note_skips() {
   fi
 }
 if [[ -n $BUNDLE ]]; then
-  run_step gpu-tests "$(bin gantry_gpu_tests)" --gtest_brief=1 || true
+  run_step gpu-op-suite "$(bin gantry_gpu_tests)" --gtest_brief=1 '--gtest_filter=*BackendOps*' || true
+  note_skips "$OUT/gpu-op-suite.log" '\[  SKIPPED \]'
+  run_step gpu-tests "$(bin gantry_gpu_tests)" --gtest_brief=1 '--gtest_filter=-*BackendOps*' || true
   note_skips "$OUT/gpu-tests.log" '\[  SKIPPED \]'
   gantry_bundle_link_dataset >/dev/null 2>&1 || true
   for scenario in single resume; do
     run_step "gpu-worker-$scenario" bash tests/gpu/gpu_worker_e2e.sh mpirun "$(bin gantry-worker)" "$scenario" || true
   done
 else
-  run_step ctest-gpu ctest --test-dir "$BUILD" -L gpu --output-on-failure --no-tests=error || true
+  run_step ctest-gpu-ops ctest --test-dir "$BUILD" -L gpu -R BackendOps --output-on-failure --no-tests=error || true
+  note_skips "$OUT/ctest-gpu-ops.log" '(Skipped)'
+  run_step ctest-gpu ctest --test-dir "$BUILD" -L gpu -E BackendOps --output-on-failure --no-tests=error || true
   note_skips "$OUT/ctest-gpu.log" '(Skipped)'
 fi
 

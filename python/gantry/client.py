@@ -14,9 +14,7 @@ from gantry.errors import ConfigurationError, InvalidSpec, from_rpc_error
 from gantry.job import Job
 from gantry.run_file import read_run_file
 from gantry.settings import build_run_spec
-from gantry.states import JobState
-
-_GROUP_STATES = {0: "unspecified", 1: "idle", 2: "busy", 3: "lost"}
+from gantry.states import JobState, group_state_name
 
 
 class Client:
@@ -146,7 +144,7 @@ class Client:
         seconds_since_heartbeat)."""
         reply = self._call("ListGroups", coordinator_pb2.ListGroupsRequest())
         return [{"id": g.id, "name": g.name, "world_size": g.world_size, "hosts": list(g.hosts),
-                 "devices": list(g.devices), "state": _GROUP_STATES.get(g.state, "unspecified"),
+                 "devices": list(g.devices), "state": group_state_name(g.state),
                  "job_id": g.job_id, "registered_unix_ms": g.registered_unix_ms,
                  "seconds_since_heartbeat": g.seconds_since_heartbeat} for g in reply.groups]
 

@@ -1,5 +1,6 @@
 """A job's state, as gantry.v1.JobState, by the names `gantry` prints (queued, running,
-cancelling, succeeded, failed, cancelled)."""
+cancelling, succeeded, failed, cancelled), and a group's (idle, busy, lost), derived from
+the generated enum, so a state added to proto/ is named here without an edit."""
 import enum
 
 from gantry._stubs import job_pb2
@@ -42,3 +43,17 @@ class JobState(enum.Enum):
             return cls[key]
         raise ValueError("unknown job state {!r}; one of {}".format(
             name, ", ".join(str(s) for s in cls if s is not cls.UNSPECIFIED)))
+
+
+_GROUP_STATE_PREFIX = "GROUP_STATE_"
+
+
+def group_state_name(value):
+    """The name `gantry groups` prints for a gantry.v1.GroupState number ("idle", "busy",
+    "lost"): the enum's name without its prefix, lower case; "unspecified" for
+    GROUP_STATE_UNSPECIFIED and for a number unknown here (a newer coordinator's)."""
+    try:
+        name = job_pb2.GroupState.Name(value)
+    except ValueError:
+        return "unspecified"
+    return name[len(_GROUP_STATE_PREFIX):].lower()

@@ -1,5 +1,5 @@
 """Following a job's events across coordinator restarts, as `gantry watch` does
-(cli/command_watch.cc).
+(cli/watch_command.cc).
 
 The stream's only deadline is what is left of the whole watch (`timeout`). When the
 coordinator goes away (UNAVAILABLE: killed, restarting, a network cut), the watch asks

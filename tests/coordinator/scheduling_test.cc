@@ -1,4 +1,4 @@
-// The scheduler's choice, the lease table and the shard planner: the pure parts.
+// The scheduler's choice, the lease table and the epoch planner: the pure parts.
 #include "coordinator/epoch_planner.h"
 #include "coordinator/lease_table.h"
 #include "coordinator/scheduler.h"
@@ -85,8 +85,8 @@ std::vector<v1::RankTiming> Timings(const v1::ShardPlan& plan, const std::vector
   return timings;
 }
 
-TEST(ShardPlanner, WalksTheSweepWithEvenShares) {
-  ShardPlanner planner;
+TEST(EpochPlanner, WalksTheSweepWithEvenShares) {
+  EpochPlanner planner;
   const ResolvedSpec spec = Sweep(false);
   v1::ShardPlan plan = planner.FirstPlan(spec, 3);
   EXPECT_EQ(plan.batch_size(), 10);
@@ -104,8 +104,8 @@ TEST(ShardPlanner, WalksTheSweepWithEvenShares) {
   EXPECT_FALSE(planner.NextPlan(spec, plan, {}).has_value());
 }
 
-TEST(ShardPlanner, RebalancesTowardsMeasuredSpeed) {
-  ShardPlanner planner;
+TEST(EpochPlanner, RebalancesTowardsMeasuredSpeed) {
+  EpochPlanner planner;
   const ResolvedSpec spec = Sweep(true);
   v1::ShardPlan first = planner.FirstPlan(spec, 2);  // 5/5
   // Rank 1 takes 4x as long for the same share: it should get a fifth of the batch.
@@ -119,8 +119,8 @@ TEST(ShardPlanner, RebalancesTowardsMeasuredSpeed) {
   EXPECT_FALSE(after->rebalanced());
 }
 
-TEST(ShardPlanner, KeepsSharesWithoutCompleteEvidence) {
-  ShardPlanner planner;
+TEST(EpochPlanner, KeepsSharesWithoutCompleteEvidence) {
+  EpochPlanner planner;
   const ResolvedSpec spec = Sweep(true);
   const v1::ShardPlan first = planner.FirstPlan(spec, 2);
   auto shares_after = [&](const std::vector<v1::RankTiming>& timings) {
@@ -142,12 +142,12 @@ TEST(ShardPlanner, KeepsSharesWithoutCompleteEvidence) {
 namespace gantry {
 namespace {
 
-TEST(ShardPlanner, AResumedAttemptIsPlannedFromItsCheckpointsEpoch) {
+TEST(EpochPlanner, AResumedAttemptIsPlannedFromItsCheckpointsEpoch) {
   ResolvedSpec spec;
   spec.batch_sizes = {8, 16};
   spec.epochs = 2;
   spec.seed = 7;
-  const ShardPlanner planner;
+  const EpochPlanner planner;
   const v1::ShardPlan mid = planner.ResumePlan(spec, 2, 8, 2);
   EXPECT_EQ(mid.batch_size(), 8);
   EXPECT_EQ(mid.epoch(), 2);

@@ -1,7 +1,6 @@
 #include "worker/pool/generate_request.h"
 
 #include "gtest/gtest.h"
-#include "runspec/generate_spec_check.h"
 
 namespace gantry {
 namespace {
@@ -44,11 +43,6 @@ TEST(GenerateRequestFor, TheSourcesRunFolderIsTheRunTheOutputIsAFolderOfItsOwnAn
   EXPECT_EQ(r.latent.steps, 6);
   EXPECT_EQ(r.condition.case_dir, "/data/case-1");
   EXPECT_EQ(r.condition.frame, 3);
-}
-
-// The coordinator's bound on a count is the worker's.
-TEST(GenerateRequestFor, TheCoordinatorsCountBoundIsTheWorkers) {
-  EXPECT_EQ(kMaxGenerateSamples, kMaxGenerateCount);
 }
 
 }  // namespace

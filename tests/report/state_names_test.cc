@@ -54,6 +54,9 @@ TEST(StateNames, RefusesOtherNamesListingTheValidOnes) {
 }
 
 TEST(StateNames, GroupStates) {
+  std::vector<std::string> names;
+  for (v1::GroupState state : GroupStates()) names.push_back(GroupStateName(state));
+  EXPECT_THAT(names, ElementsAre("idle", "busy", "lost"));
   EXPECT_EQ(GroupStateName(v1::GROUP_STATE_IDLE), "idle");
   EXPECT_EQ(GroupStateName(v1::GROUP_STATE_BUSY), "busy");
   EXPECT_EQ(GroupStateName(v1::GROUP_STATE_LOST), "lost");

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   TrainCommand train(app);
   InspectCommand inspect(app);
   JudgeCommand judge(app);  // the quality judge of a dataset (--quality)
-  ServeCommand serve(app);  // the worker pool mode (worker/serve)
+  ServeCommand serve(app);  // the worker pool mode (worker/pool)
   MakeFlowCommand make_flow(app);  // flow data from the lattice Boltzmann solver (worker/flow)
   RolloutCommand rollout(app);
   GenerateCommand generate(app);  // samples from a trained run (worker/generate)

@@ -67,7 +67,7 @@ absl::StatusOr<Plan> PlanInputs(GanModel& model, const GenerateRequest& r) {
                                                      model.name(), " generates from latent vectors (--seed, "
                                                      "--noise-file, --interpolate)"));
     }
-    ASSIGN_OR_RETURN(plan.inputs, LatentInputs(model, r.latent, kMaxGenerateCount));
+    ASSIGN_OR_RETURN(plan.inputs, LatentInputs(model, r.latent, kMaxGenerateSamples));
     plan.source = !r.latent.interpolate.empty() ? "interpolate" : !r.latent.noise_file.empty() ? "noise-file" : "seed";
   } else {
     if (row.rank() != 3 || row[0] != kFlowRowChannels || row[1] != row[2]) {
@@ -79,7 +79,7 @@ absl::StatusOr<Plan> PlanInputs(GanModel& model, const GenerateRequest& r) {
                                                      "--model ", model.name(), " generates from condition frames "
                                                      "(--condition or --case)"));
     }
-    ASSIGN_OR_RETURN(plan.inputs, ConditionInputs(row[1], r.condition, kMaxGenerateCount));
+    ASSIGN_OR_RETURN(plan.inputs, ConditionInputs(row[1], r.condition, kMaxGenerateSamples));
     plan.source = r.condition.condition_file.empty() ? "case" : "condition-file";
   }
   std::vector<int64_t> one = plan.inputs.shape().dims();

@@ -10,13 +10,11 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "runspec/generate_limits.h"
 #include "worker/comm/communicator.h"
 #include "worker/generate/generator_inputs.h"
 
 namespace gantry {
-
-// The most samples one generate writes (one PNG file each).
-inline constexpr int64_t kMaxGenerateCount = 100'000;
 
 struct GenerateRequest {
   std::string run_dir;          // --run
@@ -46,7 +44,7 @@ struct GenerateJobEnd {
 };
 
 // Collective. INVALID_ARGUMENT (exit 2) for a bad request or input, naming the flag and
-// the fix (a count of 0 or above kMaxGenerateCount or what memory holds, an --out that
+// the fix (a count of 0 or above kMaxGenerateSamples or what memory holds, an --out that
 // holds something, a model that generates from neither); NOT_FOUND / DATA_LOSS for a
 // run without (usable) checkpoints (trained_run.h); ABORTED on the ranks whose partner
 // refused. `end` (optional) says how far it got.

@@ -47,7 +47,7 @@ class ReportBuffer {
  public:
   explicit ReportBuffer(ReportBufferLimits limits = {});
 
-  // With the row, the ranks' timing windows at its end (for the shard planner).
+  // With the row, the ranks' timing windows at its end (for the coordinator's epoch planner).
   void AddEpochRow(const v1::EpochMetrics& row, const std::vector<v1::RankTiming>& timings);
   void AddStraggler(const v1::StragglerEvent& event);
   void SetProgress(const v1::Progress& progress);

@@ -1,5 +1,5 @@
 // Hooks for a caller that follows a training run while it happens and may steer it: the
-// worker pool mode (worker/serve) reports each step and epoch to the coordinator, takes
+// worker pool mode (worker/pool) reports each step and epoch to the coordinator, takes
 // the coordinator's shard plans and stops a run the coordinator cancels. A Trainer
 // without an observer (`gantry-worker train`) behaves exactly as before.
 //
@@ -43,7 +43,7 @@ struct CheckpointInfo {
 };
 
 // One rank's median step times over the straggler window at an epoch's end, with the
-// share of the global batch it ran with: what a shard planner needs to rebalance.
+// share of the global batch it ran with: what the coordinator's epoch planner needs to rebalance.
 struct RankWindow {
   int rank = 0;
   int64_t share = 0;

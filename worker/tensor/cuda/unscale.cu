@@ -1,4 +1,4 @@
-// The loss scaler's unscale + found-inf pass (worker/train/gradient_unscale.h) on
+// The loss scaler's unscale + found-inf pass (worker/tensor/cpu/gradient_unscale.h) on
 // device buffers: grads *= inv_scale (or widened from bf16 wire bits first), and a flag
 // set when any result's exponent is all ones, the same test as the CPU's NonFinite, so
 // ranks agree on the outcome whichever backend ran it.
