@@ -41,6 +41,8 @@ double ScaledLearningRate(double lr, const LearningRateRule& rule, int64_t globa
   return lr;
 }
 
+double DiscriminatorRate(double g_rate, const LearningRateRule& rule) { return g_rate * rule.d_ratio; }
+
 double WarmedUpRate(double scaled, const LearningRateRule& rule, int64_t step) {
   if (rule.warmup_steps <= 0 || step >= rule.warmup_steps) return scaled;
   const double progress = static_cast<double>(std::max<int64_t>(0, step)) / static_cast<double>(rule.warmup_steps);
@@ -56,6 +58,9 @@ std::string DescribeLearningRate(double lr, const LearningRateRule& rule, int64_
   }
   if (rule.warmup_steps > 0) {
     absl::StrAppendFormat(&out, ", warm-up over %d steps from %g %%", rule.warmup_steps, 100.0 * rule.warmup_start);
+  }
+  if (rule.d_ratio != 1.0) {
+    absl::StrAppendFormat(&out, "; discriminator %gx: %g", rule.d_ratio, DiscriminatorRate(scaled, rule));
   }
   return out;
 }

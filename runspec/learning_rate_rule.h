@@ -1,7 +1,8 @@
 // How a run's learning rate follows the global batch size and the step count:
 // scaling from the batch the rate was tuned for (--lr-scaling, --base-batch-size) and a
 // linear warm-up (--warmup-steps, --warmup-start). Both networks' optimizers follow the
-// same rule. Pure arithmetic, shared by the worker (which applies it) and the control
+// same rule; the discriminator's rate may be a fixed multiple of the generator's
+// (--d-lr-ratio). Pure arithmetic, shared by the worker (which applies it) and the control
 // plane (which shows it).
 #pragma once
 
@@ -30,11 +31,19 @@ struct LearningRateRule {
   // warmup_start x the scaled rate up to the scaled rate; 0: no warm-up.
   int64_t warmup_steps = 0;
   double warmup_start = 0.1;
+  // The discriminator's rate as a multiple of the generator's (--d-lr-ratio; two
+  // time-scale rates, TTUR): applied after the scaling, inside the same warm-up. 1: the
+  // same rate for both networks.
+  double d_ratio = 1.0;
   bool operator==(const LearningRateRule&) const = default;
 };
 
-// The rate after scaling for `global_batch` (before any warm-up).
+// The rate after scaling for `global_batch` (before any warm-up): the generator's; the
+// discriminator's is DiscriminatorRate of it.
 double ScaledLearningRate(double lr, const LearningRateRule& rule, int64_t global_batch);
+
+// The discriminator's rate for the generator's rate `g_rate` (scaled, not warmed up).
+double DiscriminatorRate(double g_rate, const LearningRateRule& rule);
 
 // The rate of optimizer step `step` (0-based: the number of steps already taken) for a
 // scaled rate `scaled`. A function of the step count alone, so a run resumed from a
@@ -42,7 +51,8 @@ double ScaledLearningRate(double lr, const LearningRateRule& rule, int64_t globa
 double WarmedUpRate(double scaled, const LearningRateRule& rule, int64_t step);
 
 // "0.0008 (linear scaling of 0.0001 from batch 64), warm-up over 20 steps from 10 %",
-// for logs and timing.md.
+// for logs and timing.md; with a --d-lr-ratio other than 1 also
+// "; discriminator 4x: 0.0032".
 std::string DescribeLearningRate(double lr, const LearningRateRule& rule, int64_t global_batch);
 
 }  // namespace gantry

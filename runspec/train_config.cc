@@ -97,6 +97,13 @@ const std::vector<Setting>& CoreSettings() {
          c.rate_rule.warmup_start = f;
          return absl::OkStatus();
        }},
+      {{"d-lr-ratio", "the discriminator's learning rate as a multiple of the generator's, after --lr-scaling and in "
+        "the same warm-up (two time-scale rates, TTUR; 1: the same rate)", "1"},
+       [](auto& n, auto& v, TrainConfig& c) {
+         ASSIGN_OR_RETURN(float f, ParseFloatAbove(n, v, 0.0f, 100.0f));
+         c.rate_rule.d_ratio = f;
+         return absl::OkStatus();
+       }},
       {{"dropout", "discriminator dropout rate", "0.3"},
        [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.dcgan.dropout, ParseFloat(n, v, 0.0f, 0.95f)); return absl::OkStatus(); }},
       {{"image-size", "pix2pix: side of the square training crops, a power of two >= 32 (U-Net depth log2 of it, at most 8)",

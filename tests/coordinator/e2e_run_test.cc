@@ -125,7 +125,7 @@ TEST(CoordinatorEndToEnd, ARateRuleAndATargetReachTheWorkerAndTheReport) {
   const CommandResult submitted = RunCommand(
       Gantry(port, "--json submit --dataset mnist --data-dir " + s.data +
                        " --batch-size 8,16 --epochs 1 --world-size 2 --lr-scaling linear --base-batch-size 8"
-                       " --warmup-steps 5 --target-fd 20"),
+                       " --warmup-steps 5 --warmup-start 0.3 --target-fd 20 --stop-at-target"),
       30, /*with_stderr=*/false);
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
   const std::string id = nlohmann::json::parse(submitted.output).at("id").get<std::string>();
@@ -137,6 +137,9 @@ TEST(CoordinatorEndToEnd, ARateRuleAndATargetReachTheWorkerAndTheReport) {
   EXPECT_EQ(spec.base_batch_size().value(), 8);
   EXPECT_EQ(spec.warmup_steps().value(), 5);
   EXPECT_EQ(spec.target_fd().value(), 20);
+  EXPECT_DOUBLE_EQ(spec.warmup_start().value(), 0.3);
+  EXPECT_TRUE(spec.has_stop_at_target() && spec.stop_at_target().value());
+  EXPECT_FALSE(spec.has_target_rel_l2());
   for (int64_t batch : {8, 16}) {  // FD 12.5: the first scored epoch meets the target
     ASSERT_TRUE(group.ReportEpoch(testing::ScoredEpochRow(batch, 1, 2), nullptr).ok());
   }
@@ -192,7 +195,8 @@ TEST(CoordinatorEndToEnd, ARunFileSubmitsAsTheWorkerReadsIt) {
   // A relative data-dir means the current folder's, as for gantry-worker train; flags
   // override the file.
   std::ofstream(s.dir + "/run.yaml") << "dataset: mnist\ndata-dir: data/mnist\nbatch_size: [64, 128]\n"
-                                        "epochs: 5\nbeta1: 0\nsync-bn: true\n";
+                                        "epochs: 5\nbeta1: 0\nsync-bn: true\n"
+                                        "lr-scaling: sqrt\nwarmup_start: 0.25\ntarget-fd: 30\nstop-at-target: true\n";
   const CommandResult r = RunCommand(
       "sh -c 'cd " + s.dir + " && " + Gantry(coordinator.port(), "--json submit run.yaml --epochs 2 --world-size 2'"),
       30, false);
@@ -204,6 +208,12 @@ TEST(CoordinatorEndToEnd, ARunFileSubmitsAsTheWorkerReadsIt) {
   EXPECT_EQ(spec["beta1"], 0.0);  // a zero that was given, not the default 0.5
   EXPECT_EQ(spec["sync_bn"], true);
   EXPECT_EQ(spec["lr"], nullptr);  // not given: the worker's default
+  // The learning-rate rule and the target from a run file, as from flags.
+  EXPECT_EQ(spec["lr_scaling"], "sqrt");
+  EXPECT_EQ(spec["warmup_start"], 0.25);
+  EXPECT_EQ(spec["target_fd"], 30.0);
+  EXPECT_EQ(spec["stop_at_target"], true);
+  EXPECT_EQ(spec["warmup_steps"], nullptr);
   std::ofstream(s.dir + "/bad.yaml") << "dataset: mnist\nwarp: 9\n";
   const CommandResult bad = RunCommand(Gantry(coordinator.port(), "submit " + s.dir + "/bad.yaml"), 30);
   EXPECT_EQ(bad.exit_code, 2);

@@ -1,5 +1,5 @@
 // The learning-rate rule's arithmetic and its settings (--lr-scaling, --base-batch-size,
-// --warmup-steps, --warmup-start) and the quality target's (--target-fd, ...).
+// --warmup-steps, --warmup-start, --d-lr-ratio) and the quality target's (--target-fd, ...).
 #include "runspec/learning_rate_rule.h"
 
 #include "gmock/gmock.h"
@@ -42,19 +42,33 @@ TEST(LearningRateRule, DescribesItself) {
   EXPECT_EQ(DescribeLearningRate(1e-4, rule, 512),
             "0.0008 (linear scaling of 0.0001 from batch 64), warm-up over 20 steps from 10 %");
   EXPECT_EQ(DescribeLearningRate(1e-4, LearningRateRule{}, 512), "0.0001");
+  rule.d_ratio = 4;
+  EXPECT_EQ(DescribeLearningRate(1e-4, rule, 512),
+            "0.0008 (linear scaling of 0.0001 from batch 64), warm-up over 20 steps from 10 %; discriminator 4x: 0.0032");
+}
+
+TEST(LearningRateRule, TheDiscriminatorsRateIsAMultipleOfTheScaledRate) {
+  LearningRateRule rule;
+  EXPECT_DOUBLE_EQ(DiscriminatorRate(3e-4, rule), 3e-4);  // default: the same rate
+  rule.d_ratio = 0.25;
+  EXPECT_DOUBLE_EQ(DiscriminatorRate(4e-4, rule), 1e-4);
 }
 
 TEST(LearningRateSettings, ParseAndRefuseByName) {
   absl::StatusOr<TrainConfig> c = ResolveTrainConfig(
-      {{"lr-scaling", "sqrt"}, {"base-batch-size", "128"}, {"warmup-steps", "50"}, {"warmup-start", "0.5"}});
+      {{"lr-scaling", "sqrt"}, {"base-batch-size", "128"}, {"warmup-steps", "50"}, {"warmup-start", "0.5"},
+       {"d-lr-ratio", "4"}});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->rate_rule.scaling, LrScaling::kSqrt);
   EXPECT_EQ(c->rate_rule.base_batch_size, 128);
   EXPECT_EQ(c->rate_rule.warmup_steps, 50);
   EXPECT_DOUBLE_EQ(c->rate_rule.warmup_start, 0.5);
+  EXPECT_DOUBLE_EQ(c->rate_rule.d_ratio, 4);
+  EXPECT_DOUBLE_EQ(ResolveTrainConfig({})->rate_rule.d_ratio, 1);
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
            {"lr-scaling", "quadratic"}, {"base-batch-size", "0"}, {"base-batch-size", "99999999999"},
-           {"warmup-steps", "-1"}, {"warmup-start", "0"}, {"warmup-start", "1.5"}, {"warmup-start", "nan"}}) {
+           {"warmup-steps", "-1"}, {"warmup-start", "0"}, {"warmup-start", "1.5"}, {"warmup-start", "nan"},
+           {"d-lr-ratio", "0"}, {"d-lr-ratio", "-2"}, {"d-lr-ratio", "1000"}}) {
     const absl::StatusOr<TrainConfig> bad = ResolveTrainConfig({{name, value}});
     ASSERT_FALSE(bad.ok()) << name << "=" << value;
     EXPECT_THAT(std::string(bad.status().message()), HasSubstr("--" + name)) << value;

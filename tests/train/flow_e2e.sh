@@ -30,6 +30,22 @@ num_check 'v > 0' v="$still" || fail "val_persistence_rel_l2 is $still"
 ls "$dir/run/samples/"*.png > /dev/null || fail "no samples"
 grep -q "held-out next frame" "$dir/run/log.txt" || fail "no validation line in the log"
 
+# Time to quality on the flow workload: the held-out relative L2 is the score
+# --target-rel-l2 follows. A target every epoch meets (any error is <= 1e6) ends the run
+# at its first epoch under --stop-at-target and is reported as reached by then; one no
+# epoch meets says "never" with the best score.
+flow_train=(train --model pix2pix --dataset flow --data-dir "$dir/data" --image-size 32 --ngf 8 --ndf 8
+            --batch-size 8 --limit-images 16 --epochs 2)
+"$worker" "${flow_train[@]}" --target-rel-l2 1e6 --stop-at-target --out "$dir/met" > "$dir/met.log" 2>&1 \
+  || { cat "$dir/met.log"; fail "train with --target-rel-l2 1e6"; }
+grep -q "## Time to target (held-out relative L2 <= 1e+06" "$dir/met/timing.md" || fail "timing.md has no time to target"
+grep -q "| 8 | epoch 1 (by) | " "$dir/met/timing.md" || fail "the met target is not at epoch 1: $(cat "$dir/met/timing.md")"
+grep -q "reached the quality target; --stop-at-target ends this batch size" "$dir/met/log.txt" || fail "no early stop"
+[ "$(tail -n +2 "$dir/met/epochs.csv" | wc -l)" -eq 1 ] || fail "--stop-at-target did not end the run at epoch 1"
+"$worker" "${flow_train[@]}" --target-rel-l2 1e-9 --out "$dir/missed" > "$dir/missed.log" 2>&1 \
+  || { cat "$dir/missed.log"; fail "train with --target-rel-l2 1e-9"; }
+grep -q "| 8 | never (2 scored epochs) | " "$dir/missed/timing.md" || fail "the missed target is not 'never'"
+
 "$mpiexec" --allow-run-as-root --oversubscribe -np 2 "$worker" rollout --run "$dir/run" --case "$dir/data/case-2" \
   --steps 6 --overlap 8 --blend gaussian --out "$dir/roll" > "$dir/roll.log" 2>&1 \
   || { cat "$dir/roll.log"; fail "rollout under mpirun"; }

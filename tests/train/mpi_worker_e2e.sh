@@ -79,8 +79,10 @@ case $scenario in
     # right after step 13 of the run (mid epoch 2; --debug-crash-after-step: the point is
     # chosen, not raced), its newest checkpoint (12) is then damaged, and `--resume` must
     # fall back to the one before (9, mid epoch 2 too) and end bit-identical to a run that
-    # was never interrupted.
-    settings=(--limit-images 128 --batch-size 16 --epochs 2 --checkpoint-every-steps 3)
+    # was never interrupted. A linearly scaled rate warming up over 12 steps spans both
+    # checkpoints: `--resume` takes the rule from run.json and continues the ramp.
+    settings=(--limit-images 128 --batch-size 16 --epochs 2 --checkpoint-every-steps 3
+              --lr-scaling linear --base-batch-size 8 --warmup-steps 12)
     final=$out
     out=$(dirname "$final")/reference
     run "${settings[@]}" || fail "the uninterrupted run: exit code $?"
@@ -96,6 +98,8 @@ case $scenario in
         >"$log" 2>&1 || fail "resume: exit code $?"
     grep -q "checkpoint passed over: $newest: checksum mismatch" "$log" || fail "the damaged $newest was not reported"
     grep -qE "resuming at batch 16 epoch 2 step [1-7]/8" "$log" || fail "did not resume mid epoch 2"
+    grep -q "learning rate at global batch 16: 0.0002 (linear scaling of 0.0001 from batch 8), warm-up over 12 steps" \
+      "$log" || fail "the resumed run does not follow the recorded rate rule"
     [[ $(state_crc "$out") == "$(state_crc "$(dirname "$out")/reference")" ]] \
       || fail "final weights/optimizer/scaler state differ from the uninterrupted run"
     [[ $(rows_without_timing "$out") == "$(rows_without_timing "$(dirname "$out")/reference")" ]] \

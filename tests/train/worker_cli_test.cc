@@ -236,6 +236,24 @@ void ExpectTimeToTarget(const std::string& common) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(ReadCliFile(missed + "/timing.md"), HasSubstr("| 16 | never (2 scored epochs) |"));
 
+  // The same settings from a run file reach the run as the flags do: the rule (with its
+  // warm-up) in timing.md and run.json, the target and the early stop.
+  const std::string yaml = ::testing::TempDir() + "/cli_target.yaml";
+  std::ofstream(yaml) << "lr-scaling: sqrt\nbase-batch-size: 4\nwarmup-steps: 3\nwarmup-start: 0.5\n"
+                         "target-fd: 1e6\nstop-at-target: true\n";
+  const std::string filed = FreshRunDir("target_run_file");
+  r = RunWorker(sweep + "--config " + yaml + " --out " + filed);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(ReadAll(filed + "/timing.md"),
+              HasSubstr("- global batch 16: 0.0002 (sqrt scaling of 0.0001 from batch 4), warm-up over 3 steps "
+                        "from 50 %"));
+  EXPECT_THAT(ReadAll(filed + "/timing.md"), HasSubstr("| 16 | epoch 1 (by) | "));
+  EXPECT_THAT(ReadAll(filed + "/epochs.csv"), Not(HasSubstr("\n16,2,")));  // stopped at the target
+  const nlohmann::json manifest = nlohmann::json::parse(ReadAll(filed + "/run.json"));
+  EXPECT_EQ(manifest["config"]["learning_rate"]["scaling"], "sqrt");
+  EXPECT_EQ(manifest["config"]["learning_rate"]["warmup_steps"], 3);
+  EXPECT_EQ(manifest["config"]["quality_target"]["stop"], true);
+
   r = RunWorker(common + "--quality off --target-fd 50 --out " + FreshRunDir("target_unscored"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_THAT(r.output, HasSubstr("--target-fd needs the quality score"));

@@ -62,7 +62,8 @@ std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, c
   cfg["learning_rate"] = {{"scaling", LrScalingName(rate.scaling)},
                           {"base_batch_size", rate.base_batch_size},
                           {"warmup_steps", rate.warmup_steps},
-                          {"warmup_start", rate.warmup_start}};
+                          {"warmup_start", rate.warmup_start},
+                          {"d_ratio", rate.d_ratio}};
   cfg["dcgan"] = {{"noise_dim", c.dcgan.noise_dim}, {"leaky_slope", Shortest(c.dcgan.leaky_slope)},
                   {"dropout", Shortest(c.dcgan.dropout)},     {"bn_eps", Shortest(c.dcgan.bn_eps)},
                   {"bn_momentum", Shortest(c.dcgan.bn_momentum)}};

@@ -176,10 +176,13 @@ absl::Status Trainer::SetUp(BatchRun& run, const TrainingState* resume) {
     RETURN_IF_ERROR(BroadcastModel(comm_, *run.model, comm_options_));
   }
   const Device device = backend_.device();
-  // Both networks at the rate scaled for this batch size (--lr-scaling), warming up alike.
+  // Both networks at the rate scaled for this batch size (--lr-scaling), the
+  // discriminator's a multiple of it (--d-lr-ratio), warming up alike.
   OptimizerConfig optimizer = config_.optimizer;
-  optimizer.lr = static_cast<float>(ScaledLearningRate(optimizer.lr, config_.rate_rule, run.batch));
+  const double g_rate = ScaledLearningRate(optimizer.lr, config_.rate_rule, run.batch);
+  optimizer.lr = static_cast<float>(g_rate);
   ASSIGN_OR_RETURN(run.g_opt, MakeOptimizer(optimizer, run.model->g_params().num_params(), device, config_.rate_rule));
+  optimizer.lr = static_cast<float>(DiscriminatorRate(g_rate, config_.rate_rule));
   ASSIGN_OR_RETURN(run.d_opt, MakeOptimizer(optimizer, run.model->d_params().num_params(), device, config_.rate_rule));
   run.step = std::make_unique<DataParallelStep>(*run.model, *run.g_opt, *run.d_opt, comm_, backend_, comm_options_,
                                                 config_.sync_bn, clock_, SlowdownFor(config_, comm_.rank()),

@@ -175,8 +175,11 @@ TEST_F(PoolEndToEnd, ARequeuedJobResumesFromItsCheckpointAndEndsAsIfNeverInterru
   // 16 steps an epoch, a checkpoint every 4 steps. The first attempt's rank 0 kills itself
   // (SIGKILL) after step 26 of the run, in epoch 2 after the checkpoint of step 24
   // (--debug-crash-after-step: the point is chosen, not raced; a resumed attempt does not
-  // crash). The reference job is the same spec without the crash.
-  const std::string spec = "--limit-images 512 --batch-size 32 --epochs 2 --checkpoint-every-steps 4";
+  // crash). The reference job is the same spec without the crash. A linearly scaled rate
+  // warming up over 30 steps spans the checkpoint: the pool passes the rule to the ranks
+  // and the resumed attempt continues its ramp.
+  const std::string spec = "--limit-images 512 --batch-size 32 --epochs 2 --checkpoint-every-steps 4"
+                           " --lr-scaling linear --base-batch-size 16 --warmup-steps 30";
   const std::string id = Submit(port, spec + " --debug-crash-after-step 26");
   std::string first_runs;
   {
@@ -209,6 +212,11 @@ TEST_F(PoolEndToEnd, ARequeuedJobResumesFromItsCheckpointAndEndsAsIfNeverInterru
   EXPECT_THAT(log, HasSubstr(id + " (attempt 2 of 3)"));
   EXPECT_THAT(log, HasSubstr("resuming from its newest checkpoint"));
   EXPECT_THAT(log, HasSubstr("resuming at batch 32 epoch 2 step 8/16"));
+  EXPECT_THAT(log, HasSubstr("learning rate at global batch 32: 0.0002 (linear scaling of 0.0001 from batch 16), "
+                             "warm-up over 30 steps from 10 %"));
+  const nlohmann::json manifest = nlohmann::json::parse(testing::ReadFile(run + "/run.json"));
+  EXPECT_EQ(manifest["config"]["learning_rate"]["scaling"], "linear");
+  EXPECT_EQ(manifest["config"]["learning_rate"]["warmup_steps"], 30);
   const std::string epochs_csv = testing::ReadFile(run + "/epochs.csv");
   EXPECT_EQ(std::count(epochs_csv.begin(), epochs_csv.end(), '\n'), 3) << "a header and each epoch once\n"
                                                                         << epochs_csv;
