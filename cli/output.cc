@@ -72,7 +72,7 @@ std::string JobStatusText(const v1::Job& job) {
     const v1::RolloutSpec& r = job.rollout();
     line("rollout", Shown(absl::StrCat("of ", r.source_job_id(), ": ", r.steps(), " step(s) over ", r.case_dir())));
     line("outputs", Shown(absl::StrCat(job.checkpoint().host(), ":",
-                                       RolloutOutputFolder(job.checkpoint().run_folder(), r.case_dir()))));
+                                       RolloutJobOutputFolder(job.checkpoint().run_folder(), r.case_dir(), job.id()))));
   } else if (job.has_generate()) {
     const v1::GenerateSpec& g = job.generate();
     line("generate", Shown(absl::StrCat("of ", g.source_job_id(),

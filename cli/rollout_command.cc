@@ -27,7 +27,7 @@ constexpr OptionalNumber kOptionalNumbers[] = {
 RolloutCommand::RolloutCommand(CLI::App& app)
     : Command(app, "rollout",
               "queue a rollout of a finished pix2pix flow run over a flow case (as gantry-worker rollout, into "
-              "RUN/rollout-<case>/ of that run); prints its job id") {
+              "RUN/rollout-<case>-<job id>/ of that run); prints its job id") {
   command_->add_option("id", args_.source_job_id, "the finished training job to roll out, e.g. job-3")->required();
   command_->add_option("--case", args_.case_dir, "a flow case folder (make-flow) inside a coordinator --data-root")
       ->required();

@@ -1,6 +1,6 @@
 // `gantry rollout JOB_ID --case DIR --steps H [--tile S --overlap O --blend B ...]`:
 // queues a rollout of a finished pix2pix flow run over a flow case (as gantry-worker
-// rollout, into RUN/rollout-<case>/ of that run) and prints its job id; options left
+// rollout, into RUN/rollout-<case>-<job id>/ of that run) and prints its job id; options left
 // out keep gantry-worker rollout's defaults. --watch as for `gantry submit`.
 #pragma once
 

@@ -10,6 +10,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/machine_memory.h"
+#include "common/status_macros.h"
 
 namespace gantry {
 namespace {
@@ -105,6 +107,10 @@ absl::Status CreateFileAtomically(const std::string& path, const std::string& te
   return WriteAndPublish(path, {ByteSpan{text.data(), text.size()}}, /*replace=*/false);
 }
 
+absl::Status CreateFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces) {
+  return WriteAndPublish(path, pieces, /*replace=*/false);
+}
+
 absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, size_t max_bytes) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -125,6 +131,15 @@ absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, size
     ::close(fd);
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": ", st.st_size, " bytes, more than the ", max_bytes, " this file may hold"));
+  }
+  // A file read whole must fit in memory: a sparse or mistaken huge file is refused by
+  // name here, not with bad_alloc.
+  if (absl::Status fits = CheckFitsMemory({.what = absl::StrCat(path, " (", st.st_size, " bytes, read whole)"),
+                                           .bytes = static_cast<double>(st.st_size),
+                                           .fix = "give the right file, or free memory"});
+      !fits.ok()) {
+    ::close(fd);
+    return fits;
   }
   std::vector<uint8_t> bytes;
   bytes.reserve(static_cast<size_t>(st.st_size));
@@ -149,9 +164,26 @@ absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, size
   return bytes;
 }
 
-absl::Status AppendAndSync(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+absl::StatusOr<int> OpenForAppend(const std::string& path) {
+  // O_NONBLOCK: a FIFO would otherwise wait for a reader; O_NOFOLLOW: a link is refused.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0644);
+  if (fd < 0 && errno == ELOOP) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": is a symbolic link; it is appended to only as a file of its own: move the link away"));
+  }
   if (fd < 0) return FileError(path, "cannot open for append", errno);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": is not a regular file (a FIFO, device or socket?); move it away"));
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+absl::Status AppendAndSync(const std::string& path, const std::string& text) {
+  ASSIGN_OR_RETURN(const int fd, OpenForAppend(path));
   absl::Status status = WriteAll(fd, path, text.data(), text.size());
   if (status.ok() && ::fsync(fd) != 0) status = FileError(path, "fsync failed", errno);
   if (::close(fd) != 0 && status.ok()) status = FileError(path, "close failed", errno);

@@ -31,15 +31,22 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
 // As WriteFileAtomically, but the last step never replaces anything: when a file (or
 // anything else) is at `path` by then, ALREADY_EXISTS naming it, and it is left alone.
 absl::Status CreateFileAtomically(const std::string& path, const std::string& text);
+absl::Status CreateFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces);
 
 // The whole contents of the regular file `path`, at most `max_bytes` of them. Errors name
 // the path: missing, unreadable ("not readable" for a permission error), a folder, not
 // a regular file (a FIFO or device is refused without waiting on it), or larger than
-// `max_bytes` (INVALID_ARGUMENT; checked on the size before reading, and again while
-// reading).
+// `max_bytes` or than the memory this machine has available (INVALID_ARGUMENT; checked
+// on the size before reading, and again while reading).
 absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, size_t max_bytes = SIZE_MAX);
 
-// Appends `text` to `path` (creating it) and fsyncs it.
+// A descriptor open for appending to the regular file `path` (created when missing; the
+// caller closes it). FAILED_PRECONDITION naming the path for a symbolic link (appending
+// would write into whatever it points at), a folder, a FIFO (refused without waiting for
+// a reader), a device or a socket.
+absl::StatusOr<int> OpenForAppend(const std::string& path);
+
+// Appends `text` to `path` (opened as OpenForAppend does) and fsyncs it.
 absl::Status AppendAndSync(const std::string& path, const std::string& text);
 
 }  // namespace gantry

@@ -34,9 +34,9 @@ absl::Status ValidateStragglerConfig(const StragglerConfig& config) {
         "straggler factor %g: expected a finite number above 1 (e.g. 1.3 flags ranks 30%% slower than the median)",
         config.factor));
   }
-  if (config.window < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("straggler window %d: expected at least 1 step (e.g. 20)", config.window));
+  if (config.window < 1 || config.window > kMaxStragglerWindow) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "straggler window %d: expected 1 to %d steps (e.g. 20)", config.window, kMaxStragglerWindow));
   }
   return absl::OkStatus();
 }

@@ -39,9 +39,12 @@ struct StepTiming {
   double allreduce_wait_s = 0;  // inside gradient all-reduces, mostly waiting for peers
 };
 
+// The longest straggler window: each rank keeps this many steps of timings.
+inline constexpr int kMaxStragglerWindow = 10000;
+
 struct StragglerConfig {
   double factor = 1.3;  // flag when a rank's median exceeds factor × the group median; > 1
-  int window = 20;      // steps per median, and the minimum spacing of a rank's events; >= 1
+  int window = 20;      // steps per median, and the minimum spacing of a rank's events; in [1, kMaxStragglerWindow]
   bool operator==(const StragglerConfig&) const = default;
 };
 

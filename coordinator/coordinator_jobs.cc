@@ -285,7 +285,8 @@ absl::StatusOr<v1::Job> Coordinator::SubmitJob(const v1::SubmitJobRequest& reque
     if (rollout) {
       message.insert(std::string("submitted").size(),
                      absl::StrCat(": rolls out ", job.rollout().source_job_id(), " into ", job.checkpoint().host(), ":",
-                                  RolloutOutputFolder(job.checkpoint().run_folder(), job.rollout().case_dir())));
+                                  RolloutJobOutputFolder(job.checkpoint().run_folder(), job.rollout().case_dir(),
+                                                         job.id())));
     }
     if (generate) {
       message.insert(std::string("submitted").size(),

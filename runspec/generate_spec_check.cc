@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
 
 namespace gantry {
 namespace {
@@ -44,21 +45,13 @@ absl::Status CheckWalk(const v1::GenerateSpec& g) {
 }
 
 absl::Status CheckNumbers(const v1::GenerateSpec& g) {
-  if (g.has_count() && (g.count().value() < 1 || g.count().value() > kMaxGenerateSamples)) {
-    return Invalid("count", absl::StrCat(g.count().value(), " is not in [1, ", kMaxGenerateSamples, "]"));
-  }
-  if (g.has_checkpoint() && g.checkpoint().value() < 1) {
-    return Invalid("checkpoint", absl::StrCat(g.checkpoint().value(), ": give a run step >= 1, or leave it unset"));
-  }
+  if (g.has_count()) RETURN_IF_ERROR(CheckIntIn("generate.count", g.count().value(), kGenerateCount));
+  if (g.has_checkpoint()) RETURN_IF_ERROR(CheckIntIn("generate.checkpoint", g.checkpoint().value(), kCheckpointStep));
   if (!g.precision().empty() && g.precision() != "fp32" && g.precision() != "bf16") {
     return Invalid("precision", absl::StrCat("'", g.precision(), "' is not fp32 or bf16"));
   }
-  if (g.has_batch() && (g.batch().value() < 1 || g.batch().value() > kMaxGenerateBatch)) {
-    return Invalid("batch", absl::StrCat(g.batch().value(), " is not in [1, ", kMaxGenerateBatch, "]"));
-  }
-  if (g.has_frame() && g.frame().value() < 0) {
-    return Invalid("frame", absl::StrCat(g.frame().value(), " is negative; frames count from 0"));
-  }
+  if (g.has_batch()) RETURN_IF_ERROR(CheckIntIn("generate.batch", g.batch().value(), kGenerateBatch));
+  if (g.has_frame()) RETURN_IF_ERROR(CheckIntIn("generate.frame", g.frame().value(), kGenerateFrame));
   return absl::OkStatus();
 }
 

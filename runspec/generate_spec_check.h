@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "common/bounded_number.h"
 #include "gantry/v1/generate_spec.pb.h"
 #include "runspec/generate_limits.h"
 #include "runspec/train_config.h"
@@ -16,6 +17,14 @@ namespace gantry {
 
 inline constexpr int64_t kMaxGenerateBatch = 4096;
 inline constexpr size_t kMaxGenerateNameChars = 64;
+// The ranges of generate's numbers: gantry-worker generate's flags and the coordinator's
+// check of a submission refuse what lies outside them with the same words.
+inline constexpr IntRange kGenerateCount{1, kMaxGenerateSamples};
+inline constexpr IntRange kGenerateWalkSteps{2, kMaxGenerateSamples};
+inline constexpr IntRange kGenerateBatch{1, kMaxGenerateBatch};
+inline constexpr IntRange kGenerateFrame{0, 1'000'000'000};
+// A checkpoint named by its run step (generate, export).
+inline constexpr IntRange kCheckpointStep{1, kMaxRunSteps};
 
 // Each field on its own: source_job_id given, name of [A-Za-z0-9._-] (at most
 // kMaxGenerateNameChars, not "." or ".."), count in [1, kMaxGenerateSamples], checkpoint

@@ -12,6 +12,7 @@ namespace gantry {
 namespace {
 
 constexpr float kFloatMax = std::numeric_limits<float>::max();
+constexpr RealRange kStaticScale{0, kFloatMax, /*lo_open=*/true};
 
 absl::Status SetPrecision(const std::string& n, const std::string& v, TrainConfig& c) {
   RETURN_IF_ERROR(OneOf(n, v, {"fp32", "bf16", "fp16"}));
@@ -25,12 +26,10 @@ absl::Status SetLossScale(const std::string& n, const std::string& v, TrainConfi
     ls.mode = v == "dynamic" ? LossScaleMode::kDynamic : LossScaleMode::kNone;
     return absl::OkStatus();
   }
-  float scale = 0;
-  if (!absl::SimpleAtof(v, &scale) || !std::isfinite(scale) || !(scale > 0.0f)) {
-    return Bad(n, v, "dynamic, none, or a positive number for a static scale, e.g. 1024");
-  }
+  const absl::StatusOr<double> scale = ParseRealIn(absl::StrCat("--", n), v, kStaticScale);
+  if (!scale.ok()) return Bad(n, v, "dynamic, none, or a positive number for a static scale, e.g. 1024");
   ls.mode = LossScaleMode::kStatic;
-  ls.init_scale = scale;
+  ls.init_scale = static_cast<float>(*scale);
   return absl::OkStatus();
 }
 
@@ -70,28 +69,22 @@ const std::vector<Setting>& PrecisionSettings() {
       {{"loss-scale",
         "loss scaling per network: dynamic (GradScaler rules) | none | a number (static scale); an inf/NaN "
         "gradient skips that network's step except with none",
-        "dynamic for bf16 and fp16, none for fp32"},
+        "dynamic for bf16 and fp16, none for fp32", false, "dynamic, none, or " + DescribeRange(kStaticScale)},
        SetLossScale},
-      {{"loss-scale-init", "dynamic loss scaling: the first scale", "65536"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(c.mixed.loss_scale.init_scale, ParseFloatAbove(n, v, 0.0f, kFloatMax));
-         return absl::OkStatus();
-       }},
-      {{"loss-scale-growth-interval", "dynamic loss scaling: clean steps after which the scale grows", "2000"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(c.mixed.loss_scale.growth_interval, ParseInt(n, v, 1));
-         return absl::OkStatus();
-       }},
-      {{"loss-scale-growth-factor", "dynamic loss scaling: factor of each growth (> 1)", "2"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(c.mixed.loss_scale.growth_factor, ParseFloatAbove(n, v, 1.0f, kFloatMax));
-         return absl::OkStatus();
-       }},
-      {{"loss-scale-backoff-factor", "dynamic loss scaling: factor applied when a step is skipped (in (0, 1))", "0.5"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(c.mixed.loss_scale.backoff_factor, ParseFloatAbove(n, v, 0.0f, 1.0f, /*hi_open=*/true));
-         return absl::OkStatus();
-       }},
+      RealSetting({"loss-scale-init", "dynamic loss scaling: the first scale", "65536"}, {0, kFloatMax, true},
+                  [](TrainConfig& c, double v) { c.mixed.loss_scale.init_scale = static_cast<float>(v); }),
+      IntSetting({"loss-scale-growth-interval", "dynamic loss scaling: clean steps after which the scale grows",
+                  "2000"},
+                 {1, 1'000'000'000}, [](TrainConfig& c, int64_t v) { c.mixed.loss_scale.growth_interval = v; }),
+      RealSetting({"loss-scale-growth-factor", "dynamic loss scaling: factor of each growth (> 1)", "2"},
+                  {1, kFloatMax, true}, [](TrainConfig& c, double v) {
+                    c.mixed.loss_scale.growth_factor = static_cast<float>(v);
+                  }),
+      RealSetting({"loss-scale-backoff-factor", "dynamic loss scaling: factor applied when a step is skipped (in "
+                   "(0, 1))", "0.5"},
+                  {0, 1, true, true}, [](TrainConfig& c, double v) {
+                    c.mixed.loss_scale.backoff_factor = static_cast<float>(v);
+                  }),
       {{"allreduce-dtype",
         "gradient all-reduce format: fp32 | bf16 (half the bytes; each pair of partial sums added in fp32)",
         "bf16 for bf16 and fp16, fp32 for fp32"},
@@ -102,20 +95,13 @@ const std::vector<Setting>& PrecisionSettings() {
 
 const std::vector<Setting>& InjectInfSettings() {
   static const auto* settings = new std::vector<Setting>{
-      {{"debug-inject-inf-step",
-        "DEBUG: put an inf into one rank's gradient at this step of each batch size (1-based; 0: off), to show "
-        "that every rank skips it; needs loss scaling",
-        "0"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(c.mixed.inject_inf.step, ParseInt(n, v, 0));
-         return absl::OkStatus();
-       }},
-      {{"debug-inject-inf-rank", "DEBUG: the rank whose gradient gets the inf", "0"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(const int64_t r, ParseInt(n, v, 0));
-         c.mixed.inject_inf.rank = static_cast<int>(std::min<int64_t>(r, 1 << 20));
-         return absl::OkStatus();
-       }},
+      IntSetting({"debug-inject-inf-step",
+                  "DEBUG: put an inf into one rank's gradient at this step of each batch size (1-based; 0: off), to "
+                  "show that every rank skips it; needs loss scaling",
+                  "0"},
+                 {0, kMaxRunSteps}, [](TrainConfig& c, int64_t v) { c.mixed.inject_inf.step = v; }),
+      IntSetting({"debug-inject-inf-rank", "DEBUG: the rank whose gradient gets the inf", "0"}, {0, kMaxRank},
+                 [](TrainConfig& c, int64_t v) { c.mixed.inject_inf.rank = static_cast<int>(v); }),
       {{"debug-inject-inf-network", "DEBUG: the gradient that gets the inf: g | d | both", "both"}, SetInjectNetwork},
   };
   return *settings;

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace gantry {
 namespace {
@@ -15,34 +16,43 @@ bool IsBlendName(const std::string& name) { return name == "gaussian" || name ==
 
 }  // namespace
 
+absl::Status CheckRolloutNumbers(const RolloutNumbers& n, RolloutNaming naming) {
+  const bool flags = naming == RolloutNaming::kFlags;
+  auto name = [flags](const char* flag, const char* field) {
+    return flags ? absl::StrCat("--", flag) : absl::StrCat("rollout.", field);
+  };
+  RETURN_IF_ERROR(CheckIntIn(name("steps", "steps"), n.steps, kRolloutSteps));
+  const struct {
+    const char *flag, *field;
+    const std::optional<int64_t>& value;
+    const IntRange& range;
+  } optional[] = {{"start-frame", "start_frame", n.start_frame, kRolloutStartFrame},
+                  {"tile", "tile", n.tile, kRolloutTile},
+                  {"overlap", "overlap", n.overlap, kRolloutOverlap},
+                  {"group", "group", n.group, kRolloutGroup},
+                  {"tile-batch", "tile_batch", n.tile_batch, kRolloutTileBatch}};
+  for (const auto& o : optional) {
+    if (o.value) RETURN_IF_ERROR(CheckIntIn(name(o.flag, o.field), *o.value, o.range));
+  }
+  if (n.overlap && n.tile && *n.tile > 0 && *n.overlap >= *n.tile) {
+    return absl::InvalidArgumentError(absl::StrCat(name("overlap", "overlap"), ": ", *n.overlap,
+                                                   " must be below the tile (", *n.tile, ")"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckRolloutSpec(const v1::RolloutSpec& r) {
   if (r.source_job_id().empty()) return FieldError("source_job_id", "required: the id of the finished run to roll out");
   if (r.case_dir().empty()) return FieldError("case_dir", "required: a flow case folder written by make-flow");
-  if (r.steps() < 1 || r.steps() > kMaxRolloutSteps) {
-    return FieldError("steps", absl::StrCat(r.steps(), " is not in [1, ", kMaxRolloutSteps, "]"));
-  }
-  if (r.has_start_frame() && r.start_frame().value() < 0) {
-    return FieldError("start_frame", absl::StrCat(r.start_frame().value(), " is negative; frames count from 0"));
-  }
-  if (r.has_tile() && r.tile().value() < 0) {
-    return FieldError("tile",
-                      absl::StrCat(r.tile().value(), " is negative; leave it unset for the model's image size"));
-  }
-  if (r.has_overlap() && r.overlap().value() < 0) {
-    return FieldError("overlap", absl::StrCat(r.overlap().value(), " is negative"));
-  }
-  if (r.has_overlap() && r.has_tile() && r.tile().value() > 0 && r.overlap().value() >= r.tile().value()) {
-    return FieldError("overlap", absl::StrCat(r.overlap().value(), " must be below the tile (", r.tile().value(), ")"));
-  }
+  RolloutNumbers n{.steps = r.steps()};
+  if (r.has_start_frame()) n.start_frame = r.start_frame().value();
+  if (r.has_tile()) n.tile = r.tile().value();
+  if (r.has_overlap()) n.overlap = r.overlap().value();
+  if (r.has_group()) n.group = r.group().value();
+  if (r.has_tile_batch()) n.tile_batch = r.tile_batch().value();
+  RETURN_IF_ERROR(CheckRolloutNumbers(n, RolloutNaming::kFields));
   if (!r.blend().empty() && !IsBlendName(r.blend())) {
     return FieldError("blend", absl::StrCat("'", r.blend(), "' is not gaussian, linear or none"));
-  }
-  if (r.has_group() && r.group().value() < 1) {
-    return FieldError("group", absl::StrCat(r.group().value(), " tiles per group; give at least 1"));
-  }
-  if (r.has_tile_batch() && (r.tile_batch().value() < 1 || r.tile_batch().value() > kMaxRolloutTileBatch)) {
-    return FieldError("tile_batch",
-                      absl::StrCat(r.tile_batch().value(), " is not in [1, ", kMaxRolloutTileBatch, "]"));
   }
   return absl::OkStatus();
 }
@@ -74,6 +84,10 @@ std::string RolloutCaseName(const std::string& case_dir) {
 
 std::string RolloutOutputFolder(const std::string& run_dir, const std::string& case_dir) {
   return (std::filesystem::path(run_dir) / ("rollout-" + RolloutCaseName(case_dir))).string();
+}
+
+std::string RolloutJobOutputFolder(const std::string& run_dir, const std::string& case_dir, const std::string& job_id) {
+  return absl::StrCat(RolloutOutputFolder(run_dir, case_dir), "-", job_id);
 }
 
 }  // namespace gantry

@@ -1,7 +1,5 @@
 #include "runspec/setting_table.h"
 
-#include <cmath>
-
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -9,30 +7,33 @@
 namespace gantry {
 
 absl::Status Bad(const std::string& name, const std::string& value, const std::string& expected) {
-  return absl::InvalidArgumentError(absl::StrCat("--", name, ": bad value '", value, "' (", expected, ")"));
+  return BadValue(absl::StrCat("--", name), value, expected);
 }
 
-absl::StatusOr<int64_t> ParseInt(const std::string& name, const std::string& v, int64_t min) {
-  int64_t out = 0;
-  if (!absl::SimpleAtoi(v, &out) || out < min) return Bad(name, v, absl::StrCat("an integer >= ", min));
-  return out;
+absl::StatusOr<int64_t> ParseInt(const std::string& name, const std::string& v, int64_t min, int64_t max) {
+  return ParseIntIn(absl::StrCat("--", name), v, IntRange{min, max});
 }
 
-absl::StatusOr<float> ParseFloat(const std::string& name, const std::string& v, float lo, float hi) {
-  float out = 0;
-  if (!absl::SimpleAtof(v, &out) || !std::isfinite(out) || out < lo || out > hi) {
-    return Bad(name, v, absl::StrCat("a number in [", lo, ", ", hi, "]"));
-  }
-  return out;
+Setting IntSetting(SettingInfo info, IntRange range, std::function<void(TrainConfig&, int64_t)> set) {
+  info.range = DescribeRange(range);
+  return Setting{std::move(info), [range, set = std::move(set)](const std::string& n, const std::string& v,
+                                                               TrainConfig& c) -> absl::Status {
+                   absl::StatusOr<int64_t> value = ParseInt(n, v, range.lo, range.hi);
+                   if (!value.ok()) return value.status();
+                   set(c, *value);
+                   return absl::OkStatus();
+                 }};
 }
 
-absl::StatusOr<float> ParseFloatAbove(const std::string& name, const std::string& v, float lo, float hi,
-                                      bool hi_open) {
-  float out = 0;
-  if (!absl::SimpleAtof(v, &out) || !std::isfinite(out) || !(out > lo) || out > hi || (hi_open && out == hi)) {
-    return Bad(name, v, absl::StrCat("a number in (", lo, ", ", hi, hi_open ? ")" : "]"));
-  }
-  return out;
+Setting RealSetting(SettingInfo info, RealRange range, std::function<void(TrainConfig&, double)> set) {
+  info.range = DescribeRange(range);
+  return Setting{std::move(info), [range, set = std::move(set)](const std::string& n, const std::string& v,
+                                                               TrainConfig& c) -> absl::Status {
+                   absl::StatusOr<double> value = ParseRealIn(absl::StrCat("--", n), v, range);
+                   if (!value.ok()) return value.status();
+                   set(c, *value);
+                   return absl::OkStatus();
+                 }};
 }
 
 absl::StatusOr<bool> ParseBool(const std::string& name, const std::string& v) {

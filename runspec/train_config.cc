@@ -19,259 +19,226 @@
 namespace gantry {
 namespace {
 
-// "64" or "64,128,256,512": each a positive integer, none empty, none twice (a sweep
-// trains each batch size once).
+// The ranges of the numeric settings. Each is wide enough for any real run and narrow
+// enough that no arithmetic on it overflows (steps, batches, ranks) and no allocation it
+// sizes is absurd before the memory estimate (memory_estimate.h) even looks at it.
+constexpr IntRange kEpochs{1, 100'000};
+constexpr IntRange kBatchSize{1, kMaxBatchSize};
+constexpr IntRange kWarmupSteps{0, 1'000'000'000};
+constexpr IntRange kImageSize{Pix2pixConfig::kMinImageSize, 4096};
+constexpr IntRange kFilters{1, 1024};
+constexpr IntRange kHorizon{1, 100'000};
+constexpr IntRange kStepCount{0, kMaxRunSteps};  // --max-steps, --checkpoint-every-steps, --debug-crash-after-step
+constexpr IntRange kImages{0, 1'000'000'000};
+constexpr IntRange kKeepCheckpoints{1, 1000};
+constexpr IntRange kStragglerWindow{1, kMaxStragglerWindow};
+constexpr IntRange kSlowRank{-1, kMaxRank};
+
+// "64" or "64,128,256,512": each in kBatchSize, none empty, none twice (a sweep trains
+// each batch size once).
 absl::StatusOr<std::vector<int64_t>> ParseBatchSizes(const std::string& name, const std::string& v) {
-  constexpr char kAccepted[] = "positive integers, comma-separated, each once, e.g. 64 or 64,128,256,512";
+  const std::string accepted = absl::StrCat("positive integers up to ", kMaxBatchSize,
+                                            ", comma-separated, each once, e.g. 64 or 64,128,256,512");
   std::vector<int64_t> sizes;
   int entry = 0;
   for (absl::string_view part : absl::StrSplit(v, ',')) {
     ++entry;
-    if (absl::StripAsciiWhitespace(part).empty()) {
-      return Bad(name, v, absl::StrCat("entry ", entry, " is empty; ", kAccepted));
+    const absl::string_view text = absl::StripAsciiWhitespace(part);
+    if (text.empty()) return Bad(name, v, absl::StrCat("entry ", entry, " is empty; ", accepted));
+    absl::StatusOr<int64_t> b = ParseIntIn(name, text, kBatchSize);
+    if (!b.ok()) return Bad(name, v, accepted);
+    if (std::find(sizes.begin(), sizes.end(), *b) != sizes.end()) {
+      return Bad(name, v, absl::StrCat(*b, " appears twice; ", accepted));
     }
-    int64_t b = 0;
-    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &b) || b <= 0) return Bad(name, v, kAccepted);
-    if (std::find(sizes.begin(), sizes.end(), b) != sizes.end()) {
-      return Bad(name, v, absl::StrCat(b, " appears twice; ", kAccepted));
-    }
-    sizes.push_back(b);
+    sizes.push_back(*b);
   }
   return sizes;
 }
 
+// The seed: any uint64 (a run file may hold the seed of another tool).
+absl::Status SetSeed(const std::string& n, const std::string& v, TrainConfig& c) {
+  ASSIGN_OR_RETURN(c.seed, ParseSeed(absl::StrCat("--", n), v));
+  return absl::OkStatus();
+}
+
+Setting Named(const char* name, const char* help, const char* default_value, Setter apply) {
+  return Setting{{name, help, default_value}, std::move(apply)};
+}
+
+// A switch ("--sync-bn" alone means true), off by default.
+Setting Switch(const char* name, const char* help, std::function<bool&(TrainConfig&)> field) {
+  return Setting{{name, help, "false", /*is_flag=*/true},
+                 [field = std::move(field)](const std::string& n, const std::string& v, TrainConfig& c) {
+                   ASSIGN_OR_RETURN(field(c), ParseBool(n, v));
+                   return absl::OkStatus();
+                 }};
+}
+
 // The settings of the run itself; the mixed-precision ones come from
 // precision_settings.cc. Settings() joins them in display order.
-// Bounds that keep the rate rule's arithmetic meaningful (a batch beyond any data set; a
-// warm-up beyond any run).
-constexpr int64_t kMaxBatchSize = 1 << 24;
-constexpr int64_t kMaxWarmupSteps = 1'000'000'000;
-
 const std::vector<Setting>& CoreSettings() {
   static const auto* settings = new std::vector<Setting>{
-      {{"model", "network to train: dcgan | pix2pix", "dcgan"},
-       [](auto& n, auto& v, TrainConfig& c) { c.model = v; return OneOf(n, v, ModelNames()); }},
-      {{"dataset", "mnist | fashion-mnist (IDX files) | flow (make-flow cases, with --model pix2pix)", "fashion-mnist"},
-       [](auto& n, auto& v, TrainConfig& c) { c.dataset = v; return OneOf(n, v, DatasetNames()); }},
-      {{"data-dir", "folder holding the four IDX files, gzipped or not (default: the dataset's Debian location); flow: a case folder or a folder of cases", ""},
-       [](auto&, auto& v, TrainConfig& c) { c.data_dir = v; return absl::OkStatus(); }},
-      {{"epochs", "epochs per batch size", "1"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.epochs, ParseInt(n, v, 1)); return absl::OkStatus(); }},
-      {{"batch-size", "global batch size; a comma-separated list runs a sweep", "64"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.batch_sizes, ParseBatchSizes(n, v)); return absl::OkStatus(); }},
-      {{"optimizer", "adam | sgd (with momentum)", "adam"},
-       [](auto& n, auto& v, TrainConfig& c) { c.optimizer.kind = v; return OneOf(n, v, {"adam", "sgd"}); }},
-      {{"lr", "learning rate of both networks (pix2pix: 0.0002 unless given)", "0.0001"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.lr, ParseFloat(n, v, 1e-12f, 10.0f)); return absl::OkStatus(); }},
-      {{"beta1", "Adam beta1 (0.5 is DCGAN practice; the TF tutorial uses 0.9)", "0.5"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.beta1, ParseFloat(n, v, 0.0f, 0.9999f)); return absl::OkStatus(); }},
-      {{"beta2", "Adam beta2", "0.999"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.beta2, ParseFloat(n, v, 0.0f, 0.999999f)); return absl::OkStatus(); }},
-      {{"adam-eps", "Adam epsilon (Keras default)", "1e-07"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.eps, ParseFloat(n, v, 1e-12f, 1.0f)); return absl::OkStatus(); }},
-      {{"momentum", "SGD momentum", "0.9"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.optimizer.momentum, ParseFloat(n, v, 0.0f, 0.9999f)); return absl::OkStatus(); }},
-      {{"lr-scaling", "how --lr follows the global batch: none | linear (x batch/base) | sqrt (x sqrt(batch/base)), "
-        "relative to --base-batch-size; both networks", "none"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         RETURN_IF_ERROR(OneOf(n, v, LrScalingNames()));
-         ASSIGN_OR_RETURN(c.rate_rule.scaling, ParseLrScaling(v));
-         return absl::OkStatus();
-       }},
-      {{"base-batch-size", "the global batch --lr was tuned for (what --lr-scaling scales from)", "64"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(c.rate_rule.base_batch_size, ParseInt(n, v, 1));
-         return c.rate_rule.base_batch_size <= kMaxBatchSize ? absl::OkStatus()
-                                                            : Bad(n, v, absl::StrCat("at most ", kMaxBatchSize));
-       }},
-      {{"warmup-steps", "ramp the learning rate linearly over the first N optimizer steps of each batch size, from "
-        "--warmup-start x the rate (0: no warm-up)", "0"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(c.rate_rule.warmup_steps, ParseInt(n, v, 0));
-         return c.rate_rule.warmup_steps <= kMaxWarmupSteps ? absl::OkStatus()
-                                                           : Bad(n, v, absl::StrCat("at most ", kMaxWarmupSteps));
-       }},
-      {{"warmup-start", "the warm-up's first rate as a fraction of the (scaled) rate, in (0, 1]", "0.1"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(float f, ParseFloatAbove(n, v, 0.0f, 1.0f));
-         c.rate_rule.warmup_start = f;
-         return absl::OkStatus();
-       }},
-      {{"d-lr-ratio", "the discriminator's learning rate as a multiple of the generator's, after --lr-scaling and in "
-        "the same warm-up (two time-scale rates, TTUR; 1: the same rate)", "1"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(float f, ParseFloatAbove(n, v, 0.0f, 100.0f));
-         c.rate_rule.d_ratio = f;
-         return absl::OkStatus();
-       }},
-      {{"dropout", "discriminator dropout rate", "0.3"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.dcgan.dropout, ParseFloat(n, v, 0.0f, 0.95f)); return absl::OkStatus(); }},
-      {{"image-size", "pix2pix: side of the square training crops, a power of two >= 32 (U-Net depth log2 of it, at most 8)",
-        "256"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(c.pix2pix.image_size, ParseInt(n, v, 1));
-         const std::string problem = Pix2pixImageSizeProblem(c.pix2pix.image_size);
-         return problem.empty() ? absl::OkStatus() : Bad(n, v, problem);
-       }},
-      {{"ngf", "pix2pix: generator filters in the first U-Net block (later blocks double up to 8x)", "64"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.ngf, ParseInt(n, v, 1)); return absl::OkStatus(); }},
-      {{"ndf", "pix2pix: discriminator filters in the first PatchGAN block (later blocks double up to 8x)", "64"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.ndf, ParseInt(n, v, 1)); return absl::OkStatus(); }},
-      {{"norm", "pix2pix: normalisation of both networks: batch | instance", "batch"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         c.pix2pix.norm = v == "instance" ? NormKind::kInstance : NormKind::kBatch;
-         return OneOf(n, v, {"batch", "instance"});
-       }},
-      {{"l1-weight", "pix2pix: weight of the L1 term in the generator loss", "100"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.l1_weight, ParseFloat(n, v, 0.0f, 1e6f)); return absl::OkStatus(); }},
-      {{"horizon", "pix2pix on flow data: the target is this many frames after the condition", "1"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.horizon, ParseInt(n, v, 1)); return absl::OkStatus(); }},
-      {{"predict", "pix2pix: what the generator's network outputs: delta (the change, added to the input frame) | "
-        "frame (the next frame itself)", "delta"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         c.pix2pix.predict = v == "frame" ? NextFramePrediction::kFrame : NextFramePrediction::kDelta;
-         return OneOf(n, v, {"delta", "frame"});
-       }},
-      {{"input-noise", "pix2pix on flow data: standard deviation of Gaussian noise added to the input frame of each "
-        "training pair (normalised units), so the model learns to correct the small errors a rollout feeds back; "
-        "0: none", "0"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.pix2pix.input_noise, ParseFloat(n, v, 0.0f, 1.0f)); return absl::OkStatus(); }},
-      {{"init", "weight initialisation: glorot (Keras) | normal (N(0, 0.02); the pix2pix default)", "glorot"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         c.init = v == "normal" ? InitScheme::kNormal002 : InitScheme::kGlorotUniform;
-         return OneOf(n, v, {"glorot", "normal"});
-       }},
-      {{"init-from",
-        "start from the weights in safetensors files instead of drawing them: FILE[,FILE], each one network "
-        "(generator or discriminator) as its PyTorch twin's state_dict, as gantry-worker export writes it "
-        "(docs/export.md); a network no file names is drawn as --init says",
-        ""},
-       [](auto& n, auto& v, TrainConfig& c) {
-         c.init_from = v;
-         if (v.empty()) return absl::InvalidArgumentError(absl::StrCat("--", n, ": give one or two files"));
-         return absl::OkStatus();
-       }},
-      {{"kernels", "compute kernels on the CPU: onednn (fast) | eigen (the portable reference)",
-        "onednn where the worker has it, else eigen"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         c.kernels = v;
-         // Only the name here: whether a worker was built with it is that worker's check.
-         return OneOf(n, v, KernelNames());
-       }},
-      {{"device", "where the model trains: cpu | cuda (CUDA builds, one GPU per rank; --kernels applies to cpu)", "cpu"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         c.device = v;
-         // Only the name here: this may be the coordinator's machine, not the workers'
-         // (the job's ranks check their GPUs when they open it, OpenTrainingDevice).
-         return OneOf(n, v, DeviceNames());
-       }},
-      {{"seed", "seed of weights, shuffling, noise and dropout", "1"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         if (!absl::SimpleAtoi(v, &c.seed)) return Bad(n, v, "a non-negative integer");
-         return absl::OkStatus();
-       }},
-      {{"max-steps", "stop each batch size after this many steps (0: no limit)", "0"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.max_steps, ParseInt(n, v, 0)); return absl::OkStatus(); }},
-      {{"limit-images", "train on the first N images only (0: all)", "0"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.limit_images, ParseInt(n, v, 0)); return absl::OkStatus(); }},
-      {{"progress-seconds", "seconds between progress lines", "5"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(float s, ParseFloat(n, v, 0.0f, 86400.0f));
-         c.progress_seconds = s;
-         return absl::OkStatus();
-       }},
-      {{"out", "run folder to create (default: runs/<date>-<time>)", ""},
-       [](auto&, auto& v, TrainConfig& c) { c.out = v; return absl::OkStatus(); }},
-      {{"checkpoint-every-steps", "write a checkpoint every K steps, and at every epoch end (0: at epoch ends only)",
-        "500"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(c.checkpoint_every_steps, ParseInt(n, v, 0));
-         return absl::OkStatus();
-       }},
-      {{"keep-checkpoints", "keep the newest N checkpoints in RUN/checkpoints", "3"},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.keep_checkpoints, ParseInt(n, v, 1)); return absl::OkStatus(); }},
-      {{"tensorboard", "also write TensorBoard event files (scalars per step and epoch, the sample grid per epoch) "
-        "under RUN/tensorboard/", "false", /*is_flag=*/true},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.tensorboard, ParseBool(n, v)); return absl::OkStatus(); }},
-      {{"watts-per-core", "power of one busy CPU core, for the energy estimate where neither NVML (GPU runs) nor RAPL is readable", "6"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(float w, ParseFloatAbove(n, v, 0.0f, 1000.0f));
-         c.watts_per_core = w;
-         return absl::OkStatus();
-       }},
-      {{"quality", "score each epoch's samples with the dataset's judge (gantry-worker train-judge): auto (when "
-        "one is cached) | off | fast (64 samples) | full (1024 samples)", "auto"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         c.quality = v;
-         return OneOf(n, v, {"auto", "off", "fast", "full"});
-       }},
-      {{"target-fd", "time to quality: per batch size, the wall time, samples and steps at which the quality "
-        "score's Frechet distance first reaches this value (timing.md, gantry report; needs --quality); 0: none",
-        "0"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(float x, ParseFloat(n, v, 0.0f, 1e6f));
-         c.target.fd = x;
-         return absl::OkStatus();
-       }},
-      {{"target-rel-l2", "time to quality on flow data: as --target-fd, for the held-out relative L2 error of the "
-        "next frame (epochs.csv val_rel_l2); 0: none", "0"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(float x, ParseFloat(n, v, 0.0f, 1e6f));
-         c.target.rel_l2 = x;
-         return absl::OkStatus();
-       }},
-      {{"stop-at-target", "end each batch size at the first epoch that reaches --target-fd / --target-rel-l2",
-        "false", /*is_flag=*/true},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.target.stop, ParseBool(n, v)); return absl::OkStatus(); }},
-      {{"sync-bn", "sum BatchNorm statistics across ranks", "false", /*is_flag=*/true},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.sync_bn, ParseBool(n, v)); return absl::OkStatus(); }},
-      {{"rebalance", "re-split the global batch by measured rank speed at epoch ends", "false", /*is_flag=*/true},
-       [](auto& n, auto& v, TrainConfig& c) { ASSIGN_OR_RETURN(c.rebalance, ParseBool(n, v)); return absl::OkStatus(); }},
-      {{"straggler-factor", "flag a rank whose median compute time exceeds this times the group's", "1.3"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(float f, ParseFloat(n, v, 1.0001f, 1000.0f));
-         c.straggler.factor = f;
-         return absl::OkStatus();
-       }},
-      {{"straggler-window", "steps per straggler median", "20"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(int64_t w, ParseInt(n, v, 1));
-         c.straggler.window = static_cast<int>(w);
-         return absl::OkStatus();
-       }},
-      {{"comm-timeout", "seconds any collective may wait for the other ranks", "120"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(float t, ParseFloat(n, v, 0.01f, 86400.0f));
-         c.comm_timeout_seconds = t;
-         return absl::OkStatus();
-       }},
-      {{"debug-slow-rank", "make this rank slow on purpose, to show straggler handling (-1: none)", "-1"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(int64_t r, ParseInt(n, v, -1));
-         c.debug_slow_rank = static_cast<int>(r);
-         return absl::OkStatus();
-       }},
-      {{"debug-slow-ms", "extra sleep per step on the slow rank", "0"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(float ms, ParseFloat(n, v, 0.0f, 600000.0f));
-         c.debug_slow_ms = ms;
-         return absl::OkStatus();
-       }},
-      {{"debug-slow-factor", "stretch the slow rank's compute time this many times (1: off)", "1"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(float f, ParseFloat(n, v, 1.0f, 100.0f));
-         c.debug_slow_factor = f;
-         return absl::OkStatus();
-       }},
-      {{"debug-crash-after-step",
-        "rank 0 kills its own process (SIGKILL, as kill -9 would) right after this step of the run and a "
-        "mid-epoch checkpoint due there, in a run started afresh (not resumed); to test resuming from a crash "
-        "(0: never)",
-        "0"},
-       [](auto& n, auto& v, TrainConfig& c) {
-         ASSIGN_OR_RETURN(c.debug_crash_after_step, ParseInt(n, v, 0));
-         return absl::OkStatus();
-       }},
+      Named("model", "network to train: dcgan | pix2pix", "dcgan",
+            [](auto& n, auto& v, TrainConfig& c) { c.model = v; return OneOf(n, v, ModelNames()); }),
+      Named("dataset", "mnist | fashion-mnist (IDX files) | flow (make-flow cases, with --model pix2pix)",
+            "fashion-mnist",
+            [](auto& n, auto& v, TrainConfig& c) { c.dataset = v; return OneOf(n, v, DatasetNames()); }),
+      Named("data-dir", "folder holding the four IDX files, gzipped or not (default: the dataset's Debian location); "
+            "flow: a case folder or a folder of cases", "",
+            [](auto&, auto& v, TrainConfig& c) { c.data_dir = v; return absl::OkStatus(); }),
+      IntSetting({"epochs", "epochs per batch size", "1"}, kEpochs, [](TrainConfig& c, int64_t v) { c.epochs = v; }),
+      Setting{{"batch-size", "global batch size; a comma-separated list runs a sweep", "64", false,
+               absl::StrCat("integers in [1, ", kMaxBatchSize, "], comma-separated")},
+              [](auto& n, auto& v, TrainConfig& c) {
+                ASSIGN_OR_RETURN(c.batch_sizes, ParseBatchSizes(n, v));
+                return absl::OkStatus();
+              }},
+      Named("optimizer", "adam | sgd (with momentum)", "adam",
+            [](auto& n, auto& v, TrainConfig& c) { c.optimizer.kind = v; return OneOf(n, v, {"adam", "sgd"}); }),
+      RealSetting({"lr", "learning rate of both networks (pix2pix: 0.0002 unless given)", "0.0001"}, {1e-12, 10},
+                  [](TrainConfig& c, double v) { c.optimizer.lr = static_cast<float>(v); }),
+      RealSetting({"beta1", "Adam beta1 (0.5 is DCGAN practice; the TF tutorial uses 0.9)", "0.5"}, {0, 0.9999},
+                  [](TrainConfig& c, double v) { c.optimizer.beta1 = static_cast<float>(v); }),
+      RealSetting({"beta2", "Adam beta2", "0.999"}, {0, 0.999999},
+                  [](TrainConfig& c, double v) { c.optimizer.beta2 = static_cast<float>(v); }),
+      RealSetting({"adam-eps", "Adam epsilon (Keras default)", "1e-07"}, {1e-12, 1},
+                  [](TrainConfig& c, double v) { c.optimizer.eps = static_cast<float>(v); }),
+      RealSetting({"momentum", "SGD momentum", "0.9"}, {0, 0.9999},
+                  [](TrainConfig& c, double v) { c.optimizer.momentum = static_cast<float>(v); }),
+      Named("lr-scaling", "how --lr follows the global batch: none | linear (x batch/base) | sqrt (x "
+            "sqrt(batch/base)), relative to --base-batch-size; both networks", "none",
+            [](auto& n, auto& v, TrainConfig& c) {
+              RETURN_IF_ERROR(OneOf(n, v, LrScalingNames()));
+              ASSIGN_OR_RETURN(c.rate_rule.scaling, ParseLrScaling(v));
+              return absl::OkStatus();
+            }),
+      IntSetting({"base-batch-size", "the global batch --lr was tuned for (what --lr-scaling scales from)", "64"},
+                 kBatchSize, [](TrainConfig& c, int64_t v) { c.rate_rule.base_batch_size = v; }),
+      IntSetting({"warmup-steps", "ramp the learning rate linearly over the first N optimizer steps of each batch "
+                  "size, from --warmup-start x the rate (0: no warm-up)", "0"},
+                 kWarmupSteps, [](TrainConfig& c, int64_t v) { c.rate_rule.warmup_steps = v; }),
+      RealSetting({"warmup-start", "the warm-up's first rate as a fraction of the (scaled) rate, in (0, 1]", "0.1"},
+                  {0, 1, /*lo_open=*/true}, [](TrainConfig& c, double v) { c.rate_rule.warmup_start = v; }),
+      RealSetting({"d-lr-ratio", "the discriminator's learning rate as a multiple of the generator's, after "
+                   "--lr-scaling and in the same warm-up (two time-scale rates, TTUR; 1: the same rate)", "1"},
+                  {0, 100, /*lo_open=*/true}, [](TrainConfig& c, double v) { c.rate_rule.d_ratio = v; }),
+      RealSetting({"dropout", "discriminator dropout rate", "0.3"}, {0, 0.95},
+                  [](TrainConfig& c, double v) { c.dcgan.dropout = static_cast<float>(v); }),
+      Setting{{"image-size", "pix2pix: side of the square training crops, a power of two >= 32 (U-Net depth log2 of "
+               "it, at most 8)", "256", false, absl::StrCat("a power of two in [", kImageSize.lo, ", ", kImageSize.hi,
+                                                            "]")},
+              [](auto& n, auto& v, TrainConfig& c) {
+                ASSIGN_OR_RETURN(c.pix2pix.image_size, ParseInt(n, v, 1, kImageSize.hi));
+                const std::string problem = Pix2pixImageSizeProblem(c.pix2pix.image_size);
+                return problem.empty() ? absl::OkStatus() : Bad(n, v, problem);
+              }},
+      IntSetting({"ngf", "pix2pix: generator filters in the first U-Net block (later blocks double up to 8x)", "64"},
+                 kFilters, [](TrainConfig& c, int64_t v) { c.pix2pix.ngf = v; }),
+      IntSetting({"ndf", "pix2pix: discriminator filters in the first PatchGAN block (later blocks double up to 8x)",
+                  "64"},
+                 kFilters, [](TrainConfig& c, int64_t v) { c.pix2pix.ndf = v; }),
+      Named("norm", "pix2pix: normalisation of both networks: batch | instance", "batch",
+            [](auto& n, auto& v, TrainConfig& c) {
+              c.pix2pix.norm = v == "instance" ? NormKind::kInstance : NormKind::kBatch;
+              return OneOf(n, v, {"batch", "instance"});
+            }),
+      RealSetting({"l1-weight", "pix2pix: weight of the L1 term in the generator loss", "100"}, {0, 1e6},
+                  [](TrainConfig& c, double v) { c.pix2pix.l1_weight = static_cast<float>(v); }),
+      IntSetting({"horizon", "pix2pix on flow data: the target is this many frames after the condition", "1"}, kHorizon,
+                 [](TrainConfig& c, int64_t v) { c.pix2pix.horizon = v; }),
+      Named("predict", "pix2pix: what the generator's network outputs: delta (the change, added to the input frame) | "
+            "frame (the next frame itself)", "delta",
+            [](auto& n, auto& v, TrainConfig& c) {
+              c.pix2pix.predict = v == "frame" ? NextFramePrediction::kFrame : NextFramePrediction::kDelta;
+              return OneOf(n, v, {"delta", "frame"});
+            }),
+      RealSetting({"input-noise", "pix2pix on flow data: standard deviation of Gaussian noise added to the input frame "
+                   "of each training pair (normalised units), so the model learns to correct the small errors a "
+                   "rollout feeds back; 0: none", "0"},
+                  {0, 1}, [](TrainConfig& c, double v) { c.pix2pix.input_noise = static_cast<float>(v); }),
+      Named("init", "weight initialisation: glorot (Keras) | normal (N(0, 0.02); the pix2pix default)", "glorot",
+            [](auto& n, auto& v, TrainConfig& c) {
+              c.init = v == "normal" ? InitScheme::kNormal002 : InitScheme::kGlorotUniform;
+              return OneOf(n, v, {"glorot", "normal"});
+            }),
+      Named("init-from",
+            "start from the weights in safetensors files instead of drawing them: FILE[,FILE], each one network "
+            "(generator or discriminator) as its PyTorch twin's state_dict, as gantry-worker export writes it "
+            "(docs/export.md); a network no file names is drawn as --init says", "",
+            [](auto& n, auto& v, TrainConfig& c) {
+              c.init_from = v;
+              if (v.empty()) return absl::InvalidArgumentError(absl::StrCat("--", n, ": give one or two files"));
+              return absl::OkStatus();
+            }),
+      Named("kernels", "compute kernels on the CPU: onednn (fast) | eigen (the portable reference)",
+            "onednn where the worker has it, else eigen",
+            [](auto& n, auto& v, TrainConfig& c) {
+              c.kernels = v;
+              // Only the name here: whether a worker was built with it is that worker's check.
+              return OneOf(n, v, KernelNames());
+            }),
+      Named("device", "where the model trains: cpu | cuda (CUDA builds, one GPU per rank; --kernels applies to cpu)",
+            "cpu",
+            [](auto& n, auto& v, TrainConfig& c) {
+              c.device = v;
+              // Only the name here: this may be the coordinator's machine, not the workers'
+              // (the job's ranks check their GPUs when they open it, OpenTrainingDevice).
+              return OneOf(n, v, DeviceNames());
+            }),
+      Setting{{"seed", "seed of weights, shuffling, noise and dropout", "1", false, kSeedRangeText}, SetSeed},
+      IntSetting({"max-steps", "stop each batch size after this many steps (0: no limit)", "0"}, kStepCount,
+                 [](TrainConfig& c, int64_t v) { c.max_steps = v; }),
+      IntSetting({"limit-images", "train on the first N images only (0: all)", "0"}, kImages,
+                 [](TrainConfig& c, int64_t v) { c.limit_images = v; }),
+      RealSetting({"progress-seconds", "seconds between progress lines", "5"}, {0, 86400},
+                  [](TrainConfig& c, double v) { c.progress_seconds = v; }),
+      Named("out", "run folder to create (default: runs/<date>-<time>)", "",
+            [](auto&, auto& v, TrainConfig& c) { c.out = v; return absl::OkStatus(); }),
+      IntSetting({"checkpoint-every-steps", "write a checkpoint every K steps, and at every epoch end (0: at epoch "
+                  "ends only)", "500"},
+                 kStepCount, [](TrainConfig& c, int64_t v) { c.checkpoint_every_steps = v; }),
+      IntSetting({"keep-checkpoints", "keep the newest N checkpoints in RUN/checkpoints", "3"}, kKeepCheckpoints,
+                 [](TrainConfig& c, int64_t v) { c.keep_checkpoints = v; }),
+      Switch("tensorboard", "also write TensorBoard event files (scalars per step and epoch, the sample grid per "
+             "epoch) under RUN/tensorboard/", [](TrainConfig& c) -> bool& { return c.tensorboard; }),
+      RealSetting({"watts-per-core", "power of one busy CPU core, for the energy estimate where neither NVML (GPU "
+                   "runs) nor RAPL is readable", "6"},
+                  {0, 1000, /*lo_open=*/true}, [](TrainConfig& c, double v) { c.watts_per_core = v; }),
+      Named("quality", "score each epoch's samples with the dataset's judge (gantry-worker train-judge): auto (when "
+            "one is cached) | off | fast (64 samples) | full (1024 samples)", "auto",
+            [](auto& n, auto& v, TrainConfig& c) {
+              c.quality = v;
+              return OneOf(n, v, {"auto", "off", "fast", "full"});
+            }),
+      RealSetting({"target-fd", "time to quality: per batch size, the wall time, samples and steps at which the "
+                   "quality score's Frechet distance first reaches this value (timing.md, gantry report; needs "
+                   "--quality); 0: none", "0"},
+                  {0, 1e6}, [](TrainConfig& c, double v) { c.target.fd = v; }),
+      RealSetting({"target-rel-l2", "time to quality on flow data: as --target-fd, for the held-out relative L2 error "
+                   "of the next frame (epochs.csv val_rel_l2); 0: none", "0"},
+                  {0, 1e6}, [](TrainConfig& c, double v) { c.target.rel_l2 = v; }),
+      Switch("stop-at-target", "end each batch size at the first epoch that reaches --target-fd / --target-rel-l2",
+             [](TrainConfig& c) -> bool& { return c.target.stop; }),
+      Switch("sync-bn", "sum BatchNorm statistics across ranks", [](TrainConfig& c) -> bool& { return c.sync_bn; }),
+      Switch("rebalance", "re-split the global batch by measured rank speed at epoch ends",
+             [](TrainConfig& c) -> bool& { return c.rebalance; }),
+      RealSetting({"straggler-factor", "flag a rank whose median compute time exceeds this times the group's", "1.3"},
+                  {1.0001, 1000}, [](TrainConfig& c, double v) { c.straggler.factor = v; }),
+      IntSetting({"straggler-window", "steps per straggler median", "20"}, kStragglerWindow,
+                 [](TrainConfig& c, int64_t v) { c.straggler.window = static_cast<int>(v); }),
+      RealSetting({"comm-timeout", "seconds any collective may wait for the other ranks", "120"}, {0.01, 86400},
+                  [](TrainConfig& c, double v) { c.comm_timeout_seconds = v; }),
+      IntSetting({"debug-slow-rank", "make this rank slow on purpose, to show straggler handling (-1: none)", "-1"},
+                 kSlowRank, [](TrainConfig& c, int64_t v) { c.debug_slow_rank = static_cast<int>(v); }),
+      RealSetting({"debug-slow-ms", "extra sleep per step on the slow rank", "0"}, {0, 600000},
+                  [](TrainConfig& c, double v) { c.debug_slow_ms = v; }),
+      RealSetting({"debug-slow-factor", "stretch the slow rank's compute time this many times (1: off)", "1"},
+                  {1, 100}, [](TrainConfig& c, double v) { c.debug_slow_factor = v; }),
+      IntSetting({"debug-crash-after-step",
+                  "rank 0 kills its own process (SIGKILL, as kill -9 would) right after this step of the run and a "
+                  "mid-epoch checkpoint due there, in a run started afresh (not resumed); to test resuming from a "
+                  "crash (0: never)", "0"},
+                 kStepCount, [](TrainConfig& c, int64_t v) { c.debug_crash_after_step = v; }),
   };
   return *settings;
 }
@@ -363,6 +330,8 @@ absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings) {
   }
   RETURN_IF_ERROR(FinishPrecisionSettings(settings, config.mixed));
   RETURN_IF_ERROR(CheckQualityTarget(config));
+  // The tracker's own rule, so what it would CHECK is refused here by name.
+  RETURN_IF_ERROR(ValidateStragglerConfig(config.straggler));
   return config;
 }
 

@@ -23,6 +23,11 @@
 
 namespace gantry {
 
+// Bounds the settings table enforces that other code relies on (no overflow below them).
+inline constexpr int64_t kMaxBatchSize = int64_t{1} << 24;          // a global batch
+inline constexpr int64_t kMaxRunSteps = 1'000'000'000'000;          // a step count of a run
+inline constexpr int64_t kMaxRank = 65535;                           // a rank named by a debug setting
+
 struct TrainConfig {
   std::string model = "dcgan";
   std::string dataset = "fashion-mnist";     // mnist | fashion-mnist | flow

@@ -207,7 +207,7 @@ def test_a_rollout_of_a_finished_flow_run_runs_into_its_run_folder(cluster, clie
     assert events[-1].state is gantry.JobState.SUCCEEDED, rollout.error
     assert all(e.rollout and e.eta_seconds is None for e in events if isinstance(e, gantry.Progress))
     assert rollout.report() == [], "a rollout reports no epochs"
-    rollout_csv = cluster.pool.run_file(train.id, os.path.join("rollout-case-1", "rollout.csv"))
+    rollout_csv = cluster.pool.run_file(train.id, os.path.join("rollout-case-1-" + rollout.id, "rollout.csv"))
     assert rollout_csv.count("\n") == 7, "a header and one line per model step"
 
 

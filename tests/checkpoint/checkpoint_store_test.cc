@@ -2,6 +2,9 @@
 // to the newest usable one, with each fault reported.
 #include "worker/checkpoint/checkpoint_store.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -39,10 +42,11 @@ const CheckpointExpectations& QuickRun() {
 TEST(CheckpointStore, AFailedSaveNamesThePathAndKeepsTheOldCheckpoints) {
   CheckpointStore store(FreshTestDir("failed_save") + "/checkpoints");
   ASSERT_TRUE(store.Save(4, Bytes("good"), 3, QuickRun()).ok());
-  fs::create_directories(store.PathFor(8) + "/in-the-way");  // the rename cannot replace a folder
+  fs::create_directories(store.PathFor(8) + "/in-the-way");  // a folder is not replaced
   const absl::Status s = store.Save(8, Bytes("new"), 3, QuickRun());
   ASSERT_FALSE(s.ok());
-  EXPECT_THAT(s.message(), HasSubstr(store.PathFor(8) + ": rename failed"));
+  EXPECT_THAT(s.message(), HasSubstr(store.PathFor(8) + ": holds something that is not a checkpoint of this run"));
+  EXPECT_TRUE(fs::is_directory(store.PathFor(8) + "/in-the-way"));
   EXPECT_THAT(Steps(store), ElementsAre(4));
   std::ifstream old(store.PathFor(4));
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(old), {}), "good");
@@ -207,6 +211,54 @@ TEST_F(LoadTest, PruningCountsOnlyUsableCheckpointsAndLeavesTheOthersAlone) {
   WriteFile(store_->PathFor(60), EncodeCheckpoint(StateAt(60)));
   SaveAt(13, 1);
   EXPECT_THAT(Steps(*store_), ElementsAre(99, 60, 50));
+}
+
+// Issue 29, item 6: another model's checkpoint under the name of a step the run saves
+// was "passed over", then renamed over and deleted. It must stay, byte for byte.
+TEST_F(LoadTest, AForeignCheckpointUnderTheRunsNameIsNeitherReplacedNorDeleted) {
+  TrainingState other_model = StateAt(8);
+  other_model.g.param_layout[0].dims = {12544, 64};
+  other_model.g.params.resize(other_model.g.params.size() - 36 * 12544);
+  const std::vector<uint8_t> foreign = EncodeCheckpoint(other_model);
+  WriteFile(store_->PathFor(8), foreign);
+  SaveAt(4, 1);
+  const absl::Status s = store_->Save(8, EncodeCheckpoint(StateAt(8)), 1, Expected());
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  EXPECT_THAT(s.message(), HasSubstr(store_->PathFor(8) + ": holds something that is not a checkpoint of this run"));
+  EXPECT_THAT(s.message(), HasSubstr("move it away"));
+  SaveAt(12, 1);  // pruning to 1 deletes the run's own step 4, never the foreign file
+  std::ifstream kept(store_->PathFor(8), std::ios::binary);
+  EXPECT_EQ(std::vector<uint8_t>(std::istreambuf_iterator<char>(kept), {}), foreign);
+  EXPECT_THAT(Steps(*store_), ElementsAre(12, 8));
+  // One more of the class: the run's own checkpoint of a step is replaced by its new state.
+  SaveAt(12, 1);
+  EXPECT_EQ(Load()->path, store_->PathFor(12));
+}
+
+// Issue 29, item 2: entries named like checkpoints that are not regular files (a link
+// loop, a folder, a FIFO) are passed over without throwing or waiting, and a sparse file
+// far larger than memory is refused by its size, naming it, before it is read.
+TEST_F(LoadTest, EntriesThatAreNotCheckpointFilesArePassedOverByName) {
+  SaveAt(4);
+  fs::create_symlink(store_->PathFor(9999), store_->PathFor(9999));  // a loop
+  fs::create_directories(store_->PathFor(500));
+  ASSERT_EQ(::mkfifo(store_->PathFor(600).c_str(), 0600), 0);
+  fs::create_symlink(store_->dir() + "/nowhere", store_->PathFor(700));
+  EXPECT_THAT(Steps(*store_), ElementsAre(4));
+  {
+    std::ofstream(store_->PathFor(800)) << "";
+    const int truncated = ::truncate(store_->PathFor(800).c_str(), off_t{100} << 30);  // 100 GiB, sparse
+    if (truncated != 0) fs::remove(store_->PathFor(800));
+  }
+  const auto loaded = Load();
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->path, store_->PathFor(4));
+  if (fs::exists(store_->PathFor(800))) {
+    ASSERT_EQ(loaded->passed_over.size(), 1u);
+    EXPECT_THAT(loaded->passed_over[0].fault, HasSubstr(store_->PathFor(800) + ": 107374182400 bytes, more than"));
+  }
+  SaveAt(8, 1);  // pruning walks past them too
+  EXPECT_TRUE(fs::is_directory(store_->PathFor(500)));
 }
 
 TEST_F(LoadTest, TheCheckpointResumedFromStaysUntilANewerOneIsSaved) {

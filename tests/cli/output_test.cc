@@ -65,7 +65,7 @@ TEST(Output, ARolloutsStatusNamesItsSourceAndWhereItWrites) {
   job.mutable_checkpoint()->set_run_step(30);
   const std::string status = JobStatusText(job);
   EXPECT_THAT(status, HasSubstr("rollout      of job-3: 20 step(s) over /data/flow/case-2\n"));
-  EXPECT_THAT(status, HasSubstr("outputs      node1:/runs/job-3/rollout-case-2\n"));
+  EXPECT_THAT(status, HasSubstr("outputs      node1:/runs/job-3/rollout-case-2-job-4\n"));
   EXPECT_THAT(status, Not(HasSubstr("epochs")));
   job.mutable_progress()->set_epoch(1);
   job.mutable_progress()->set_step(5);

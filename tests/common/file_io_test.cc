@@ -1,5 +1,7 @@
 #include "common/file_io.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -95,6 +97,51 @@ TEST(ReadFileBytes, RefusesFoldersAndOversizedFilesBeforeReading) {
   const absl::StatusOr<std::vector<uint8_t>> refused = ReadFileBytes(big, 1 << 20);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("67108864 bytes, more than the 1048576"));
+}
+
+
+// A sparse file far larger than memory (a 100 GB "checkpoint") is refused by its size,
+// before a byte is read, even when the caller set no limit of its own.
+TEST(ReadFileBytes, AFileLargerThanMemoryIsRefusedByName) {
+  const std::string path = ::testing::TempDir() + "/file_io_sparse.bin";
+  std::filesystem::remove(path);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  const int truncated = ::ftruncate(fd, off_t{1} << 42);  // 4 TiB, sparse (ext4 holds up to 16 TiB)
+  ::close(fd);
+  if (truncated != 0) GTEST_SKIP() << "this filesystem holds no sparse file that large";
+  const absl::StatusOr<std::vector<uint8_t>> bytes = ReadFileBytes(path);
+  EXPECT_TRUE(absl::IsInvalidArgument(bytes.status()));
+  EXPECT_THAT(bytes.status().message(), ::testing::HasSubstr(path));
+  EXPECT_THAT(bytes.status().message(), ::testing::HasSubstr("this machine has available"));
+  std::filesystem::remove(path);
+}
+
+// Appending never waits on a FIFO, never writes through a link, and names what is wrong.
+TEST(OpenForAppend, OnlyARegularFileIsAppendedTo) {
+  const std::string dir = ::testing::TempDir() + "/file_io_append_kinds";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/folder");
+  ASSERT_EQ(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  std::ofstream(dir + "/target") << "the user's";
+  std::filesystem::create_symlink(dir + "/target", dir + "/link");
+  for (const char* name : {"fifo", "folder", "link"}) {
+    const absl::Status s = AppendAndSync(dir + "/" + name, "row\n");
+    EXPECT_FALSE(s.ok()) << name;
+    EXPECT_THAT(s.message(), ::testing::HasSubstr(dir + "/" + name)) << name;
+  }
+  EXPECT_EQ(ReadAll(dir + "/target"), "the user's");
+  const absl::StatusOr<int> fd = OpenForAppend(dir + "/new.csv");
+  ASSERT_TRUE(fd.ok()) << fd.status();
+  ::close(*fd);
+}
+
+TEST(CreateFileAtomically, NeverReplacesWhatIsThere) {
+  const std::string path = ::testing::TempDir() + "/file_io_create.bin";
+  std::filesystem::remove(path);
+  ASSERT_TRUE(CreateFileAtomically(path, {ByteSpan{"one", 3}}).ok());
+  EXPECT_TRUE(absl::IsAlreadyExists(CreateFileAtomically(path, {ByteSpan{"two", 3}})));
+  EXPECT_EQ(ReadAll(path), "one");
 }
 
 }  // namespace

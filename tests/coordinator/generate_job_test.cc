@@ -113,14 +113,16 @@ TEST_F(GenerateJobTest, BadFieldsAreRefusedByNameWithTheFix) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {[](auto& r) { r.mutable_generate()->mutable_count()->set_value(0); }, "generate.count: 0 is not in [1, 100000]"},
+      {[](auto& r) { r.mutable_generate()->mutable_count()->set_value(0); },
+       "generate.count: bad value '0' (an integer in [1, 100000])"},
       {[](auto& r) { r.mutable_generate()->mutable_count()->set_value(100001); }, "generate.count: 100001"},
       {[](auto& r) { r.mutable_generate()->clear_count(); }, "generate.count: say how many samples"},
       {[](auto& r) { r.mutable_generate()->set_name("../x"); }, "generate.name: '../x': use letters"},
       {[](auto& r) { r.mutable_generate()->set_name(".."); }, "generate.name: '..' must be"},
       {[](auto& r) { r.mutable_generate()->set_precision("fp16"); }, "generate.precision: 'fp16' is not fp32 or bf16"},
-      {[](auto& r) { r.mutable_generate()->mutable_batch()->set_value(0); }, "generate.batch: 0 is not in"},
-      {[](auto& r) { r.mutable_generate()->mutable_checkpoint()->set_value(0); }, "generate.checkpoint: 0"},
+      {[](auto& r) { r.mutable_generate()->mutable_batch()->set_value(0); },
+       "generate.batch: bad value '0' (an integer in [1, 4096])"},
+      {[](auto& r) { r.mutable_generate()->mutable_checkpoint()->set_value(0); }, "generate.checkpoint: bad value '0'"},
       {[](auto& r) { r.mutable_generate()->set_interpolate("1,2"); }, "generate.steps: a walk needs 2 to"},
       {[](auto& r) {
          r.mutable_generate()->set_interpolate("1,2");

@@ -158,8 +158,8 @@ TEST_F(RolloutJobTest, BadFieldsAreRefusedByNameWithTheFix) {
     std::string message;
   };
   const std::vector<Case> cases = {
-      {[](auto& r) { r.mutable_rollout()->set_steps(0); }, "rollout.steps: 0 is not in [1, "},
-      {[](auto& r) { r.mutable_rollout()->set_steps(-3); }, "rollout.steps: -3 is not in [1, "},
+      {[](auto& r) { r.mutable_rollout()->set_steps(0); }, "rollout.steps: bad value '0' (an integer in [1, 1000000])"},
+      {[](auto& r) { r.mutable_rollout()->set_steps(-3); }, "rollout.steps: bad value '-3' (an integer in [1, "},
       {[](auto& r) { r.mutable_rollout()->clear_case_dir(); }, "rollout.case_dir: required"},
       {[&](auto& r) { r.mutable_rollout()->set_case_dir(outside); }, "rollout.case_dir"},
       {[&](auto& r) { r.mutable_rollout()->set_case_dir(f_.root() + "/empty"); }, "holds no flow.json"},
@@ -173,11 +173,20 @@ TEST_F(RolloutJobTest, BadFieldsAreRefusedByNameWithTheFix) {
          r.mutable_rollout()->mutable_overlap()->set_value(40);
        },
        "rollout.overlap: 40 must be below the tile (32)"},
-      {[](auto& r) { r.mutable_rollout()->mutable_overlap()->set_value(-1); }, "rollout.overlap: -1 is negative"},
-      {[](auto& r) { r.mutable_rollout()->mutable_start_frame()->set_value(-1); }, "rollout.start_frame: -1"},
+      {[](auto& r) { r.mutable_rollout()->mutable_overlap()->set_value(-1); },
+       "rollout.overlap: bad value '-1' (an integer in [0, 4095])"},
+      {[](auto& r) { r.mutable_rollout()->mutable_start_frame()->set_value(-1); },
+       "rollout.start_frame: bad value '-1'"},
       {[](auto& r) { r.mutable_rollout()->set_blend("cubic"); }, "rollout.blend: 'cubic' is not gaussian, linear or none"},
-      {[](auto& r) { r.mutable_rollout()->mutable_group()->set_value(0); }, "rollout.group: 0 tiles per group"},
-      {[](auto& r) { r.mutable_rollout()->mutable_tile_batch()->set_value(0); }, "rollout.tile_batch: 0 is not in [1, "},
+      {[](auto& r) { r.mutable_rollout()->mutable_group()->set_value(0); },
+       "rollout.group: bad value '0' (an integer in [1, 65536])"},
+      {[](auto& r) { r.mutable_rollout()->mutable_tile_batch()->set_value(0); },
+       "rollout.tile_batch: bad value '0' (an integer in [1, 4096])"},
+      // Issue 29: start frames and tile batches past any case or any memory.
+      {[](auto& r) { r.mutable_rollout()->mutable_start_frame()->set_value(9223372036854774808); },
+       "rollout.start_frame: bad value '9223372036854774808' (an integer in [0, 1000000000])"},
+      {[](auto& r) { r.mutable_rollout()->mutable_tile_batch()->set_value(INT64_MAX); },
+       "rollout.tile_batch: bad value '9223372036854775807'"},
       {[](auto& r) { r.mutable_spec()->set_model("pix2pix"); }, "spec: leave it unset with rollout"},
       {[](auto& r) { r.set_world_size(-1); }, "world_size: -1"},
       {[](auto& r) { r.set_name("two\nlines"); }, "name"},

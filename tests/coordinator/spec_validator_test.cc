@@ -71,6 +71,24 @@ TEST_F(SpecValidatorTest, BadFieldsAreNamed) {
   EXPECT_THAT(Error(request), HasSubstr("spec.precision"));
 }
 
+// Issue 29: the coordinator accepted --straggler-window 2147483648 (narrowed to a negative
+// int, it aborted the pool that took the job, which was then requeued into the next pool).
+// It is refused at submission with the worker's own words, as is every number out of range.
+TEST_F(SpecValidatorTest, NumbersOutOfRangeAreRefusedAtSubmissionNotOnAPool) {
+  v1::SubmitJobRequest request = testing::SweepRequest(data_, {64}, 1, 1);
+  request.mutable_spec()->mutable_straggler_window()->set_value(2147483648);
+  EXPECT_THAT(Error(request), HasSubstr("spec.straggler_window: --straggler-window: bad value '2147483648' (an "
+                                        "integer in [1, 10000])"));
+  request.mutable_spec()->mutable_straggler_window()->set_value(2147483647);
+  EXPECT_THAT(Error(request), HasSubstr("--straggler-window: bad value '2147483647'"));
+  request = testing::SweepRequest(data_, {64}, 1, 1);
+  request.mutable_spec()->mutable_ngf()->set_value(1 << 20);
+  EXPECT_THAT(Error(request), HasSubstr("spec.ngf: --ngf: bad value '1048576' (an integer in [1, 1024])"));
+  request = testing::SweepRequest(data_, {64}, 1, 1);
+  request.mutable_spec()->mutable_straggler_window()->set_value(10000);
+  EXPECT_TRUE(validator_->CheckSubmit(request).ok());
+}
+
 TEST_F(SpecValidatorTest, DataOutsideTheRootsIsRefused) {
   EXPECT_THAT(Error(testing::SweepRequest(outside_, {64}, 1, 1)), HasSubstr("spec.data_dir"));
   EXPECT_THAT(Error(testing::SweepRequest(data_ + "/../../elsewhere", {64}, 1, 1)), HasSubstr("outside the data roots"));

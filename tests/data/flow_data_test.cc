@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -110,6 +112,66 @@ TEST_F(FlowDataTest, MissingOrMalformedFlowJsonIsRefused) {
       << R"({"nx": 21, "normalisation": {"ux": {"offset": 0, "scale": 1}, "uy": {"offset": 0, "scale": 1},)"
          R"( "vorticity": {"offset": 0, "scale": 1}}})";
   EXPECT_THAT(Error(dir), AllOf(HasSubstr("nx = 21"), HasSubstr("frames.npy has 20")));
+}
+
+// What is wrong with flow.json is said: NaN, 1e400 and bad UTF-8 are not valid JSON, each
+// with the parser's reason; a FIFO is refused at once as not a regular file (not
+// "missing", and without waiting for a writer).
+TEST_F(FlowDataTest, FlowJsonFaultsAreNamedForWhatTheyAre) {
+  const std::string dir = Case("a");
+  const std::string good_norm = R"("normalisation": {"ux": {"offset": 0, "scale": 1}, "uy": {"offset": 0, "scale": 1},)"
+                                R"( "vorticity": {"offset": 0, "scale": 1}})";
+  const struct {
+    std::string text;
+    const char* says;
+  } cases[] = {
+      {"{\"re\": NaN, " + good_norm + "}", "invalid literal"},
+      {"{\"re\": 1e400, " + good_norm + "}", "number overflow"},
+      {"{\"re\": \"\xff\xfe\", " + good_norm + "}", "ill-formed UTF-8"},
+      {"[1, 2]", "not a JSON object (it is a JSON array)"},
+  };
+  for (const auto& c : cases) {
+    std::ofstream(dir + "/flow.json", std::ios::trunc) << c.text;
+    const std::string e = Error(dir);
+    EXPECT_THAT(e, AllOf(HasSubstr("flow.json"), HasSubstr(c.says))) << c.text;
+    EXPECT_EQ(e.find('\xff'), std::string::npos) << "the raw byte is quoted escaped";
+  }
+  std::filesystem::remove(dir + "/flow.json");
+  ASSERT_EQ(::mkfifo((dir + "/flow.json").c_str(), 0600), 0);
+  EXPECT_THAT(Error(dir), AllOf(HasSubstr("flow.json"), HasSubstr("not a regular file")));
+  std::filesystem::remove(dir + "/flow.json");
+  std::filesystem::create_directory(dir + "/flow.json");
+  EXPECT_THAT(Error(dir), AllOf(HasSubstr("flow.json"), HasSubstr("is a directory")));
+  std::filesystem::remove(dir + "/frames.npy");
+  std::filesystem::create_directory(dir + "/frames.npy");
+  EXPECT_THAT(Error(dir), AllOf(HasSubstr("frames.npy"), HasSubstr("is a directory")));
+}
+
+// Numbers of the wrong kind are taken as absent or refused, never converted out of range
+// (undefined behaviour): a float where a whole number belongs, a huge one, a huge scale.
+TEST_F(FlowDataTest, NumbersOutOfTheirTypesRangeAreNotConverted) {
+  const std::string dir = Case("a");
+  const std::string norm = R"("normalisation": {"ux": {"offset": 0, "scale": 1}, "uy": {"offset": 0, "scale": 1},)"
+                           R"( "vorticity": {"offset": 0, "scale": 1}})";
+  std::ofstream(dir + "/flow.json", std::ios::trunc)
+      << R"({"every": 1e300, "probe": {"x": 1.5, "y": -1e300}, "diameter": 1e308, "nx": 20.0, )" << norm << "}";
+  absl::StatusOr<FlowCase> c = LoadFlowCase(dir);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(c->info.every.has_value());
+  EXPECT_FALSE(c->info.probe_x.has_value());
+  EXPECT_FALSE(c->info.probe_y.has_value());
+  EXPECT_EQ(c->info.diameter, 1e308);
+  std::ofstream(dir + "/flow.json", std::ios::trunc)
+      << R"({"nx": 18446744073709551615, )" << norm << "}";
+  EXPECT_TRUE(LoadFlowCase(dir).ok());  // an nx too large to be a whole number here is not one: absent
+  std::ofstream(dir + "/flow.json", std::ios::trunc)
+      << R"({"normalisation": {"ux": {"offset": 1e300, "scale": 1}, "uy": {"offset": 0, "scale": 1e-300},)"
+         R"( "vorticity": {"offset": 0, "scale": 1}}})";
+  EXPECT_THAT(Error(dir), AllOf(HasSubstr("normalisation.ux"), HasSubstr("finite floats")));
+  std::ofstream(dir + "/flow.json", std::ios::trunc)
+      << R"({"normalisation": {"ux": {"offset": 0, "scale": 1}, "uy": {"offset": 0, "scale": 1e-300},)"
+         R"( "vorticity": {"offset": 0, "scale": 1}}})";
+  EXPECT_THAT(Error(dir), AllOf(HasSubstr("normalisation.uy"), HasSubstr("0 as a float")));
 }
 
 TEST_F(FlowDataTest, NonFiniteValuesAreRefusedWithTheirIndex) {

@@ -19,8 +19,10 @@
 namespace gantry {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::AnyOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 std::string Be32(uint32_t v) {
@@ -269,6 +271,24 @@ TEST_F(IdxTest, AHeaderPromisingMoreThanTheLimitIsRefusedBeforeAnyPayload) {
   EXPECT_THAT(ImagesError(Be32(2051) + Be32(0x80000000u) + Be32(28) + Be32(28)),
               HasSubstr("bad dimensions 2147483648x28x28 in the IDX header (the count 2147483648 is more than "
                         "2147483647)"));
+}
+
+TEST_F(IdxTest, AFolderUnderAnIdxNameIsSaidToBeAFolder) {
+  // The example: a folder named train-images-idx3-ubyte was "found neither X nor X.gz".
+  std::filesystem::create_directory(Path("train-images-idx3-ubyte"));
+  WriteRaw(Path("train-labels-idx1-ubyte"), LabelsBytes());
+  EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()),
+              AllOf(HasSubstr(Path("train-images-idx3-ubyte") + ": is a folder, not an IDX file"),
+                    Not(HasSubstr("found neither"))));
+  // One more: the .gz name as a folder, and a link that loops.
+  std::filesystem::remove(Path("train-images-idx3-ubyte"));
+  std::filesystem::create_directory(Path("train-images-idx3-ubyte.gz"));
+  EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()),
+              HasSubstr(Path("train-images-idx3-ubyte.gz") + ": is a folder"));
+  std::filesystem::remove(Path("train-images-idx3-ubyte.gz"));
+  std::filesystem::create_symlink(Path("train-images-idx3-ubyte"), Path("train-images-idx3-ubyte"));
+  EXPECT_THAT(std::string(LoadMnistDir(dir_).status().message()),
+              AllOf(HasSubstr(Path("train-images-idx3-ubyte")), Not(HasSubstr("found neither"))));
 }
 
 TEST_F(IdxTest, WhatIsNotARegularFileIsRefusedByNameWithoutWaiting) {

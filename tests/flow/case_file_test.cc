@@ -44,6 +44,11 @@ TEST(CaseFile, RefusesWithTheFileTheEntryAndTheFix) {
   EXPECT_THAT(refusal("- {nx: 2.5}\n"), HasSubstr("whole number"));
   EXPECT_THAT(refusal("- {re: 1, re: 2}\n"), HasSubstr("c.yaml"));
   EXPECT_THAT(refusal("- [\n"), HasSubstr("not valid YAML/JSON"));
+  // Issue 29: --seed -1 wrapped to 2^64 - 1; in a case file too.
+  EXPECT_THAT(refusal("- {seed: -1}\n"), HasSubstr("case 1: 'seed' must be a whole number 0 or more"));
+  EXPECT_THAT(refusal("- {seed: 18446744073709551616}\n"), HasSubstr("'seed' must be a whole number"));
+  EXPECT_THAT(refusal("- {nx: 99999999999}\n"), HasSubstr("'nx' is out of range"));
+  EXPECT_THAT(refusal("- {warmup_periods: .inf}\n"), HasSubstr("'warmup_periods' must be a number"));
 }
 
 }  // namespace

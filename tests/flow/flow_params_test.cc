@@ -81,5 +81,35 @@ TEST(FlowParams, RefusesBadCountsAndNames) {
   EXPECT_THAT(Refusal(r), HasSubstr("16 .. 16384"));
 }
 
+// Issue 29: --warmup-periods 1e9 would have run for hours, and larger values overflowed
+// the step count to a negative number (llround out of range). Every count is bounded
+// before it is rounded to an integer.
+TEST(FlowParams, ACaseThatWouldRunForHoursOrOverflowIsRefusedBeforeItStarts) {
+  FlowRequest r;
+  r.warmup_periods = 1e9;
+  EXPECT_THAT(Refusal(r), HasSubstr("--warmup-periods: bad value '1e+09' (a number in [0, 10000])"));
+  r.warmup_periods = 1e300;
+  EXPECT_THAT(Refusal(r), HasSubstr("--warmup-periods"));
+  r.warmup_periods = 10000;  // in range, but 4e6 steps on 256x64 cells: 6.6e10 updates, fine
+  EXPECT_TRUE(ResolveFlow(r).ok());
+  r.nx = r.ny = 16384;       // the largest grid: 1.1e15 updates, about 3000 hours
+  r.diameter = 8;
+  EXPECT_THAT(Refusal(r), HasSubstr("lattice updates"));
+  // One more of the class: recorded steps rather than the warm-up.
+  r = FlowRequest{};
+  r.frames = 1'000'000;
+  r.every = 1'000'000;
+  EXPECT_THAT(Refusal(r), HasSubstr("lower --warmup-periods, --frames or --every"));
+  r = FlowRequest{};
+  r.every = 1'000'001;
+  EXPECT_THAT(Refusal(r), HasSubstr("--every: bad value '1000001' (an integer in [0, 1000000])"));
+  r = FlowRequest{};
+  r.re = 1e300;
+  EXPECT_THAT(Refusal(r), HasSubstr("--re: bad value"));
+  r = FlowRequest{};
+  r.frames = 2000000;
+  EXPECT_THAT(Refusal(r), HasSubstr("--frames: bad value '2000000'"));
+}
+
 }  // namespace
 }  // namespace gantry::flow

@@ -44,6 +44,32 @@ case $scenario in
     expect_refusal "case 2: --diameter 3" --cases "$dir/bad.yaml"
     printf -- '- {speed: 1}\n' >"$dir/unknown.yaml"
     expect_refusal "not a case setting" --cases "$dir/unknown.yaml"
+    # Issue 29: numbers out of range, in any spelling, exit 2 naming the flag and its range
+    # (not CLI11's 105 or a wrapped value), before anything is simulated.
+    expect_refusal "--warmup-periods: bad value '1e9' (a number in \[0, 10000\])" --warmup-periods 1e9
+    expect_refusal "--warmup-periods: bad value 'inf'" --warmup-periods inf
+    expect_refusal "--seed: bad value '-1' (an integer in \[0, 18446744073709551615\])" --seed -1
+    expect_refusal "--nx: bad value '2147483648' (an integer in \[16, 16384\])" --nx 2147483648
+    expect_refusal "--frames: bad value 'abc'" --frames abc
+    expect_refusal "--re: bad value 'nan'" --re nan
+    expect_refusal "--u-lattice: bad value '1e400'" --u-lattice 1e400
+    expect_refusal "--progress-seconds: bad value '0'" --progress-seconds 0
+    expect_refusal "lattice updates" --warmup-periods 10000 --nx 16384 --ny 4096 --diameter 8
+    # An existing case is never written over: --out, and a --cases folder's case-NNN.
+    mkdir -p "$dir/x" && echo "the user's" >"$dir/x/frames.npy"
+    sum=$(md5sum "$dir/x/frames.npy")
+    "$worker" make-flow --out "$dir/x" --nx 128 --ny 32 --frames 10 --warmup-periods 1 >"$log" 2>&1
+    [[ $? == 2 ]] || fail "make-flow into a folder holding frames.npy did not exit 2"
+    grep -q -- "--out $dir/x exists and is not an empty folder (it holds frames.npy)" "$log" \
+      || fail "no refusal of --out"
+    [[ $(md5sum "$dir/x/frames.npy") == "$sum" ]] || fail "make-flow wrote over frames.npy"
+    mkdir -p "$dir/set/case-001" && echo "kept" >"$dir/set/case-001/notes"
+    printf -- '- {re: 80}\n- {re: 90}\n' >"$dir/two.yaml"
+    "$worker" make-flow --out "$dir/set" --cases "$dir/two.yaml" --nx 128 --ny 32 --frames 10 >"$log" 2>&1
+    [[ $? == 2 ]] || fail "make-flow --cases into a folder holding case-001 did not exit 2"
+    grep -q -- "--out $dir/set/case-001 exists and is not an empty folder" "$log" || fail "no refusal of case-001"
+    [[ ! -e $dir/set/case-000 ]] || fail "a case was simulated before the refusal"
+    [[ $(cat "$dir/set/case-001/notes") == kept ]] || fail "case-001 was touched"
     ;;
   cases_np2)
     printf -- '- {re: 80, seed: 1}\n- {re: 100, obstacle: square, seed: 2}\n- {re: 120, seed: 3}\n' >"$dir/cases.yaml"

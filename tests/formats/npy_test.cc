@@ -119,5 +119,32 @@ TEST_F(NpyTest, ClearErrors) {
               HasSubstr("cannot create"));
 }
 
+// A malformed header is quoted only near the fault, escaped: a 60 KB header of junk (or of
+// control bytes) does not become a 60 KB message.
+TEST_F(NpyTest, AHeaderErrorQuotesABoundedExcerpt) {
+  std::string junk = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), 'x': ";
+  junk += std::string(60000, 'A');
+  junk += "\x1b[2J";
+  // Version 2.0: a 4-byte header length.
+  std::string file = std::string("\x93NUMPY\x02\x00", 8);
+  const uint32_t n = static_cast<uint32_t>(junk.size());
+  for (int i = 0; i < 4; ++i) file.push_back(static_cast<char>(n >> (8 * i)));
+  Spit(Path("junk.npy"), file + junk);
+  const std::string message(ReadNpy(Path("junk.npy")).status().message());
+  EXPECT_THAT(message, HasSubstr("malformed .npy header"));
+  EXPECT_LT(message.size(), 400u) << message.substr(0, 400);
+  EXPECT_EQ(message.find('\x1b'), std::string::npos);
+  // One more: a short malformed header is quoted near the fault too.
+  Spit(Path("m.npy"), HandMade("{'descr': '<f4', 'shape': (2, 2), }", ""));
+  EXPECT_THAT(std::string(ReadNpy(Path("m.npy")).status().message()), HasSubstr(", near \""));
+}
+
+TEST_F(NpyTest, AFileLargerThanTheCallersLimitIsRefusedBeforeReading) {
+  const float x[4] = {1, 2, 3, 4};
+  ASSERT_TRUE(WriteNpy(Path("four.npy"), x, {4}).ok());
+  EXPECT_THAT(std::string(ReadNpy(Path("four.npy"), 64).status().message()), HasSubstr("more than the 64"));
+  EXPECT_TRUE(ReadNpy(Path("four.npy"), 1 << 20).ok());
+}
+
 }  // namespace
 }  // namespace gantry

@@ -5,11 +5,15 @@
 // mask.npy [4, 4]), written once into a scratch folder, so every input tests the JSON
 // side: keys missing, of the wrong type, contradicting the arrays, normalisation scales
 // of zero, NaN or huge. Every input must end in a case or an error naming a file, never
-// a crash; a case must hold the arrays' sizes and usable normalisation constants.
+// a crash; a case must hold the arrays' sizes, usable normalisation constants, and every
+// optional field (diameter, u_lattice, every, strouhal, re, probe) absent or of its kind.
+// The corpus has each field as NaN, 1e400, 1e300, a float for a whole number, a whole
+// number past int64 and invalid UTF-8 (make_corpus.py).
 #include <sys/stat.h>
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +64,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int ch = 0; ch < gantry::kFlowChannels; ++ch) {
     FUZZ_EXPECT(std::isfinite(c->norm.offset[ch]), "a finite offset");
     FUZZ_EXPECT(std::isfinite(c->norm.scale[ch]) && c->norm.scale[ch] > 0, "a positive finite scale");
+  }
+  // Every optional field is absent or a value of its kind: finite reals, whole numbers
+  // that were whole in the file and inside +-2^53 (never a float converted out of range).
+  const gantry::FlowCaseInfo& info = c->info;
+  for (const std::optional<double>& real : {info.diameter, info.u_lattice, info.strouhal, info.re}) {
+    FUZZ_EXPECT(!real || std::isfinite(*real), "a finite real field");
+  }
+  constexpr int64_t kLimit = int64_t{1} << 53;
+  for (const std::optional<int64_t>& whole : {info.every, info.probe_x, info.probe_y}) {
+    FUZZ_EXPECT(!whole || (*whole >= -kLimit && *whole <= kLimit), "a whole-number field within 2^53");
   }
   return 0;
 }

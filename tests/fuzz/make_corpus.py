@@ -213,6 +213,31 @@ def flow_case_seeds():
     put("flow_case", "wrong-shape", json.dumps(dict(good, nx=8)))
     put("flow_case", "types", json.dumps(dict(good, frames="2", probe=[1, 2], normalisation={"ux": 1})))
     put("flow_case", "not-json", "{\"nx\": 4,")
+    # Issue 29: each field with what JSON writers produce by mistake: NaN (not JSON), a
+    # number past double (1e400), a float where a whole number belongs, a whole number past
+    # int64, a negative one; and invalid UTF-8 in a string.
+    text = json.dumps(good)
+    fields = ["nx", "ny", "frames", "re", "u_lattice", "diameter", "every", "strouhal"]
+    for key in fields:
+        for name, value in (("nan", "NaN"), ("1e400", "1e400"), ("float", "2.5"), ("huge", "18446744073709551616"),
+                            ("negative", "-9223372036854775809"), ("1e300", "1e300")):
+            put("flow_case", "field-%s-%s" % (key, name),
+                text.replace('"%s": %s' % (key, json.dumps(good[key])), '"%s": %s' % (key, value), 1))
+    for axis in ("x", "y"):
+        for name, value in (("1e300", "1e300"), ("float", "1.5"), ("negative", "-3"), ("huge", "1e19")):
+            probe = dict(good["probe"])
+            probe[axis] = "@"
+            put("flow_case", "field-probe-%s-%s" % (axis, name),
+                json.dumps(dict(good, probe=probe)).replace('"@"', value))
+    for channel in ("ux", "uy", "vorticity"):
+        for part in ("offset", "scale"):
+            for name, value in (("nan", "NaN"), ("1e400", "1e400"), ("1e300", "1e300"), ("tiny", "1e-300")):
+                n = {c: dict(norm[c]) for c in norm}
+                n[channel][part] = "@"
+                put("flow_case", "field-normalisation-%s-%s-%s" % (channel, part, name),
+                    json.dumps(dict(good, normalisation=n)).replace('"@"', value))
+    put("flow_case", "bad-utf8", text.replace('"nx"', '"obstacle": "\xff\xfe", "nx"', 1).encode("latin-1"))
+    put("flow_case", "bad-utf8-key", text.replace('"nx"', '"n\xffx"', 1).encode("latin-1"))
 
 
 # safetensors: the file itself.

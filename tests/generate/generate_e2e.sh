@@ -52,7 +52,13 @@ row() { tail -c "+$((129 + $2 * 400))" "$1" | head -c 400; }  # .npy header 128 
   || fail "the walk does not end at row 7"
 
 # Refusals.
-refused "between 1 and" generate --run "$dir/run" --count 0 --out "$dir/zero"
+refused "--count: bad value '0' (an integer in [1, 100000])" generate --run "$dir/run" --count 0 --out "$dir/zero"
+refused "--count: bad value '1e400'" generate --run "$dir/run" --count 1e400 --out "$dir/zero"
+refused "--seed: bad value '-1'" generate --run "$dir/run" --count 2 --seed -1 --out "$dir/zero"
+refused "--batch: bad value '9223372036854775808'" generate --run "$dir/run" --count 2 --batch 9223372036854775808 \
+  --out "$dir/zero"
+refused "--checkpoint: bad value '0x10'" export --run "$dir/run" --checkpoint 0x10 --format safetensors \
+  --out "$dir/g.st"
 [[ -e $dir/zero ]] && fail "a refused generate created its --out"
 mkdir "$dir/taken" && echo mine > "$dir/taken/notes.txt"
 refused "not an empty folder" generate --run "$dir/run" --count 2 --out "$dir/taken"

@@ -9,6 +9,7 @@ namespace {
 
 TEST(RolloutRequestFor, TheSourcesRunFolderIsTheRunAndUnsetFieldsKeepTheCommandsDefaults) {
   v1::Job job;
+  job.set_id("job-4");
   job.mutable_checkpoint()->set_run_folder("/runs/job-3");
   job.mutable_rollout()->set_source_job_id("job-3");
   job.mutable_rollout()->set_case_dir("/data/case-2");
@@ -24,7 +25,9 @@ TEST(RolloutRequestFor, TheSourcesRunFolderIsTheRunAndUnsetFieldsKeepTheCommands
   EXPECT_EQ(r.blend, defaults.blend);
   EXPECT_EQ(r.group_size, defaults.group_size);
   EXPECT_EQ(r.batch, defaults.batch);
-  EXPECT_EQ(r.out, "");  // RUN/rollout-<case>, as the command's default
+  // The job's own folder, RUN/rollout-<case>-<job id>: no other rollout writes there.
+  EXPECT_EQ(r.out, "/runs/job-3/rollout-case-2-job-4");
+  EXPECT_TRUE(r.own_folder);
 
   job.mutable_rollout()->mutable_start_frame()->set_value(0);
   job.mutable_rollout()->mutable_tile()->set_value(32);

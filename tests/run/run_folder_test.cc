@@ -1,9 +1,13 @@
 #include "worker/run/run_folder.h"
 
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -45,6 +49,70 @@ TEST(RunFolder, RefusesToOverwriteARun) {
   ASSERT_TRUE(RunFolder::Create(dir)->AppendEpochRow(EpochRow{}).ok());
   const auto again = RunFolder::Create(dir);
   EXPECT_THAT(again.status().message(), HasSubstr("already holds a run"));
+}
+
+// Issue 29, item 9: a new run writes only into a new folder, an empty one, or one a run
+// started in; a folder of the user's is refused by name, its files untouched.
+TEST(RunFolder, ANewRunRefusesAFolderHoldingSomeoneElsesFiles) {
+  const std::string dir = FreshDir("users");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/notes.txt") << "mine";
+  const auto refused = RunFolder::Create(dir);
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+  EXPECT_THAT(refused.status().message(), HasSubstr(dir + ": holds notes.txt, which is not a run's file"));
+  EXPECT_EQ(ReadAll(dir + "/notes.txt"), "mine");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/samples"));
+  // One more: a file under the folder's own name.
+  const std::string file = FreshDir("a_file");
+  std::ofstream(file) << "mine";
+  EXPECT_THAT(RunFolder::Create(file).status().message(), HasSubstr("exists and is not a folder"));
+  EXPECT_EQ(ReadAll(file), "mine");
+  // A folder a run started in (run.json and log.txt, no epoch yet) is taken again.
+  const std::string started = FreshDir("started");
+  std::filesystem::create_directories(started + "/samples");
+  std::ofstream(started + "/run.json") << "{}";
+  std::ofstream(started + "/log.txt") << "a first attempt";
+  EXPECT_TRUE(RunFolder::Create(started).ok());
+}
+
+// Issue 29, item 2: entries with a run's names that are not what the names say are refused
+// by name before the run opens them (a folder named log.txt aborted train; a FIFO would
+// hang it; a link named log.txt would append to wherever it points).
+TEST(RunFolder, EntriesThatAreNotWhatTheirNamesSayAreRefusedByName) {
+  const struct {
+    const char* name;
+    std::function<void(const std::string&)> make;
+    const char* says;
+  } cases[] = {
+      {"log.txt", [](const std::string& p) { std::filesystem::create_directories(p); }, "is a folder"},
+      {"log.txt", [](const std::string& p) { ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0); }, "is not a file"},
+      {"log.txt", [](const std::string& p) { std::filesystem::create_symlink("/etc/hostname", p); },
+       "is a symbolic link"},
+      {"epochs.csv", [](const std::string& p) { std::filesystem::create_directories(p); }, "is a folder"},
+      {"samples", [](const std::string& p) { std::ofstream(p) << "x"; }, "is not a folder"},
+      {"checkpoints", [](const std::string& p) { std::filesystem::create_symlink(p, p); }, "cannot be followed"},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    const std::string dir = FreshDir(absl::StrCat("kinds_", n++));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/run.json") << "{}";
+    c.make(dir + "/" + c.name);
+    const std::string what = absl::StrCat(dir, "/", c.name, ": ", c.says);
+    const absl::Status created = RunFolder::Create(dir).status();
+    if (std::string(c.name) != "epochs.csv") EXPECT_THAT(created.message(), HasSubstr(what)) << c.name;
+    EXPECT_FALSE(created.ok()) << c.name;
+    EXPECT_THAT(RunFolder::Open(dir).status().message(), HasSubstr(what)) << c.name;
+  }
+}
+
+TEST(RunFolder, TheWritabilityProbeNeverTouchesAnExistingFile) {
+  const std::string dir = FreshDir("probe");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/run.json") << "{}";
+  std::ofstream(dir + "/.write-probe") << "someone's";
+  ASSERT_TRUE(RunFolder::Open(dir).ok());
+  EXPECT_EQ(ReadAll(dir + "/.write-probe"), "someone's");
 }
 
 TEST(RunFolder, UnwritablePlaceIsAClearError) {

@@ -210,7 +210,7 @@ TEST(TrainConfig, BadPrecisionSettingsSayWhatIsAccepted) {
                                   {"loss-scale-growth-factor", "1.001"}, {"loss-scale-init", "1e-30"}})
                   .ok());
   EXPECT_THAT(message({{"precision", "bf16"}, {"loss-scale-growth-interval", "0"}}),
-              HasSubstr("--loss-scale-growth-interval: bad value '0' (an integer >= 1)"));
+              HasSubstr("--loss-scale-growth-interval: bad value '0' (an integer in [1, 1000000000])"));
   EXPECT_THAT(message({{"loss-scale", "64"}, {"loss-scale-init", "8"}}),
               HasSubstr("--loss-scale-init applies to dynamic loss scaling only, but this run has a static scale of 64"));
   EXPECT_THAT(message({{"loss-scale-growth-interval", "5"}}),

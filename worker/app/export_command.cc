@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/exit_codes.h"
+#include "runspec/generate_spec_check.h"
 
 namespace gantry {
 
@@ -11,8 +12,9 @@ ExportCommand::ExportCommand(CLI::App& app) {
                                 "write a trained network as the state_dict of its PyTorch twin in a safetensors file "
                                 "(docs/export.md)");
   command_->add_option("--run", request_.run_dir, "the run folder")->required();
-  command_->add_option("--checkpoint", request_.checkpoint_step,
-                       "the run step of the checkpoint to export [default: the newest usable one]");
+  numbers_ = std::make_unique<NumberFlags>(command_);
+  numbers_->Int("--checkpoint", &request_.checkpoint_step, kCheckpointStep,
+                "the run step of the checkpoint to export [default: the newest usable one]");
   // Values are checked by RunExport, so a bad one exits 2 naming the fix (as every refusal).
   command_->add_option("--format", request_.format, "safetensors")->required();
   command_->add_option("--network", request_.network, "generator | discriminator [default: generator]");
@@ -23,7 +25,8 @@ ExportCommand::ExportCommand(CLI::App& app) {
 
 int ExportCommand::Run() {
   std::string written;
-  const absl::Status status = RunExport(request_, &written);
+  absl::Status status = numbers_->Parse();
+  if (status.ok()) status = RunExport(request_, &written);
   if (status.ok()) {
     std::printf("%s\n", written.c_str());
     return kExitOk;

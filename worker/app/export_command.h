@@ -3,7 +3,10 @@
 // PyTorch twin's state_dict (worker/export/export_job.h, docs/export.md).
 #pragma once
 
+#include <memory>
+
 #include "CLI/CLI.hpp"
+#include "worker/app/number_flags.h"
 #include "worker/export/export_job.h"
 
 namespace gantry {
@@ -19,6 +22,7 @@ class ExportCommand {
 
  private:
   CLI::App* command_;
+  std::unique_ptr<NumberFlags> numbers_;
   ExportRequest request_;
 };
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/exit_codes.h"
+#include "runspec/generate_spec_check.h"
 #include "spdlog/spdlog.h"
 #include "worker/app/logging.h"
 #include "worker/app/process_group.h"
@@ -14,31 +15,37 @@ GenerateCommand::GenerateCommand(CLI::App& app) {
                                 "draw samples from a trained run's generator (eval-mode BatchNorm) across the mpirun "
                                 "ranks; writes DIR/sample-*.png, grid.png, samples.npy, inputs.npy, generate.json");
   command_->add_option("--run", request_.run_dir, "the run folder")->required();
-  command_->add_option("--checkpoint", request_.checkpoint_step,
-                       "the run step of the checkpoint to use [default: the newest usable one]");
-  // Values are checked by RunGenerateJob, so a bad one exits 2 naming the fix.
-  command_->add_option("--count", count_,
-                       "samples to generate (a next-frame model: --case frames from --frame) [default: a next-frame "
-                       "model's --case: 1; --noise-file and --condition: their rows]");
+  // The numbers' ranges are the coordinator's too (runspec/generate_spec_check.h).
+  numbers_ = std::make_unique<NumberFlags>(command_);
+  NumberFlags& n = *numbers_;
+  n.Int("--checkpoint", &request_.checkpoint_step, kCheckpointStep,
+        "the run step of the checkpoint to use [default: the newest usable one]");
+  // Everything else is checked by RunGenerateJob, so a bad value exits 2 naming the fix.
+  n.Int("--count", &count_, kGenerateCount,
+        "samples to generate (a next-frame model: --case frames from --frame) [default: a next-frame model's --case: "
+        "1; --noise-file and --condition: their rows]");
   command_->add_option("--out", request_.out, "a new (or empty) folder for the samples")->required();
-  command_->add_option("--seed", request_.latent.seed, "seeds the latent vectors [default: 1]");
+  n.Seed("--seed", &request_.latent.seed, "seeds the latent vectors [default: 1]");
   command_->add_option("--noise-file", request_.latent.noise_file,
                        "a .npy of latent vectors [N, noise_dim] to generate from instead of seeded ones");
   command_->add_option("--interpolate", request_.latent.interpolate,
                        "A,B: a walk (spherical) from latent row A to row B of the seeded or --noise-file rows");
-  command_->add_option("--steps", request_.latent.steps, "points of the --interpolate walk, both ends included");
+  n.Int("--steps", &request_.latent.steps, kGenerateWalkSteps, "points of the --interpolate walk, both ends included");
   command_->add_option("--condition", request_.condition.condition_file,
                        "a next-frame model: a .npy of condition frames [N, 4, S, S] (normalised ux, uy, vorticity, "
                        "obstacle mask)");
   command_->add_option("--case", request_.condition.case_dir, "a next-frame model: a flow case folder (make-flow)");
-  command_->add_option("--frame", request_.condition.frame, "the --case frame to start from [default: 0]");
+  n.Int("--frame", &request_.condition.frame, kGenerateFrame, "the --case frame to start from [default: 0]");
   command_->add_option("--precision", request_.precision, "fp32 | bf16: the matrix products' operands [default: fp32]");
-  command_->add_option("--batch", request_.batch,
-                       "samples per generator call; the result is the same on any number of ranks for one --batch "
-                       "[default: 64]");
+  n.Int("--batch", &request_.batch, kGenerateBatch,
+        "samples per generator call; the result is the same on any number of ranks for one --batch [default: 64]");
 }
 
 int GenerateCommand::Run(int* argc, char*** argv) {
+  if (absl::Status s = numbers_->Parse(); !s.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
+    return kExitUsage;
+  }
   request_.latent.count = count_;
   request_.condition.count = count_;
   absl::StatusOr<ProcessGroup> group = ProcessGroup::Join(argc, argv);

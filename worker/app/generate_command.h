@@ -5,7 +5,10 @@
 // (worker/generate/generate_job.h).
 #pragma once
 
+#include <memory>
+
 #include "CLI/CLI.hpp"
+#include "worker/app/number_flags.h"
 #include "worker/generate/generate_job.h"
 
 namespace gantry {
@@ -21,6 +24,7 @@ class GenerateCommand {
 
  private:
   CLI::App* command_;
+  std::unique_ptr<NumberFlags> numbers_;
   GenerateRequest request_;
   int64_t count_ = kNotGiven;
 };

@@ -34,16 +34,17 @@ JudgeCommand::JudgeCommand(CLI::App& app) {
       ->check(CLI::IsMember({"mnist", "fashion-mnist"}));
   command_->add_option("--data-dir", data_dir_,
                        "folder with the train and t10k IDX files [default: the dataset's Debian location]");
-  command_->add_option("--epochs", epochs_, "training epochs [default: 2]")->check(CLI::Range(1, 100));
-  command_->add_option("--seed", seed_, "seed of the weights and the shuffling [default: 1]");
-  command_->add_option("--min-accuracy", min_accuracy_,
-                       "refuse to cache a judge below this test accuracy [default: 0.95 mnist, 0.85 fashion-mnist]")
-      ->check(CLI::Range(0.0, 1.0));
+  numbers_ = std::make_unique<NumberFlags>(command_);
+  numbers_->Int("--epochs", &epochs_, {1, 100}, "training epochs [default: 2]");
+  numbers_->Seed("--seed", &seed_, "seed of the weights and the shuffling [default: 1]");
+  numbers_->Real("--min-accuracy", &min_accuracy_, {0, 1},
+                 "refuse to cache a judge below this test accuracy [default: 0.95 mnist, 0.85 fashion-mnist]");
   command_->add_flag("--retrain", retrain_, "train a new judge even when one is cached");
 }
 
 int JudgeCommand::Run() {
   SetUpWorkerLogging(0);
+  if (absl::Status s = numbers_->Parse(); !s.ok()) return Fail(s, kExitUsage);
   const std::string dir = data_dir_.empty() ? DefaultDataDir(dataset_) : data_dir_;
   if (!retrain_) {
     auto found = FindJudge(dataset_, dir);

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "worker/app/number_flags.h"
 
 namespace gantry {
 
@@ -21,6 +23,7 @@ class JudgeCommand {
 
  private:
   CLI::App* command_;
+  std::unique_ptr<NumberFlags> numbers_;
   std::string dataset_ = "fashion-mnist";
   std::string data_dir_;
   int64_t epochs_ = 2;

@@ -3,9 +3,9 @@
 #include <memory>
 
 #include "absl/strings/str_format.h"
-#include "spdlog/sinks/basic_file_sink.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
+#include "worker/pool/job_log_sink.h"
 
 namespace gantry {
 
@@ -22,8 +22,15 @@ void SetUpWorkerLogging(int rank, const std::vector<spdlog::sink_ptr>& rank0_sin
 
 void SetUpRunLogging(int rank, const std::string& log_path) {
   std::vector<spdlog::sink_ptr> file;
-  if (!log_path.empty()) file.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_path));
+  absl::Status opened;
+  if (!log_path.empty() && rank == 0) {
+    auto sink = std::make_shared<JobLogSink>();
+    opened = sink->Open(log_path);
+    if (opened.ok()) file.push_back(std::move(sink));
+  }
   SetUpWorkerLogging(rank, file);
+  // The run goes on, logging to the console only (RunFolder refuses such a log.txt first).
+  if (!opened.ok()) spdlog::warn("{}; logging to the console only", std::string(opened.message()));
 }
 
 }  // namespace gantry

@@ -14,7 +14,8 @@ namespace gantry {
 void SetUpWorkerLogging(int rank, const std::vector<spdlog::sink_ptr>& rank0_sinks = {});
 
 // The same, with rank 0 also appending to `log_path` when it is not empty (a training
-// run's log.txt; appended to on resume). A LogSetup for RunTrainJob.
+// run's log.txt; appended to on resume). A LogSetup for RunTrainJob. A log.txt that is
+// not a regular file (a folder, a FIFO, a link) is not written: a warning says so.
 void SetUpRunLogging(int rank, const std::string& log_path);
 
 }  // namespace gantry

@@ -9,6 +9,8 @@
 #include "common/clock.h"
 #include "common/exit_codes.h"
 #include "common/file_io.h"
+#include "common/output_folder.h"
+#include "common/status_macros.h"
 #include "worker/app/process_group.h"
 #include "worker/comm/broadcast_string.h"
 #include "worker/flow/case_file.h"
@@ -54,8 +56,9 @@ absl::StatusOr<FlowResult> RunCase(const FlowSetup& s, const std::string& dir, c
 
 int RunOne(const std::string& out, const FlowRequest& request, double progress_seconds) {
   absl::StatusOr<FlowSetup> setup = flow::ResolveFlow(request);
-  if (!setup.ok()) {
-    std::fprintf(stderr, "error: %s\n", std::string(setup.status().message()).c_str());
+  absl::Status free = setup.ok() ? CheckNewOutputFolder("--out", out, "make-flow") : setup.status();
+  if (!free.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(free.message()).c_str());
     return kExitUsage;
   }
   PrintSetup(out, *setup);
@@ -88,6 +91,44 @@ absl::StatusOr<std::vector<FlowRequest>> ShareCases(Communicator& comm, const st
   return flow::ParseCases(message.substr(1), path, base);
 }
 
+// DIR/case-NNN of the k-th case.
+std::string CaseFolder(const std::string& out, size_t k) {
+  return absl::StrCat(out, "/", absl::StrFormat("case-%03d", k));
+}
+
+// Rank 0 checks that every case's folder is free (new or empty) before any case runs, and
+// tells the others, so every rank refuses alike (with rank 0's message).
+absl::Status AgreeCaseFoldersFree(Communicator& comm, const std::string& out, size_t cases) {
+  std::string message;
+  if (comm.rank() == 0) {
+    for (size_t k = 0; k < cases && message.empty(); ++k) {
+      const absl::Status free = CheckNewOutputFolder("--out", CaseFolder(out, k), "make-flow");
+      if (!free.ok()) message = std::string(free.message());
+    }
+  }
+  CommOptions options;
+  options.timeout_seconds = 120;
+  RETURN_IF_ERROR(BroadcastString(comm, message, 0, options));
+  return message.empty() ? absl::OkStatus() : absl::InvalidArgumentError(message);
+}
+
+// The cases of the file, each resolved and its folder free, on every rank alike (same
+// text, same rules, rank 0's verdict on the folders): all are checked before any runs.
+absl::StatusOr<std::vector<FlowSetup>> PrepareCases(Communicator& comm, const std::string& out,
+                                                    const std::string& cases_path, const FlowRequest& base) {
+  ASSIGN_OR_RETURN(const std::vector<FlowRequest> cases, ShareCases(comm, cases_path, base));
+  std::vector<FlowSetup> setups;
+  for (size_t k = 0; k < cases.size(); ++k) {
+    absl::StatusOr<FlowSetup> s = flow::ResolveFlow(cases[k]);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(cases_path, ": case ", k + 1, ": ", s.status().message()));
+    }
+    setups.push_back(*std::move(s));
+  }
+  RETURN_IF_ERROR(AgreeCaseFoldersFree(comm, out, setups.size()));
+  return setups;
+}
+
 // Per case, the numbers the summary shows; a row of doubles so one Gather collects them.
 struct CaseRow {
   double done = 0;  // 1 simulated and written, -1 failed, 0 not this rank's
@@ -95,6 +136,28 @@ struct CaseRow {
   double mlups = 0;
   double seconds = 0;
 };
+
+// Rank 0: the table of every case from the gathered rows (`all`: each rank's n rows, in
+// rank order); returns how many failed.
+size_t PrintSummary(const std::vector<FlowSetup>& setups, const std::vector<CaseRow>& all, int size,
+                    const std::string& out) {
+  const size_t n = setups.size();
+  std::printf("\n| case | rank | Re | obstacle | D | seed | Strouhal | MLUPS | seconds |\n"
+              "|---|---|---|---|---|---|---|---|---|\n");
+  size_t failed = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const int owner = static_cast<int>(k % static_cast<size_t>(size));
+    const CaseRow& row = all[static_cast<size_t>(owner) * n + k];
+    const FlowRequest& r = setups[k].request;
+    const std::string st = row.done < 0 ? "FAILED" : row.strouhal < 0 ? "-" : absl::StrFormat("%.4f", row.strouhal);
+    std::printf("| case-%03zu | %d | %g | %s | %g | %llu | %s | %.1f | %.1f |\n", k, owner, r.re,
+                flow::ObstacleKindName(setups[k].obstacle.kind), setups[k].obstacle.diameter,
+                static_cast<unsigned long long>(r.seed), st.c_str(), row.mlups, row.seconds);
+    failed += row.done < 0 ? 1 : 0;
+  }
+  std::printf("%zu of %zu cases written under %s\n", n - failed, n, out.c_str());
+  return failed;
+}
 
 int RunCases(const std::string& out, const std::string& cases_path, const FlowRequest& base, double progress_seconds,
              int* argc, char*** argv) {
@@ -105,26 +168,14 @@ int RunCases(const std::string& out, const std::string& cases_path, const FlowRe
   }
   Communicator& comm = group->comm();
   const int rank = comm.rank(), size = comm.size();
-  absl::StatusOr<std::vector<FlowRequest>> cases = ShareCases(comm, cases_path, base);
-  if (!cases.ok()) {
-    if (rank == 0) std::fprintf(stderr, "error: %s\n", std::string(cases.status().message()).c_str());
+  absl::StatusOr<std::vector<FlowSetup>> prepared = PrepareCases(comm, out, cases_path, base);
+  if (!prepared.ok()) {
+    if (rank == 0) std::fprintf(stderr, "error: %s\n", std::string(prepared.status().message()).c_str());
     return kExitUsage;
   }
-  // Every case is checked before any runs, on every rank alike (same text, same rules).
-  std::vector<FlowSetup> setups;
+  const std::vector<FlowSetup>& setups = *prepared;
   double total_updates = 0;
-  for (size_t k = 0; k < cases->size(); ++k) {
-    absl::StatusOr<FlowSetup> s = flow::ResolveFlow((*cases)[k]);
-    if (!s.ok()) {
-      if (rank == 0) {
-        std::fprintf(stderr, "error: %s: case %zu: %s\n", cases_path.c_str(), k + 1,
-                     std::string(s.status().message()).c_str());
-      }
-      return kExitUsage;
-    }
-    total_updates += static_cast<double>(s->total_steps()) * s->request.nx * s->request.ny;
-    setups.push_back(*std::move(s));
-  }
+  for (const FlowSetup& s : setups) total_updates += static_cast<double>(s.total_steps()) * s.request.nx * s.request.ny;
   const size_t n = setups.size();
   if (rank == 0) {
     std::printf("%zu cases over %d rank%s (case k on rank k mod %d)\n", n, size, size == 1 ? "" : "s", size);
@@ -132,7 +183,7 @@ int RunCases(const std::string& out, const std::string& cases_path, const FlowRe
   std::vector<CaseRow> rows(n);
   for (size_t k = static_cast<size_t>(rank); k < n; k += static_cast<size_t>(size)) {
     const std::string label = absl::StrFormat("case-%03d", k);
-    const std::string dir = absl::StrCat(out, "/", label);
+    const std::string dir = CaseFolder(out, k);
     if (size == 1) PrintSetup(dir, setups[k]);
     absl::StatusOr<FlowResult> r = RunCase(setups[k], dir, label, rank, progress_seconds);
     if (!r.ok()) {
@@ -156,21 +207,7 @@ int RunCases(const std::string& out, const std::string& cases_path, const FlowRe
   int failed = 0;
   for (const CaseRow& row : rows) failed += row.done < 0 ? 1 : 0;
   if (rank != 0) return failed > 0 ? kExitFailure : kExitOk;
-  std::printf("\n| case | rank | Re | obstacle | D | seed | Strouhal | MLUPS | seconds |\n"
-              "|---|---|---|---|---|---|---|---|---|\n");
-  failed = 0;
-  for (size_t k = 0; k < n; ++k) {
-    const int owner = static_cast<int>(k % static_cast<size_t>(size));
-    const CaseRow& row = all[static_cast<size_t>(owner) * n + k];
-    const FlowRequest& r = setups[k].request;
-    const std::string st = row.done < 0 ? "FAILED" : row.strouhal < 0 ? "-" : absl::StrFormat("%.4f", row.strouhal);
-    std::printf("| case-%03zu | %d | %g | %s | %g | %llu | %s | %.1f | %.1f |\n", k, owner, r.re,
-                flow::ObstacleKindName(setups[k].obstacle.kind), setups[k].obstacle.diameter,
-                static_cast<unsigned long long>(r.seed), st.c_str(), row.mlups, row.seconds);
-    failed += row.done < 0 ? 1 : 0;
-  }
-  std::printf("%zu of %zu cases written under %s\n", n - failed, n, out.c_str());
-  return failed > 0 ? kExitFailure : kExitOk;
+  return PrintSummary(setups, all, size, out) > 0 ? kExitFailure : kExitOk;
 }
 
 }  // namespace
@@ -178,31 +215,38 @@ int RunCases(const std::string& out, const std::string& cases_path, const FlowRe
 MakeFlowCommand::MakeFlowCommand(CLI::App& app) {
   command_ = app.add_subcommand(
       "make-flow", "simulate flow past an obstacle (D2Q9 lattice Boltzmann) and write frames.npy, mask.npy, flow.json");
+  numbers_ = std::make_unique<NumberFlags>(command_);
   FlowRequest& r = request_;
-  command_->add_option("--out", out_, "output folder (with --cases: DIR/case-NNN per case)")->required();
-  command_->add_option("--nx", r.nx, "grid cells along the stream [default: 256]");
-  command_->add_option("--ny", r.ny, "grid cells across (periodic) [default: 64]");
-  command_->add_option("--re", r.re, "Reynolds number on the obstacle's diameter, U D / nu [default: 100]");
-  command_->add_option("--frames", r.frames, "frames to record [default: 200]");
-  command_->add_option("--every", r.every, "steps between frames [default: about 1/20 of the shedding period]");
+  NumberFlags& n = *numbers_;
+  command_->add_option("--out", out_, "a new (or empty) output folder (with --cases: DIR/case-NNN per case)")
+      ->required();
+  n.Int("--nx", &r.nx, flow::kGridRange, "grid cells along the stream [default: 256]");
+  n.Int("--ny", &r.ny, flow::kGridRange, "grid cells across (periodic) [default: 64]");
+  n.Real("--re", &r.re, flow::kReRange, "Reynolds number on the obstacle's diameter, U D / nu [default: 100]");
+  n.Int("--frames", &r.frames, flow::kFramesRange, "frames to record [default: 200]");
+  n.Int("--every", &r.every, flow::kEveryRange, "steps between frames [default: about 1/20 of the shedding period]");
   command_->add_option("--obstacle", r.obstacle, "cylinder | square [default: cylinder]");
-  command_->add_option("--diameter", r.diameter, "obstacle diameter (or side) in cells [default: ny/8, at least 8]");
-  command_->add_option("--u-lattice", r.u_lattice, "inlet velocity in lattice units, at most 0.17 [default: 0.1]");
-  command_->add_option("--warmup-periods", r.warmup_periods,
-                       "shedding periods (estimated as D / (0.2 U)) to run before recording [default: 10]");
-  command_->add_option("--seed", r.seed, "seed of the initial perturbation [default: 1]");
+  n.Real("--diameter", &r.diameter, flow::kDiameterRange,
+         "obstacle diameter (or side) in cells [default: ny/8, at least 8]");
+  n.Real("--u-lattice", &r.u_lattice, flow::kULatticeRange,
+         "inlet velocity in lattice units, at most 0.17 [default: 0.1]");
+  n.Real("--warmup-periods", &r.warmup_periods, flow::kWarmupPeriodsRange,
+         "shedding periods (estimated as D / (0.2 U)) to run before recording [default: 10]");
+  n.Seed("--seed", &r.seed, "seed of the initial perturbation [default: 1]");
   command_->add_option("--cases", cases_path_,
                        "YAML/JSON list of per-case overrides ({re, obstacle, seed, diameter, u_lattice, nx, ny, frames, "
                        "every, warmup_periods}); under mpirun the ranks share the cases");
-  command_->add_option("--progress-seconds", progress_seconds_, "seconds between progress lines [default: 10]");
+  n.Real("--progress-seconds", &progress_seconds_, flow::kProgressSecondsRange,
+         "seconds between progress lines [default: 10]");
   command_->footer(
       "Exit codes: 0 every case written; 1 a case failed while running (e.g. the disk is full); 2 bad flags, a bad "
-      "case file, or settings the solver refuses (the message gives the reason and the fix).");
+      "case file, settings the solver refuses (the message gives the reason and the fix), or an --out (a case "
+      "folder) that already holds files: make-flow never writes over a case.");
 }
 
 int MakeFlowCommand::Run(int* argc, char*** argv) {
-  if (!(progress_seconds_ > 0)) {
-    std::fprintf(stderr, "error: --progress-seconds %g: give a positive number of seconds\n", progress_seconds_);
+  if (absl::Status s = numbers_->Parse(); !s.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
     return kExitUsage;
   }
   if (!cases_path_.empty()) return RunCases(out_, cases_path_, request_, progress_seconds_, argc, argv);

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "common/exit_codes.h"
+#include "runspec/rollout_spec_check.h"
 #include "spdlog/spdlog.h"
 #include "worker/app/logging.h"
 #include "worker/app/process_group.h"
@@ -16,22 +17,27 @@ RolloutCommand::RolloutCommand(CLI::App& app) {
                                 "strip.png, errors.png");
   command_->add_option("--run", request_.run_dir, "the run folder (its newest usable checkpoint is used)")->required();
   command_->add_option("--case", request_.case_dir, "a flow case folder written by make-flow")->required();
-  command_->add_option("--steps", request_.steps, "model steps to roll out (each --horizon frames of the run)")
-      ->required()
-      ->check(CLI::PositiveNumber);
-  command_->add_option("--start-frame", request_.start_frame, "the true frame to start from [default: 0]")
-      ->check(CLI::NonNegativeNumber);
-  command_->add_option("--tile", request_.tile, "tile side; must be the model's --image-size [default: it]");
-  command_->add_option("--overlap", request_.overlap, "cells shared by neighbouring tiles [default: tile / 4]");
+  // The numbers' ranges are the coordinator's too (runspec/rollout_spec_check.h).
+  numbers_ = std::make_unique<NumberFlags>(command_);
+  NumberFlags& n = *numbers_;
+  n.Int("--steps", &request_.steps, kRolloutSteps, "model steps to roll out (each --horizon frames of the run)");
+  command_->get_option("--steps")->required();
+  n.Int("--start-frame", &request_.start_frame, kRolloutStartFrame, "the true frame to start from [default: 0]");
+  n.Int("--tile", &request_.tile, kRolloutTile, "tile side; must be the model's --image-size [default: it]");
+  n.Int("--overlap", &request_.overlap, kRolloutOverlap, "cells shared by neighbouring tiles [default: tile / 4]");
   command_->add_option("--blend", request_.blend, "gaussian | linear | none [default: gaussian]");
-  command_->add_option("--group", request_.group_size, "tiles per group; groups go to ranks in runs [default: 1]")
-      ->check(CLI::PositiveNumber);
-  command_->add_option("--tile-batch", request_.batch, "tiles per generator call [default: 4]")
-      ->check(CLI::PositiveNumber);
-  command_->add_option("--out", request_.out, "output folder [default: RUN/rollout-<case folder name>]");
+  n.Int("--group", &request_.group_size, kRolloutGroup, "tiles per group; groups go to ranks in runs [default: 1]");
+  n.Int("--tile-batch", &request_.batch, kRolloutTileBatch, "tiles per generator call [default: 4]");
+  command_->add_option("--out", request_.out,
+                       "a new (or empty) output folder [default: RUN/rollout-<case folder name>]; a rollout never "
+                       "writes over files");
 }
 
 int RolloutCommand::Run(int* argc, char*** argv) {
+  if (absl::Status s = numbers_->Parse(); !s.ok()) {
+    std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
+    return kExitUsage;
+  }
   absl::StatusOr<ProcessGroup> group = ProcessGroup::Join(argc, argv);
   if (!group.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(group.status().message()).c_str());

@@ -3,7 +3,10 @@
 // its tiles spread over the ranks of `mpirun -np N` (worker/rollout/rollout_job.h).
 #pragma once
 
+#include <memory>
+
 #include "CLI/CLI.hpp"
+#include "worker/app/number_flags.h"
 #include "worker/rollout/rollout_job.h"
 
 namespace gantry {
@@ -19,6 +22,7 @@ class RolloutCommand {
 
  private:
   CLI::App* command_;
+  std::unique_ptr<NumberFlags> numbers_;
   RolloutRequest request_;
 };
 

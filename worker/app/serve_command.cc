@@ -12,24 +12,6 @@
 #include "worker/run/shared_settings.h"
 
 namespace gantry {
-namespace {
-
-absl::Status CheckOptions(const ServeOptions& o) {
-  auto positive = [](double v) { return v > 0 && v < 1e6; };
-  if (!positive(o.poll_seconds)) return absl::InvalidArgumentError("--poll-seconds: a positive number of seconds");
-  if (!positive(o.report_seconds)) return absl::InvalidArgumentError("--report-seconds: a positive number of seconds");
-  if (!positive(o.client.call_timeout_seconds)) {
-    return absl::InvalidArgumentError("--rpc-timeout: a positive number of seconds");
-  }
-  if (!(o.plan_wait_seconds >= 0) || !(o.flush_seconds >= 0)) {
-    return absl::InvalidArgumentError("--plan-wait-seconds, --flush-seconds: zero or more seconds");
-  }
-  if (o.max_jobs < 0) return absl::InvalidArgumentError("--max-jobs: 0 (no limit) or more");
-  if (!positive(o.backoff.max_seconds)) return absl::InvalidArgumentError("--max-backoff: a positive number of seconds");
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 ServeCommand::ServeCommand(CLI::App& app) {
   command_ = app.add_subcommand("serve", "join a worker pool: take training jobs from a gantry-coordinator");
@@ -40,24 +22,33 @@ ServeCommand::ServeCommand(CLI::App& app) {
   command_->add_flag("--tls", c.tls, "TLS with the system's CAs (implied by --tls-ca)");
   command_->add_option("--runs-dir", options_.runs_dir, "where rank 0 puts each job's run folder [default: runs]");
   command_->add_option("--name", options_.name, "the group's name at the coordinator [default: host and ranks]");
-  command_->add_option("--max-jobs", options_.max_jobs, "exit (0) after this many jobs [default: 0, no limit]");
-  command_->add_option("--poll-seconds", options_.poll_seconds, "long poll for work [default: 5]");
-  command_->add_option("--report-seconds", options_.report_seconds, "progress report interval [default: 2]");
-  command_->add_option("--plan-wait-seconds", options_.plan_wait_seconds,
-                       "wait at an epoch start for the coordinator's shard plan [default: 2]");
-  command_->add_option("--flush-seconds", options_.flush_seconds,
-                       "time to deliver buffered reports when stopping [default: 5]");
-  command_->add_option("--rpc-timeout", c.call_timeout_seconds, "deadline of each call [default: 10]");
-  command_->add_option("--max-backoff", options_.backoff.max_seconds,
-                       "longest wait between attempts to reach the coordinator [default: 10]");
+  // Every number bounded (serve_loop.h's ranges): no wait is unbounded and no loop spins.
+  numbers_ = std::make_unique<NumberFlags>(command_);
+  NumberFlags& n = *numbers_;
+  n.Int("--max-jobs", &options_.max_jobs, kServeMaxJobs, "exit (0) after this many jobs [default: 0, no limit]");
+  n.Real("--poll-seconds", &options_.poll_seconds, kServePollSeconds, "long poll for work [default: 5]");
+  n.Real("--report-seconds", &options_.report_seconds, kServeReportSeconds, "progress report interval [default: 2]");
+  n.Real("--plan-wait-seconds", &options_.plan_wait_seconds, kServePlanWaitSeconds,
+         "wait at an epoch start for the coordinator's shard plan [default: 2]");
+  n.Real("--flush-seconds", &options_.flush_seconds, kServeFlushSeconds,
+         "time to deliver buffered reports when stopping; a stop ends the pool within this plus 5 s [default: 5]");
+  n.Real("--rpc-timeout", &c.call_timeout_seconds, kServeRpcTimeoutSeconds, "deadline of each call [default: 10]");
+  n.Real("--max-backoff", &options_.backoff.max_seconds, kServeMaxBackoffSeconds,
+         "longest wait between attempts to reach the coordinator [default: 10]");
 }
 
 int ServeCommand::Run(int* argc, char*** argv) {
-  if (absl::Status s = CheckOptions(options_); !s.ok()) {
+  absl::Status s = numbers_->Parse();
+  if (s.ok()) s = CheckServeOptions(options_);
+  if (!s.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(s.message()).c_str());
     return kExitUsage;
   }
   options_.backoff.initial_seconds = std::min(options_.backoff.initial_seconds, options_.backoff.max_seconds);
+  // After a stop signal every call to the coordinator ends within the flush time and a
+  // second (in_flight_calls.h), so the pool ends in time whatever the coordinator does.
+  options_.client.stopping = [] { return StopSignal() != 0; };
+  options_.client.stop_grace_seconds = options_.flush_seconds;
   absl::StatusOr<ProcessGroup> group = ProcessGroup::Join(argc, argv);
   if (!group.ok()) {
     std::fprintf(stderr, "error: %s\n", std::string(group.status().message()).c_str());

@@ -9,9 +9,11 @@
 // --coordinator and --token fall back to GANTRY_COORDINATOR and GANTRY_TOKEN.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "worker/app/number_flags.h"
 #include "worker/pool/serve_loop.h"
 
 namespace gantry {
@@ -27,6 +29,7 @@ class ServeCommand {
 
  private:
   CLI::App* command_;
+  std::unique_ptr<NumberFlags> numbers_;
   ServeOptions options_;
 };
 

@@ -48,8 +48,8 @@ TrainCommand::TrainCommand(CLI::App& app) {
   command_ = app.add_subcommand("train", "train a model and write its run folder");
   // Not checked for existence here: only rank 0 reads it (other hosts may lack it), and
   // ReadRunFile reports a missing file by name.
-  command_->add_option("--config", config_path_, "YAML or JSON run file of setting: value pairs");
-  command_
+  config_option_ = command_->add_option("--config", config_path_, "YAML or JSON run file of setting: value pairs");
+  resume_option_ = command_
       ->add_option("--resume", resume_dir_,
                    "continue the run in folder RUN from its newest usable checkpoint, with the settings in "
                    "RUN/run.json (only --" + absl::StrJoin(ResumeOverridableSettings(), ", --") +
@@ -58,6 +58,7 @@ TrainCommand::TrainCommand(CLI::App& app) {
   for (const SettingInfo& s : TrainSettings()) {
     std::string help = s.help;
     if (!s.default_value.empty()) help += " [default: " + s.default_value + "]";
+    if (!s.range.empty()) help += " [" + s.range + "]";
     options_[s.name] = s.is_flag ? command_->add_flag("--" + s.name + "{true}", values_[s.name], help)
                                  : command_->add_option("--" + s.name, values_[s.name], help);
   }
@@ -69,6 +70,13 @@ absl::StatusOr<RawSettings> TrainCommand::GivenSettings() const {
     if (option->count() > 0) given[name] = values_.at(name);
   }
   absl::StatusOr<RawSettings> settings = given;
+  // Given but empty ('') is a mistake to say, not "not given": it would start a default run.
+  if (config_option_->count() > 0 && config_path_.empty()) {
+    return absl::InvalidArgumentError("--config '': give the path of a YAML or JSON run file");
+  }
+  if (resume_option_->count() > 0 && resume_dir_.empty()) {
+    return absl::InvalidArgumentError("--resume '': give the folder of the run to continue (its --out)");
+  }
   if (!resume_dir_.empty()) {
     if (!config_path_.empty()) {
       return absl::InvalidArgumentError(

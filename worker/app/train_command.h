@@ -38,6 +38,8 @@ class TrainCommand {
   CLI::App* command_;
   std::string config_path_;
   std::string resume_dir_;
+  CLI::Option* config_option_ = nullptr;
+  CLI::Option* resume_option_ = nullptr;
   std::map<std::string, std::string> values_;
   std::map<std::string, CLI::Option*> options_;
 };

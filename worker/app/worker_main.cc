@@ -6,6 +6,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "common/exit_codes.h"
 #include "worker/app/export_command.h"
 #include "worker/app/generate_command.h"
 #include "worker/app/inspect_command.h"
@@ -31,7 +32,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version end with 0; every other parse error is a usage error, exit 2
+    // (not CLI11's own codes, 105 and the like), as for every subcommand's own refusals.
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
   }
   if (inspect.selected()) return inspect.Run();
   if (judge.selected()) return judge.Run();

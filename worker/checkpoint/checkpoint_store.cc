@@ -39,7 +39,7 @@ std::pair<int64_t, int64_t> SizeAndTime(const std::string& path) {
 
 absl::StatusOr<TrainingState> ReadUsableCheckpoint(const CheckpointFile& file, const CheckpointExpectations& run,
                                                    std::vector<uint8_t>* bytes_out) {
-  ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadFileBytes(file.path));
+  ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadFileBytes(file.path, kMaxCheckpointBytes));
   ASSIGN_OR_RETURN(TrainingState state, DecodeCheckpoint(bytes, file.path));
   RETURN_IF_ERROR(CheckMatchesRun(state, run, file.path));
   // A checkpoint is saved under its own step; one under another name was copied or
@@ -62,7 +62,20 @@ absl::Status CheckpointStore::Save(int64_t step, std::span<const uint8_t> bytes,
   fs::create_directories(dir_, ec);
   if (ec) return FileError(dir_, "cannot create the checkpoint folder", ec.value());
   const std::string path = PathFor(step);
-  RETURN_IF_ERROR(WriteFileAtomically(path, {ByteSpan{bytes.data(), bytes.size()}}));
+  const ByteSpan contents{bytes.data(), bytes.size()};
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    // Nothing there: created without ever replacing what may appear meanwhile.
+    RETURN_IF_ERROR(CreateFileAtomically(path, {contents}));
+  } else if (const absl::Status own = IsThisRunsCheckpoint({step, path}, run); own.ok()) {
+    RETURN_IF_ERROR(WriteFileAtomically(path, {contents}));  // this run's own state of that step
+  } else {
+    // Someone else's file (another model's checkpoint, a damaged copy, a folder): it stays.
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": holds something that is not a checkpoint of this run (", own.message(),
+        "); it is left in place, so this run cannot save its checkpoint of step ", step,
+        " there: move it away, then continue with --resume"));
+  }
   // The file just written is this run's state; it is not read back to be judged.
   const auto [size, mtime_ns] = SizeAndTime(path);
   verdicts_[path] = Verdict{.size = size, .mtime_ns = mtime_ns, .usable = absl::OkStatus()};
@@ -76,11 +89,17 @@ absl::StatusOr<std::vector<CheckpointFile>> CheckpointStore::List() const {
   if (!fs::exists(dir_, ec)) return files;
   for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
     const int64_t step = StepOf(it->path().filename().string());
-    if (step >= 0 && it->is_regular_file()) files.push_back({step, it->path().string()});
+    // Not throwing: a link loop or a dangling link named like a checkpoint is passed over.
+    std::error_code kind;
+    if (step >= 0 && it->is_regular_file(kind) && !kind) files.push_back({step, it->path().string()});
   }
   if (ec) return FileError(dir_, "cannot list the checkpoint folder", ec.value());
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.step > b.step; });
   return files;
+}
+
+absl::Status CheckpointStore::IsThisRunsCheckpoint(const CheckpointFile& file, const CheckpointExpectations& run) {
+  return VerdictOn(file, run).usable;
 }
 
 CheckpointStore::Verdict& CheckpointStore::VerdictOn(const CheckpointFile& file, const CheckpointExpectations& run) {
@@ -118,11 +137,12 @@ absl::Status CheckpointStore::Prune(int64_t keep, const CheckpointExpectations& 
 }
 
 void CheckpointStore::RemoveLeftoverTemporaries() const {
-  static const std::regex kTemporary("ckpt-[0-9]+\\.bin\\.tmp\\..*");
+  // Exactly the names WriteFileAtomically gives its temporaries (PATH.tmp.PID.N): no other file.
+  static const std::regex kTemporary("ckpt-[0-9]{1,18}\\.bin\\.tmp\\.[0-9]+\\.[0-9]+");
   std::error_code ec;
   for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!std::regex_match(it->path().filename().string(), kTemporary)) continue;
     std::error_code rm;
+    if (!std::regex_match(it->path().filename().string(), kTemporary) || !it->is_regular_file(rm)) continue;
     fs::remove(it->path(), rm);
     spdlog::info("removed {}, left by an interrupted checkpoint write", it->path().string());
   }

@@ -29,6 +29,10 @@
 
 namespace gantry {
 
+// The largest checkpoint file read: a Pix2Pix at the settings table's limits with Adam is
+// below it; a larger file (a sparse or mistaken one) is refused by name before it is read.
+inline constexpr size_t kMaxCheckpointBytes = size_t{64} << 30;
+
 struct CheckpointFile {
   int64_t step = 0;
   std::string path;
@@ -56,9 +60,12 @@ class CheckpointStore {
   const std::string& dir() const { return dir_; }
   std::string PathFor(int64_t step) const;
 
-  // Writes `bytes` (a checkpoint of `run` at `step`) as the checkpoint of `step`,
-  // replacing one of the same step, then deletes the usable checkpoints of `run` older
-  // than the newest `keep` (>= 1), as above. A delete that fails is only logged.
+  // Writes `bytes` (a checkpoint of `run` at `step`) as the checkpoint of `step`, then
+  // deletes the usable checkpoints of `run` older than the newest `keep` (>= 1), as
+  // above. A file already under that name is replaced only when it is a usable checkpoint
+  // of `run` (its own state of that step); anything else there (another model's
+  // checkpoint, a damaged file, a folder) is left in place and the save fails naming it
+  // (FAILED_PRECONDITION). A delete that fails is only logged.
   absl::Status Save(int64_t step, std::span<const uint8_t> bytes, int64_t keep, const CheckpointExpectations& run);
 
   // The checkpoint at `step` is the one the run resumed from: pruning keeps it until
@@ -91,6 +98,9 @@ class CheckpointStore {
     bool reported = false;  // its fault was logged
   };
   absl::Status Prune(int64_t keep, const CheckpointExpectations& run);
+  // OK when `file` is a usable checkpoint of `run` (this store wrote it, or a usable one of
+  // the run's is there), else its fault.
+  absl::Status IsThisRunsCheckpoint(const CheckpointFile& file, const CheckpointExpectations& run);
   // The verdict on `file`, from the cache when the file is unchanged since.
   Verdict& VerdictOn(const CheckpointFile& file, const CheckpointExpectations& run);
 

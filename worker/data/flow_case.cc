@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/file_io.h"
+#include "common/printable_text.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "worker/formats/npy.h"
@@ -18,6 +20,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kMaxFlowJsonBytes = 1 << 20;
+// frames.npy of the largest case make-flow writes (flow_params.h: 4 GiB), with its header.
+constexpr size_t kMaxCaseArrayBytes = (size_t{4} << 30) + (size_t{1} << 16);
 constexpr char kRemake[] = "write the case again with `gantry-worker make-flow --out DIR ...`";
 
 std::string DimsText(const std::vector<int64_t>& shape) { return absl::StrCat("[", absl::StrJoin(shape, ", "), "]"); }
@@ -26,11 +30,13 @@ absl::Status Bad(const std::string& path, const std::string& what, const std::st
   return absl::InvalidArgumentError(absl::StrCat(path, ": ", what, "; ", fix));
 }
 
-// A missing file or a reader error, as INVALID_ARGUMENT naming the file.
+// A missing file or a reader error (a folder, a FIFO, a file too large to hold), as
+// INVALID_ARGUMENT naming the file.
 absl::StatusOr<NpyArray> ReadCaseArray(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return Bad(path, "missing (a flow case folder holds frames.npy, mask.npy and flow.json)");
-  absl::StatusOr<NpyArray> array = ReadNpy(path);
+  absl::StatusOr<NpyArray> array = ReadNpy(path, kMaxCaseArrayBytes);
+  if (absl::IsNotFound(array.status())) {
+    return Bad(path, "missing (a flow case folder holds frames.npy, mask.npy and flow.json)");
+  }
   if (!array.ok()) return absl::InvalidArgumentError(std::string(array.status().message()));
   return array;
 }
@@ -43,14 +49,28 @@ absl::Status CheckFinite(const std::string& path, const std::vector<float>& valu
              kRemake);
 }
 
+// flow.json, read as regular files are (a FIFO or folder is refused at once by name) and
+// parsed; what is wrong with it is said: the parser's reason (NaN, 1e400, bad UTF-8 and
+// the place), or what it holds instead of an object.
 absl::StatusOr<nlohmann::json> ReadJson(const std::string& path) {
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) return Bad(path, "missing (it holds the case's parameters and normalisation)");
-  ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes, ReadFileBytes(path, kMaxFlowJsonBytes));
-  nlohmann::json j = nlohmann::json::parse(bytes.begin(), bytes.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return Bad(path, "not a JSON object");
+  absl::StatusOr<std::vector<uint8_t>> bytes = ReadFileBytes(path, kMaxFlowJsonBytes);
+  if (absl::IsNotFound(bytes.status())) {
+    return Bad(path, "missing (it holds the case's parameters and normalisation)");
+  }
+  if (!bytes.ok()) return absl::InvalidArgumentError(std::string(bytes.status().message()));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(bytes->begin(), bytes->end());
+  } catch (const nlohmann::json::exception& e) {
+    return Bad(path, absl::StrCat("not a JSON object: it is not valid JSON (",
+                                  EscapeForTerminal(std::string(e.what()).substr(0, 200)), ")"));
+  }
+  if (!j.is_object()) return Bad(path, absl::StrCat("not a JSON object (it is a JSON ", j.type_name(), ")"));
   return j;
 }
+
+// A double that converts to a float exactly enough and without undefined behaviour.
+bool FitsFloat(double v) { return std::isfinite(v) && std::abs(v) <= std::numeric_limits<float>::max(); }
 
 absl::StatusOr<FlowNormalisation> ParseNormalisation(const std::string& path, const nlohmann::json& j) {
   const auto it = j.find("normalisation");
@@ -65,33 +85,54 @@ absl::StatusOr<FlowNormalisation> ParseNormalisation(const std::string& path, co
         !(*ch)["offset"].is_number() || !(*ch)["scale"].is_number()) {
       return Bad(path, absl::StrCat("normalisation.", name, " needs numbers \"offset\" and \"scale\""));
     }
-    n.offset[c] = (*ch)["offset"].get<float>();
-    n.scale[c] = (*ch)["scale"].get<float>();
-    if (!std::isfinite(n.offset[c]) || !std::isfinite(n.scale[c]) || !(n.scale[c] > 0)) {
-      return Bad(path, absl::StrCat("normalisation.", name, " has offset ", n.offset[c], " and scale ", n.scale[c],
-                                    "; the scale must be positive and both finite"));
+    // As doubles first: a value beyond float's range must not be narrowed (undefined).
+    const double offset = (*ch)["offset"].get<double>(), scale = (*ch)["scale"].get<double>();
+    if (!FitsFloat(offset) || !FitsFloat(scale) || !(scale > 0)) {
+      return Bad(path, absl::StrCat("normalisation.", name, " has offset ", offset, " and scale ", scale,
+                                    "; the scale must be positive and both finite floats"));
+    }
+    n.offset[c] = static_cast<float>(offset);
+    n.scale[c] = static_cast<float>(scale);
+    if (!(n.scale[c] > 0)) {
+      return Bad(path, absl::StrCat("normalisation.", name, " has scale ", scale, ", which is 0 as a float"));
     }
   }
   return n;
 }
 
-template <typename T>
-std::optional<T> Optional(const nlohmann::json& j, const char* key) {
+// `key` as a finite number; absent, or not one, is nullopt.
+std::optional<double> OptionalReal(const nlohmann::json& j, const char* key) {
   const auto it = j.find(key);
   if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<T>();
+  const double v = it->get<double>();
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+// `key` as a whole number within +-2^53 (what every field of flow.json fits); a fraction,
+// a huge value or a non-number is nullopt (never converted out of range: undefined).
+std::optional<int64_t> OptionalWhole(const nlohmann::json& j, const char* key) {
+  constexpr double kLimit = 9007199254740992.0;  // 2^53
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  if (it->is_number_integer() && !it->is_number_unsigned()) {
+    const int64_t v = it->get<int64_t>();
+    return v >= -kLimit && v <= kLimit ? std::optional<int64_t>(v) : std::nullopt;
+  }
+  const double v = it->get<double>();
+  if (!(std::abs(v) <= kLimit) || v != std::floor(v)) return std::nullopt;
+  return static_cast<int64_t>(v);
 }
 
 FlowCaseInfo ParseInfo(const nlohmann::json& j) {
   FlowCaseInfo info;
-  info.diameter = Optional<double>(j, "diameter");
-  info.u_lattice = Optional<double>(j, "u_lattice");
-  info.every = Optional<int64_t>(j, "every");
-  info.strouhal = Optional<double>(j, "strouhal");
-  info.re = Optional<double>(j, "re");
+  info.diameter = OptionalReal(j, "diameter");
+  info.u_lattice = OptionalReal(j, "u_lattice");
+  info.every = OptionalWhole(j, "every");
+  info.strouhal = OptionalReal(j, "strouhal");
+  info.re = OptionalReal(j, "re");
   if (const auto p = j.find("probe"); p != j.end() && p->is_object()) {
-    info.probe_x = Optional<int64_t>(*p, "x");
-    info.probe_y = Optional<int64_t>(*p, "y");
+    info.probe_x = OptionalWhole(*p, "x");
+    info.probe_y = OptionalWhole(*p, "y");
   }
   return info;
 }
@@ -100,7 +141,7 @@ FlowCaseInfo ParseInfo(const nlohmann::json& j) {
 absl::Status CheckDimensions(const std::string& path, const nlohmann::json& j, const FlowCase& c) {
   const std::pair<const char*, int64_t> dims[] = {{"nx", c.nx}, {"ny", c.ny}, {"frames", c.frames}};
   for (const auto& [key, actual] : dims) {
-    const std::optional<int64_t> said = Optional<int64_t>(j, key);
+    const std::optional<int64_t> said = OptionalWhole(j, key);
     if (said && *said != actual) {
       return Bad(path, absl::StrCat("says ", key, " = ", *said, " but frames.npy has ", actual,
                                     " (the files are of different cases?)"));

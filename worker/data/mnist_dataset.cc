@@ -14,16 +14,24 @@
 namespace gantry {
 namespace {
 
-bool IsFile(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
-}
-
-// The path of `base` or `base`.gz inside `dir`.
+// The path of `base` or `base`.gz inside `dir`: the first name that is there as anything
+// but a folder (the IDX reader refuses what is not a regular file, by name). A folder
+// under either name is said as such, not as "found neither".
 absl::StatusOr<std::string> FindIdxFile(const std::string& dir, const std::string& base) {
+  std::string folder;
   for (const std::string& name : {base, base + ".gz"}) {
     std::string path = absl::StrCat(dir, "/", name);
-    if (IsFile(path)) return path;
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) {
+      if (lstat(path.c_str(), &st) == 0) return path;  // a dangling link or a loop: the reader says which
+      continue;
+    }
+    if (!S_ISDIR(st.st_mode)) return path;
+    if (folder.empty()) folder = path;
+  }
+  if (!folder.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(folder, ": is a folder, not an IDX file; put the file ", base,
+                                                   " (or ", base, ".gz) there instead"));
   }
   return absl::NotFoundError(
       absl::StrCat(dir, ": found neither ", base, " nor ", base,

@@ -138,7 +138,8 @@ absl::StatusOr<std::pair<std::unique_ptr<Judge>, std::string>> FindJudge(const s
                                                                          const std::string& data_dir) {
   const std::vector<std::string> paths = JudgePaths(dataset, data_dir);
   for (const std::string& path : paths) {
-    if (!std::filesystem::exists(path)) continue;
+    std::error_code ec;  // not throwing; a path that cannot be looked at is refused by the read below
+    if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) continue;
     absl::StatusOr<std::vector<uint8_t>> bytes = ReadFileBytes(path, kMaxJudgeBytes);
     if (!bytes.ok()) return bytes.status();
     absl::StatusOr<std::unique_ptr<Judge>> judge = DecodeJudge(*bytes, path);

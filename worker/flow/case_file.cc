@@ -6,6 +6,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/bounded_number.h"
 #include "common/file_io.h"
 #include "yaml-cpp/depthguard.h"
 #include "yaml-cpp/yaml.h"
@@ -56,11 +57,10 @@ absl::Status Apply(const std::string& key, const YAML::Node& value, const std::s
   if (key == "frames") return as_int(&r->frames);
   if (key == "every") return as_int(&r->every);
   if (key == "seed") {
-    uint64_t v = 0;
-    if (!value.IsScalar() || !absl::SimpleAtoi(value.Scalar(), &v)) {
-      return absl::InvalidArgumentError(absl::StrCat(where, " must be a whole number 0 or more"));
-    }
-    r->seed = v;
+    // Digits only: "-1" is refused, not wrapped to 2^64 - 1.
+    absl::StatusOr<uint64_t> v = ParseSeed(where, value.IsScalar() ? value.Scalar() : std::string());
+    if (!v.ok()) return absl::InvalidArgumentError(absl::StrCat(where, " must be a whole number 0 or more"));
+    r->seed = *v;
     return absl::OkStatus();
   }
   if (key == "obstacle") {

@@ -20,12 +20,16 @@ absl::Status CheckRecording(const FlowRequest& r) {
   if (!(r.re > 0) || !std::isfinite(r.re)) {
     return Refuse(absl::StrFormat("--re %g: the Reynolds number must be positive (e.g. 100)", r.re));
   }
+  if (r.re > kReRange.hi) return CheckRealIn("--re", r.re, kReRange);
   if (r.frames < 2) return Refuse(absl::StrFormat("--frames %d: record at least 2 frames", r.frames));
+  RETURN_IF_ERROR(CheckIntIn("--frames", r.frames, kFramesRange));
   if (r.every < 0) return Refuse(absl::StrFormat("--every %d: give a positive step count, or 0 for the default", r.every));
+  RETURN_IF_ERROR(CheckIntIn("--every", r.every, kEveryRange));
   if (!(r.warmup_periods >= 0) || !std::isfinite(r.warmup_periods)) {
     return Refuse(absl::StrFormat("--warmup-periods %g: give 0 or more shedding periods", r.warmup_periods));
   }
-  return absl::OkStatus();
+  RETURN_IF_ERROR(CheckRealIn("--warmup-periods", r.warmup_periods, kWarmupPeriodsRange));
+  return CheckRealIn("--diameter", r.diameter, kDiameterRange);
 }
 
 // The obstacle's size (r.diameter, its default filled in) and the inlet velocity.
@@ -103,12 +107,30 @@ absl::Status PlaceObstacle(ObstacleKind kind, FlowSetup& s) {
 
 // The frame spacing (--every, or a twentieth of the estimated shedding period) and the
 // warm-up steps; the frames must fit in kMaxFrameBytes.
+// The step counts are worked out in double and bounded (kMaxLatticeUpdates) before any
+// is rounded to an integer, so no setting overflows them.
 absl::Status Schedule(FlowSetup& s) {
   FlowRequest& r = s.request;
   s.estimated_period = r.diameter / (kStrouhalGuess * r.u_lattice);
-  s.every = r.every > 0 ? r.every : std::max(1, static_cast<int>(std::lround(s.estimated_period / 20)));
+  const double every = r.every > 0 ? r.every : std::max(1.0, std::round(s.estimated_period / 20));
+  const double warmup = std::round(r.warmup_periods * s.estimated_period);
+  if (every > kEveryRange.hi) {
+    return Refuse(absl::StrFormat("the estimated shedding period of %.3g steps (D / (0.2 U)) spaces the frames %.3g "
+                                  "steps apart, more than %d: raise --u-lattice or lower --diameter, or give --every",
+                                  s.estimated_period, every, kEveryRange.hi));
+  }
+  const double updates = (warmup + (r.frames - 1) * every) * r.nx * r.ny;
+  if (!(updates <= kMaxLatticeUpdates)) {
+    return Refuse(absl::StrFormat(
+        "%g warm-up periods of %.0f steps and %d frames every %.0f steps on %dx%d cells are %.3g lattice updates "
+        "(about %.0f hours at 100 MLUPS), more than the %g a case may take: lower --warmup-periods, --frames or "
+        "--every, or the grid",
+        r.warmup_periods, s.estimated_period, r.frames, every, r.nx, r.ny, updates, updates / 1e8 / 3600,
+        kMaxLatticeUpdates));
+  }
+  s.every = static_cast<int>(every);  // at most kEveryRange.hi: inside int
   r.every = s.every;
-  s.warmup_steps = static_cast<int64_t>(std::llround(r.warmup_periods * s.estimated_period));
+  s.warmup_steps = static_cast<int64_t>(warmup);
   const int64_t frame_bytes = int64_t{r.frames} * 3 * r.nx * r.ny * 4;
   if (frame_bytes > kMaxFrameBytes) {
     return Refuse(absl::StrFormat(

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/bounded_number.h"
 #include "worker/flow/obstacle.h"
 
 namespace gantry::flow {
@@ -21,6 +22,20 @@ inline constexpr double kMaxCellReynolds = 20;   // U * 1 cell / nu = Re / D
 inline constexpr double kMinDiameter = 6;        // cells across the obstacle
 inline constexpr double kMaxBlockage = 0.25;     // D / ny
 inline constexpr int64_t kMaxFrameBytes = int64_t{4} << 30;
+// The most lattice-cell updates a case may take, (warm-up + recorded steps) x nx x ny:
+// about 5.5 hours at 100 MLUPS, far beyond any case gantry's flow tests or docs use.
+inline constexpr double kMaxLatticeUpdates = 2e12;
+
+// The ranges of make-flow's numbers, for its flags and its case files alike; the physics
+// checks below then refuse what BGK cannot run (with the reason), inside these.
+inline constexpr IntRange kGridRange{16, 16384};  // --nx, --ny
+inline constexpr IntRange kFramesRange{2, 1'000'000};
+inline constexpr IntRange kEveryRange{0, 1'000'000};  // 0: the default spacing
+inline constexpr RealRange kReRange{0, 1e7, /*lo_open=*/true};
+inline constexpr RealRange kDiameterRange{0, 16384};  // 0: the default
+inline constexpr RealRange kULatticeRange{0, 1, /*lo_open=*/true};
+inline constexpr RealRange kWarmupPeriodsRange{0, 10000};
+inline constexpr RealRange kProgressSecondsRange{0.1, 86400};
 // The shedding period is estimated as D / (St U) with this St to size defaults; the
 // measured St is what flow.json reports.
 inline constexpr double kStrouhalGuess = 0.2;

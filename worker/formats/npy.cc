@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cerrno>
@@ -15,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "common/check.h"
 #include "common/file_io.h"
+#include "common/printable_text.h"
 #include "common/status_macros.h"
 
 namespace gantry {
@@ -130,9 +132,15 @@ class HeaderParser {
     }
     return true;
   }
+  // Quotes the header around the fault only (a header may be 64 KiB of anything), escaped.
   absl::Status Error(const std::string& what) {
-    return absl::InvalidArgumentError(absl::StrCat(path_, ": malformed .npy header (", what, " at offset ",
-                                                   pos_, " of \"", std::string(text_), "\")"));
+    constexpr size_t kContext = 24;
+    const size_t from = pos_ > kContext ? pos_ - kContext : 0;
+    const std::string_view near = text_.substr(std::min(from, text_.size()), 2 * kContext);
+    return absl::InvalidArgumentError(absl::StrCat(path_, ": malformed .npy header (", what, " at offset ", pos_,
+                                                   " of ", text_.size(), ", near \"", from > 0 ? "..." : "",
+                                                   EscapeForTerminal(absl::string_view(near.data(), near.size())),
+                                                   from + near.size() < text_.size() ? "..." : "", "\")"));
   }
 
   const std::string& path_;
@@ -170,8 +178,8 @@ absl::Status WriteNpy(const std::string& path, const float* data, const std::vec
                                     ByteSpan{data, static_cast<size_t>(numel) * sizeof(float)}});
 }
 
-absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {
-  ASSIGN_OR_RETURN(const std::vector<uint8_t> raw, ReadFileBytes(path));
+absl::StatusOr<NpyArray> ReadNpy(const std::string& path, size_t max_bytes) {
+  ASSIGN_OR_RETURN(const std::vector<uint8_t> raw, ReadFileBytes(path, max_bytes));
   const std::string bytes(raw.begin(), raw.end());
   if (bytes.size() < 10 || std::string_view(bytes).substr(0, kMagic.size()) != kMagic) {
     return absl::InvalidArgumentError(

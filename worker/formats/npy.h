@@ -2,6 +2,7 @@
 // with a plain np.load(path).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,7 +27,9 @@ absl::Status WriteNpy(const std::string& path, const float* data, const std::vec
 // Reads a .npy file (format version 1.x, 2.x or 3.x) holding a C-order little-endian
 // float32 ('<f4') or float64 ('<f8', narrowed to float) array. Any other dtype,
 // fortran_order True, or a payload whose size does not match the shape is an error that
-// names the file and says how to convert it.
-absl::StatusOr<NpyArray> ReadNpy(const std::string& path);
+// names the file and says how to convert it, as is a file larger than `max_bytes` (or
+// than memory holds; common/file_io.h ReadFileBytes). A malformed header is quoted only
+// around the fault.
+absl::StatusOr<NpyArray> ReadNpy(const std::string& path, size_t max_bytes = SIZE_MAX);
 
 }  // namespace gantry

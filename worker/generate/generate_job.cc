@@ -1,11 +1,9 @@
 #include "worker/generate/generate_job.h"
 
-#include <unistd.h>
-
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include "common/machine_memory.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "spdlog/spdlog.h"
@@ -43,18 +41,12 @@ absl::StatusOr<MathPrecision> ParsePrecision(const std::string& name) {
 }
 
 // Rank 0 holds the inputs, its own slots, every rank's gathered slots and the ordered
-// copy: about K x (in + 3 out) floats. Refused when that passes half of this machine's memory.
-absl::Status CheckFitsMemory(int64_t count, int64_t in_floats, int64_t out_floats) {
+// copy: about K x (in + 3 out) floats. Refused when that passes this machine's memory.
+absl::Status CheckCountFitsMemory(int64_t count, int64_t in_floats, int64_t out_floats) {
   const double need = static_cast<double>(count) * static_cast<double>(in_floats + 3 * out_floats) * sizeof(float);
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  const double have = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
-  if (have > 0 && need > have / 2) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--count %d needs about %.1f GiB on rank 0, more than half of this machine's %.1f GiB: generate fewer "
-        "samples at a time (several runs with different --seed)",
-        count, need / (1 << 30), have / (1 << 30)));
-  }
-  return absl::OkStatus();
+  return CheckFitsMemory({.what = absl::StrCat("--count ", count, " on rank 0"),
+                          .bytes = need,
+                          .fix = "generate fewer samples at a time (several runs with different --seed)"});
 }
 
 // The inputs of an image model (latent rows) or of a next-frame model (conditions).
@@ -98,7 +90,7 @@ absl::StatusOr<Plan> PlanOnThisRank(GanModel& model, const GenerateRequest& r) {
     return absl::InvalidArgumentError(absl::StrCat("--model ", model.name(), " does not generate images"));
   }
   const int64_t count = plan.inputs.dim(0);
-  RETURN_IF_ERROR(CheckFitsMemory(count, plan.inputs.numel() / count, Numel(plan.sample_shape)));
+  RETURN_IF_ERROR(CheckCountFitsMemory(count, plan.inputs.numel() / count, Numel(plan.sample_shape)));
   return plan;
 }
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "channel/client_channel.h"
 #include "channel/coordinator_target.h"
+#include "common/status_macros.h"
 
 namespace gantry {
 
@@ -36,45 +37,54 @@ absl::StatusOr<std::unique_ptr<GrpcCoordinatorClient>> GrpcCoordinatorClient::Cr
   return client;
 }
 
+GrpcCoordinatorClient::GrpcCoordinatorClient(CoordinatorClientOptions options) : options_(std::move(options)) {
+  if (options_.stopping) in_flight_ = std::make_unique<InFlightCalls>(options_.stopping, options_.stop_grace_seconds);
+}
+
 std::unique_ptr<grpc::ClientContext> GrpcCoordinatorClient::Context(double timeout_seconds) const {
   return CallContext(timeout_seconds, options_.token);
+}
+
+absl::Status GrpcCoordinatorClient::Call(const char* name, CallKind kind, double timeout_seconds,
+                                         const std::function<grpc::Status(grpc::ClientContext*)>& call) {
+  const std::unique_ptr<grpc::ClientContext> context = Context(timeout_seconds);
+  if (in_flight_ != nullptr && !in_flight_->Begin(context.get(), kind)) {
+    in_flight_->End(context.get());
+    return absl::CancelledError(absl::StrCat(name, ": not sent, the pool is stopping"));
+  }
+  const grpc::Status status = call(context.get());
+  if (in_flight_ != nullptr) in_flight_->End(context.get());
+  return FromGrpc(status, name);
 }
 
 absl::StatusOr<v1::RegisterGroupResponse> GrpcCoordinatorClient::RegisterGroup(
     const v1::RegisterGroupRequest& request) {
   v1::RegisterGroupResponse response;
-  auto context = Context(options_.call_timeout_seconds);
-  if (absl::Status s = FromGrpc(stub_->RegisterGroup(context.get(), request, &response), "RegisterGroup"); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(Call("RegisterGroup", CallKind::kWhileServing, options_.call_timeout_seconds,
+                       [&](grpc::ClientContext* c) { return stub_->RegisterGroup(c, request, &response); }));
   return response;
 }
 
 absl::StatusOr<v1::AcquireJobResponse> GrpcCoordinatorClient::AcquireJob(const v1::AcquireJobRequest& request) {
   v1::AcquireJobResponse response;
-  auto context = Context(request.wait_seconds() + options_.call_timeout_seconds);
-  if (absl::Status s = FromGrpc(stub_->AcquireJob(context.get(), request, &response), "AcquireJob"); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(Call("AcquireJob", CallKind::kWhileServing, request.wait_seconds() + options_.call_timeout_seconds,
+                       [&](grpc::ClientContext* c) { return stub_->AcquireJob(c, request, &response); }));
   return response;
 }
 
 absl::StatusOr<v1::ReportProgressResponse> GrpcCoordinatorClient::ReportProgress(
     const v1::ReportProgressRequest& request) {
   v1::ReportProgressResponse response;
-  auto context = Context(options_.call_timeout_seconds);
-  if (absl::Status s = FromGrpc(stub_->ReportProgress(context.get(), request, &response), "ReportProgress");
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(Call("ReportProgress", CallKind::kDelivery, options_.call_timeout_seconds,
+                       [&](grpc::ClientContext* c) { return stub_->ReportProgress(c, request, &response); }));
   return response;
 }
 
 absl::StatusOr<v1::HeartbeatResponse> GrpcCoordinatorClient::Heartbeat(const v1::HeartbeatRequest& request,
                                                                        double timeout_seconds) {
   v1::HeartbeatResponse response;
-  auto context = Context(std::min(timeout_seconds, options_.call_timeout_seconds));
-  if (absl::Status s = FromGrpc(stub_->Heartbeat(context.get(), request, &response), "Heartbeat"); !s.ok()) return s;
+  RETURN_IF_ERROR(Call("Heartbeat", CallKind::kDelivery, std::min(timeout_seconds, options_.call_timeout_seconds),
+                       [&](grpc::ClientContext* c) { return stub_->Heartbeat(c, request, &response); }));
   return response;
 }
 

@@ -4,12 +4,14 @@
 // calls is the callers' business (backoff.h).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "gantry/v1/coordinator.grpc.pb.h"
 #include "worker/pool/coordinator_api.h"
+#include "worker/pool/in_flight_calls.h"
 
 namespace gantry {
 
@@ -20,6 +22,10 @@ struct CoordinatorClientOptions {
   bool tls = false;             // TLS with the system's CAs (implied by tls_ca)
   double call_timeout_seconds = 10;
   double reconnect_seconds = 1;  // the channel's longest wait between connection attempts
+  // Whether the pool is stopping (set: its calls end within a bound after that,
+  // in_flight_calls.h), and how long reports may still be delivered then.
+  std::function<bool()> stopping;
+  double stop_grace_seconds = 5;
 };
 
 class GrpcCoordinatorClient final : public CoordinatorApi {
@@ -38,11 +44,16 @@ class GrpcCoordinatorClient final : public CoordinatorApi {
   const CoordinatorClientOptions& options() const { return options_; }
 
  private:
-  explicit GrpcCoordinatorClient(CoordinatorClientOptions options) : options_(std::move(options)) {}
+  explicit GrpcCoordinatorClient(CoordinatorClientOptions options);
   std::unique_ptr<grpc::ClientContext> Context(double timeout_seconds) const;
+  // Runs `call` on a fresh context of `timeout_seconds`, tracked as `kind` when stops
+  // are (CANCELLED without calling when the pool is stopping and the call may not start).
+  absl::Status Call(const char* name, CallKind kind, double timeout_seconds,
+                    const std::function<grpc::Status(grpc::ClientContext*)>& call);
 
   CoordinatorClientOptions options_;  // token resolved to its value
   std::unique_ptr<v1::Coordinator::Stub> stub_;
+  std::unique_ptr<InFlightCalls> in_flight_;  // when options_.stopping is set
 };
 
 // The absl::Status of a gRPC status: same code, message prefixed with `call`.

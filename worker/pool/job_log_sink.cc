@@ -1,18 +1,27 @@
 #include "worker/pool/job_log_sink.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/file_io.h"
 
 namespace gantry {
 
 JobLogSink::~JobLogSink() { Close(); }
 
 absl::Status JobLogSink::Open(const std::string& path) {
-  std::FILE* file = std::fopen(path.c_str(), "a");
+  // A regular file only: a folder, a FIFO (which would block) or a link under the log's
+  // name is refused by name (OpenForAppend).
+  const absl::StatusOr<int> fd = OpenForAppend(path);
+  if (!fd.ok()) return absl::UnavailableError(absl::StrCat("cannot open the log: ", fd.status().message()));
+  std::FILE* file = ::fdopen(*fd, "a");
   if (file == nullptr) {
-    return absl::UnavailableError(absl::StrCat("cannot open the job log ", path, ": ", std::strerror(errno)));
+    const int error = errno;
+    ::close(*fd);
+    return absl::UnavailableError(absl::StrCat("cannot open the log ", path, ": ", std::strerror(error)));
   }
   std::lock_guard<std::mutex> lock(mutex_);
   if (file_ != nullptr) std::fclose(file_);

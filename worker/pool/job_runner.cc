@@ -105,7 +105,10 @@ std::string JobRunFolderPath(const std::string& runs_dir, const std::string& job
   const std::string base =
       absl::StrCat(runs_dir, "/", job_id, attempt > 1 ? absl::StrCat(".attempt-", attempt) : std::string());
   std::string path = base;
-  for (int n = 2; std::filesystem::exists(path); ++n) path = absl::StrCat(base, "-", n);
+  std::error_code ec;  // not throwing: anything there, even a link loop, takes the name
+  for (int n = 2; std::filesystem::exists(std::filesystem::symlink_status(path, ec)); ++n) {
+    path = absl::StrCat(base, "-", n);
+  }
   return path;
 }
 
@@ -180,7 +183,7 @@ JobOutcome JobRunner::RollOut(const v1::Job& job, TrainObserver& observer, JobCo
   if (is_root()) {
     run_folder_ = request.run_dir;
     // The log goes with the outputs, when the run folder is here to hold them.
-    const std::string out = RolloutOutputFolder(request.run_dir, request.case_dir);
+    const std::string& out = request.out;
     std::error_code ec;
     if (std::filesystem::is_directory(request.run_dir, ec)) {
       std::filesystem::create_directories(out, ec);

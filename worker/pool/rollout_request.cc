@@ -1,5 +1,7 @@
 #include "worker/pool/rollout_request.h"
 
+#include "runspec/rollout_spec_check.h"
+
 namespace gantry {
 
 RolloutRequest RolloutRequestFor(const v1::Job& job) {
@@ -14,6 +16,9 @@ RolloutRequest RolloutRequestFor(const v1::Job& job) {
   if (!r.blend().empty()) request.blend = r.blend();
   if (r.has_group()) request.group_size = r.group().value();
   if (r.has_tile_batch()) request.batch = r.tile_batch().value();
+  // The job's own folder: no other rollout writes there, and a retry replaces its files.
+  request.out = RolloutJobOutputFolder(request.run_dir, request.case_dir, job.id());
+  request.own_folder = true;
   return request;
 }
 

@@ -8,8 +8,9 @@
 namespace gantry {
 
 // --run is the source run's folder, as the coordinator set it at submission
-// (Job.checkpoint.run_folder); --out is left to its default, RUN/rollout-<case>; every
-// field of Job.rollout left unset keeps the command's default. should_stop is unset.
+// (Job.checkpoint.run_folder); --out is the job's own folder, RUN/rollout-<case>-<job id>
+// (RolloutJobOutputFolder), so two rollouts of one run over one case never share one;
+// every field of Job.rollout left unset keeps the command's default. should_stop is unset.
 RolloutRequest RolloutRequestFor(const v1::Job& job);
 
 }  // namespace gantry

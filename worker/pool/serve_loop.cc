@@ -9,6 +9,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/exit_codes.h"
+#include "common/status_macros.h"
 #include "runspec/run_spec_settings.h"
 #include "runspec/train_config.h"
 #include "spdlog/spdlog.h"
@@ -33,6 +34,12 @@ double PlanWaitSeconds(const v1::Job& job, double configured) {
   return config.ok() ? std::min(configured, config->comm_timeout_seconds / 4) : configured;
 }
 
+// Sleeps up to `seconds`, in slices, until a stop signal comes.
+void SleepUnlessStopped(double seconds) {
+  const absl::Time end = absl::Now() + absl::Seconds(seconds);
+  while (StopSignal() == 0 && absl::Now() < end) absl::SleepFor(std::min(absl::Milliseconds(100), end - absl::Now()));
+}
+
 PoolCommand StopCommand(int exit_code) {
   PoolCommand stop;
   stop.kind = PoolCommand::kStop;
@@ -41,6 +48,19 @@ PoolCommand StopCommand(int exit_code) {
 }
 
 }  // namespace
+
+absl::Status CheckServeOptions(const ServeOptions& o) {
+  RETURN_IF_ERROR(CheckIntIn("--max-jobs", o.max_jobs, kServeMaxJobs));
+  const std::pair<const char*, std::pair<double, const RealRange*>> durations[] = {
+      {"--poll-seconds", {o.poll_seconds, &kServePollSeconds}},
+      {"--report-seconds", {o.report_seconds, &kServeReportSeconds}},
+      {"--plan-wait-seconds", {o.plan_wait_seconds, &kServePlanWaitSeconds}},
+      {"--flush-seconds", {o.flush_seconds, &kServeFlushSeconds}},
+      {"--rpc-timeout", {o.client.call_timeout_seconds, &kServeRpcTimeoutSeconds}},
+      {"--max-backoff", {o.backoff.max_seconds, &kServeMaxBackoffSeconds}}};
+  for (const auto& [flag, value] : durations) RETURN_IF_ERROR(CheckRealIn(flag, value.first, *value.second));
+  return absl::OkStatus();
+}
 
 // Rank 0's state of the job it runs or has just run, until the coordinator has its end.
 struct ServeLoop::ActiveJob {
@@ -110,7 +130,13 @@ ServeEnd ServeLoop::Run() {
 PoolCommand ServeLoop::LeaderRound() {
   if (StopSignal() != 0) return {};  // ShareCommand turns the round into a stop
   if (active_) {
-    if (active_->sender.WaitDrained(options_.poll_seconds) || active_->control->gone()) FinishActiveJob();
+    // In slices, so a stop signal is seen within one.
+    const absl::Time end = absl::Now() + absl::Seconds(options_.poll_seconds);
+    bool drained = false;
+    while (!drained && StopSignal() == 0 && absl::Now() < end) {
+      drained = active_->sender.WaitDrained(std::min(0.1, absl::ToDoubleSeconds(end - absl::Now())));
+    }
+    if (drained || active_->control->gone()) FinishActiveJob();
     return {};
   }
   if (options_.max_jobs > 0 && jobs_done_ >= options_.max_jobs) {
@@ -123,7 +149,7 @@ PoolCommand ServeLoop::LeaderRound() {
 
 void ServeLoop::Pause(Backoff& backoff) {
   const double wait = std::min(backoff.SecondsUntilReady(), options_.poll_seconds);
-  if (wait > 0) absl::SleepFor(absl::Seconds(wait));
+  if (wait > 0) SleepUnlessStopped(wait);
 }
 
 PoolCommand ServeLoop::Register() {

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "common/bounded_number.h"
 #include "worker/comm/communicator.h"
 #include "worker/pool/backoff.h"
 #include "worker/pool/coordinator_client.h"
@@ -40,6 +41,19 @@
 #include "worker/pool/report_sender.h"
 
 namespace gantry {
+
+// The ranges of serve's numbers (its flags check them; CheckServeOptions again): every
+// duration finite and bounded, so no wait is unbounded and no loop spins. A stop
+// (SIGTERM) ends the pool within kStopBoundSeconds plus --flush-seconds, whatever the
+// coordinator does (it may be gone, or hold every call open): see serve_loop.cc.
+inline constexpr IntRange kServeMaxJobs{0, 1'000'000'000};
+inline constexpr RealRange kServePollSeconds{0.1, 300};
+inline constexpr RealRange kServeReportSeconds{0.05, 3600};
+inline constexpr RealRange kServePlanWaitSeconds{0, 600};
+inline constexpr RealRange kServeFlushSeconds{0, 600};
+inline constexpr RealRange kServeRpcTimeoutSeconds{0.1, 600};
+inline constexpr RealRange kServeMaxBackoffSeconds{0.01, 3600};
+inline constexpr double kStopBoundSeconds = 5;
 
 struct ServeOptions {
   CoordinatorClientOptions client;
@@ -52,6 +66,10 @@ struct ServeOptions {
   int max_jobs = 0;                // end after this many jobs (0: never)
   BackoffPolicy backoff;
 };
+
+// OK when every number of `options` is inside its range above; INVALID_ARGUMENT naming the
+// flag (common/bounded_number.h's words) otherwise.
+absl::Status CheckServeOptions(const ServeOptions& options);
 
 // How the pool ended.
 struct ServeEnd {

@@ -1,6 +1,8 @@
 #include "worker/rollout/rollout.h"
 
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -36,13 +38,25 @@ void MeasureStrouhal(const FlowCase& flow, const RolloutOptions& o, const std::v
 }
 
 // OK when the case has the frames the rollout reads and a tile side for its field.
+// Overflow-safe: the frames left after the start are counted, never start + steps x horizon.
 absl::Status CheckRolloutFits(const FlowCase& flow, const RolloutOptions& o) {
-  const int64_t last = o.start_frame + o.steps * o.horizon;
-  if (o.start_frame < 0 || o.steps < 1 || last >= flow.frames) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "a rollout of ", o.steps, " step(s) of ", o.horizon, " frame(s) from frame ", o.start_frame, " needs frame ",
-        last, " but ", flow.dir, " has ", flow.frames, "; use --steps <= ", (flow.frames - 1 - o.start_frame) / o.horizon,
-        " or record more frames (make-flow --frames)"));
+  if (o.start_frame < 0 || o.start_frame >= flow.frames - 1) {
+    return absl::InvalidArgumentError(absl::StrCat("--start-frame ", o.start_frame, ": ", flow.dir, " has ",
+                                                   flow.frames, " frames (0 to ", flow.frames - 1,
+                                                   "); a rollout needs a frame after its start: use --start-frame 0 "
+                                                   "to ", std::max<int64_t>(flow.frames - 2, 0)));
+  }
+  const int64_t most_steps = o.horizon > 0 ? (flow.frames - 1 - o.start_frame) / o.horizon : 0;
+  if (o.steps < 1 || o.horizon < 1 || o.steps > most_steps) {
+    // In 128 bits: steps x horizon may pass int64 (the message still says which frame).
+    const __int128 last = static_cast<__int128>(o.start_frame) + static_cast<__int128>(o.steps) * o.horizon;
+    const std::string needs = last <= std::numeric_limits<int64_t>::max()
+                                  ? absl::StrCat("needs frame ", static_cast<int64_t>(last))
+                                  : std::string("needs a frame past 2^63");
+    return absl::InvalidArgumentError(absl::StrCat("a rollout of ", o.steps, " step(s) of ", o.horizon,
+                                                   " frame(s) from frame ", o.start_frame, " ", needs, " but ",
+                                                   flow.dir, " has ", flow.frames, "; use --steps <= ", most_steps,
+                                                   " or record more frames (make-flow --frames)"));
   }
   if (o.tile == 0 && flow.ny != flow.nx) {
     return absl::InvalidArgumentError(absl::StrCat("the ", flow.ny, "x", flow.nx,

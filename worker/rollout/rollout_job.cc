@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/file_io.h"
+#include "common/machine_memory.h"
+#include "common/output_folder.h"
 #include "common/status_macros.h"
+#include "runspec/memory_estimate.h"
 #include "runspec/rollout_spec_check.h"
 #include "spdlog/spdlog.h"
 #include "worker/data/flow_case.h"
@@ -20,8 +22,6 @@
 
 namespace gantry {
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr int64_t kStripColumns = 8;
 
@@ -52,9 +52,7 @@ std::vector<int64_t> StripSteps(int64_t steps) {
 }
 
 absl::Status WriteOutputs(const std::string& out, const RolloutResult& r, const FlowCase& flow) {
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) return absl::InvalidArgumentError(absl::StrCat(out, ": cannot create the folder: ", ec.message()));
+  RETURN_IF_ERROR(CreateOutputFolder("--out", out));
   RETURN_IF_ERROR(WriteFileAtomically(out + "/rollout.csv", RolloutCsv(r.rows)));
   RETURN_IF_ERROR(WriteFileAtomically(out + "/rollout.md", RolloutMarkdown(r.rows, r.summary)));
   std::vector<const float*> fields;
@@ -87,10 +85,11 @@ absl::Status CheckNextFrameModel(const GanModel& model, const RolloutRequest& re
   return absl::OkStatus();
 }
 
-// The case on every rank, or the same error everywhere (`failed`: the agreement itself failed).
+// The case on every rank, or the same error everywhere (`failed`: the agreement itself
+// failed). `precheck` is this rank's verdict so far (its memory), agreed on with the load.
 absl::StatusOr<FlowCase> LoadCaseOnEveryRank(Communicator& comm, const std::string& case_dir,
-                                             const CommOptions& opts, bool& failed) {
-  absl::StatusOr<FlowCase> flow = LoadFlowCase(case_dir);
+                                             const absl::Status& precheck, const CommOptions& opts, bool& failed) {
+  absl::StatusOr<FlowCase> flow = precheck.ok() ? LoadFlowCase(case_dir) : absl::StatusOr<FlowCase>(precheck);
   absl::StatusOr<bool> all_loaded = AllRanksOk(comm, flow.ok(), opts);
   if (!all_loaded.ok()) {
     failed = true;
@@ -128,6 +127,44 @@ absl::Status WriteRollout(RolloutResult& r, const RolloutRequest& request, const
   return absl::OkStatus();
 }
 
+// The request's numbers in their ranges (the coordinator checks a pool's the same way).
+absl::Status CheckNumbers(const RolloutRequest& r) {
+  RolloutNumbers n{.steps = r.steps, .start_frame = r.start_frame, .tile = r.tile, .group = r.group_size,
+                   .tile_batch = r.batch};
+  if (r.overlap >= 0) n.overlap = r.overlap;
+  return CheckRolloutNumbers(n, RolloutNaming::kFlags);
+}
+
+std::string OutputFolderOf(const RolloutRequest& r) {
+  return r.out.empty() ? RolloutOutputFolder(r.run_dir, r.case_dir) : r.out;
+}
+
+// Each call holds `batch` tiles in and out and the generator's activations for them, on
+// every rank; the case's frames are held already. Refused when that cannot fit.
+absl::Status CheckTilesFitMemory(const RolloutRequest& r, const TrainConfig& config, int64_t tile) {
+  Pix2pixConfig at_tile = config.pix2pix;
+  at_tile.image_size = tile;
+  const double floats = static_cast<double>(r.batch) *
+                        (Pix2pixGeneratorActivationFloats(at_tile) + 7.0 * static_cast<double>(tile * tile));
+  return CheckFitsMemory({.what = absl::StrCat("--tile-batch ", r.batch, " (tiles of ", tile, "x", tile, ")"),
+                          .bytes = floats * sizeof(float),
+                          .fix = "lower --tile-batch"});
+}
+
+// Rank 0 checks that the output folder is free; every rank hears the verdict.
+absl::Status AgreeOnOutput(Communicator& comm, const RolloutRequest& r, const CommOptions& opts, bool& failed) {
+  absl::Status mine;
+  if (comm.rank() == 0 && !r.own_folder) mine = CheckNewOutputFolder("--out", OutputFolderOf(r), "rollout");
+  absl::StatusOr<bool> all_ok = AllRanksOk(comm, mine.ok(), opts);
+  if (!all_ok.ok()) {
+    failed = true;
+    return all_ok.status();
+  }
+  if (!mine.ok()) return mine;
+  if (!*all_ok) return absl::AbortedError("the output folder is refused (see rank 0's output)");
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RunRolloutJob(Communicator& comm, const RolloutRequest& request, RolloutJobEnd* end) {
@@ -135,19 +172,24 @@ absl::Status RunRolloutJob(Communicator& comm, const RolloutRequest& request, Ro
   RolloutJobEnd& e = end != nullptr ? *end : ignored;
   e = RolloutJobEnd{};
   const CommOptions startup{.timeout_seconds = 600};  // ranks may still be loading
+  // Every rank parsed the same request: it refuses alike, before any collective.
+  RETURN_IF_ERROR(CheckNumbers(request));
+  ASSIGN_OR_RETURN(const BlendMode blend, ParseBlendMode(request.blend));
   ASSIGN_OR_RETURN(TrainedRun trained,
                    OpenTrainedRun(comm, {.run_dir = request.run_dir, .purpose = "roll out", .comm = startup},
                                   &e.collective_failed));
   RETURN_IF_ERROR(CheckNextFrameModel(*trained.model, request));
-  ASSIGN_OR_RETURN(const FlowCase flow, LoadCaseOnEveryRank(comm, request.case_dir, startup, e.collective_failed));
-  ASSIGN_OR_RETURN(const BlendMode blend, ParseBlendMode(request.blend));
   const int64_t tile = trained.model->SampleShape()[1];
+  const absl::Status fits = CheckTilesFitMemory(request, trained.settings.config, tile);
+  ASSIGN_OR_RETURN(const FlowCase flow,
+                   LoadCaseOnEveryRank(comm, request.case_dir, fits, startup, e.collective_failed));
+  RETURN_IF_ERROR(AgreeOnOutput(comm, request, startup, e.collective_failed));
   const RolloutOptions o = OptionsFor(request, trained.settings.config, tile, blend);
   e.stage = RolloutStage::kRollingOut;
   ASSIGN_OR_RETURN(RolloutResult r, RunRollout(comm, flow, o, GeneratorTiles(*trained.model, tile)));
   e.stage = RolloutStage::kWriting;
   if (comm.rank() != 0) return absl::OkStatus();
-  e.out = request.out.empty() ? RolloutOutputFolder(request.run_dir, request.case_dir) : request.out;
+  e.out = OutputFolderOf(request);
   return WriteRollout(r, request, o, flow, e.out);
 }
 

@@ -23,6 +23,10 @@ struct RolloutRequest {
   int64_t group_size = 1;   // --group: tiles per group
   int64_t batch = 4;        // --tile-batch: tiles per generator call
   std::string out;          // --out; empty: RUN/rollout-<case folder name> (RolloutOutputFolder)
+  // Whether `out` is this job's own folder (a pool's rollout job: RUN/rollout-<case>-<job
+  // id>, where an earlier attempt may have left files and the job's log.txt): its files
+  // are replaced. Otherwise `out` must be new or an empty folder (common/output_folder.h).
+  bool own_folder = false;
   // This rank's wish to stop (a pool's cancel or SIGTERM): when set, on every rank, the
   // ranks agree before each step, and stop together with CANCELLED. Unset: never stops.
   std::function<bool()> should_stop;
@@ -48,8 +52,9 @@ struct RolloutJobEnd {
 // Collective. Rank 0 writes OUT/rollout.csv, OUT/rollout.md, OUT/strip.png (true
 // vorticity above, predicted below, at up to 8 steps) and OUT/errors.png (relative L2
 // and vorticity correlation per step, rollout_plot.h); INVALID_ARGUMENT (exit 2) for a
-// bad request or input, naming the fix; CANCELLED when should_stop stopped it. `end`
-// (optional) says how far it got.
+// bad request or input, naming the fix (a number out of runspec/rollout_spec_check.h's
+// ranges, an OUT that holds files, tiles that would not fit in memory); CANCELLED when
+// should_stop stopped it. `end` (optional) says how far it got.
 absl::Status RunRolloutJob(Communicator& comm, const RolloutRequest& request, RolloutJobEnd* end = nullptr);
 
 }  // namespace gantry

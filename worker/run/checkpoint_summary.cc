@@ -25,11 +25,16 @@ bool IsStateSection(SectionTag tag) {
 
 // The checkpoint to describe: the file itself, or a run folder's newest usable one as
 // --resume chooses it, with the newer files it passed over.
+bool IsFolder(const std::string& path) {
+  std::error_code ec;  // not throwing: a link loop is "not a folder", then refused as a file
+  return std::filesystem::is_directory(path, ec);
+}
+
 absl::StatusOr<LoadedCheckpoint> ChooseCheckpoint(const std::string& path) {
-  if (!std::filesystem::is_directory(path)) {
+  if (!IsFolder(path)) {
     LoadedCheckpoint one;
     one.path = path;
-    ASSIGN_OR_RETURN(one.bytes, ReadFileBytes(path));
+    ASSIGN_OR_RETURN(one.bytes, ReadFileBytes(path, kMaxCheckpointBytes));
     ASSIGN_OR_RETURN(one.state, DecodeCheckpoint(one.bytes, path));
     return one;
   }
@@ -54,7 +59,7 @@ absl::StatusOr<std::string> CheckpointSummaryJson(const std::string& path) {
   ASSIGN_OR_RETURN(const std::vector<SectionView> sections, UnframeCheckpoint(bytes, file));
   nlohmann::ordered_json j;
   j["file"] = file;
-  if (std::filesystem::is_directory(path)) {
+  if (IsFolder(path)) {
     nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
     for (const PassedOver& p : chosen.passed_over) skipped.push_back({{"file", p.path}, {"why", p.fault}});
     j["skipped"] = skipped;  // newer checkpoint files --resume would pass over, newest first

@@ -1,8 +1,11 @@
 #include "worker/run/run_folder.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,18 +14,84 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/file_io.h"
+#include "common/printable_text.h"
 #include "common/status_macros.h"
 
 namespace gantry {
 namespace fs = std::filesystem;
 namespace {
 
+// What a run writes at the top of its folder, and of what kind.
+constexpr const char* kRunFiles[] = {"run.json",  "epochs.csv", "log.txt",   "stragglers.csv",
+                                     "timing.md", "timing.png", "losses.png"};
+constexpr const char* kRunFolders[] = {"samples", "checkpoints", "tensorboard"};
+
+template <size_t N>
+bool IsIn(const std::string& name, const char* const (&names)[N]) {
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
+}
+bool IsRunFile(const std::string& name) { return IsIn(name, kRunFiles); }
+bool IsRunFolder(const std::string& name) { return IsIn(name, kRunFolders); }
+
+// A temporary file an interrupted atomic write of a run file left ("run.json.tmp.123.0").
+bool IsLeftoverTemporary(const std::string& name) {
+  const size_t tmp = name.find(".tmp.");
+  return (tmp != std::string::npos && IsRunFile(name.substr(0, tmp))) || name.rfind(".write-probe.", 0) == 0;
+}
+
+// An entry of the run folder with a run's name must be what that name says: run files
+// regular files (not links: appending to one would write wherever it points), run folders
+// folders (links to folders are fine). Anything else would abort or hang the run later.
+absl::Status CheckEntryKind(const std::string& folder, const std::string& name) {
+  const std::string path = folder + "/" + name;
+  std::error_code ec;
+  const fs::file_status own = fs::symlink_status(path, ec);
+  const fs::file_status target = fs::status(path, ec);
+  std::string problem;
+  if (IsRunFile(name) && !fs::is_regular_file(own)) {
+    problem = fs::is_symlink(own) ? "is a symbolic link" : fs::is_directory(own) ? "is a folder" : "is not a file";
+  } else if (IsRunFolder(name) && !fs::is_directory(target)) {
+    problem = ec ? absl::StrCat("cannot be followed (", ec.message(), ")") : "is not a folder";
+  }
+  if (problem.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      path, ": ", problem, ", but a run writes its ", name, " there", IsRunFile(name) ? " as a file" : " as a folder",
+      "; move it away, or choose another --out"));
+}
+
+// Every entry of `folder` with a run's name is of its kind; with `only_run_entries` (a
+// new run's folder) an entry of another name is refused too: it is someone's, and a run
+// writes only into a new folder, an empty one, or one a run started in and left no epoch.
+absl::Status CheckRunFolderEntries(const std::string& folder, bool only_run_entries) {
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (IsRunFile(name) || IsRunFolder(name)) {
+      RETURN_IF_ERROR(CheckEntryKind(folder, name));
+    } else if (only_run_entries && !IsLeftoverTemporary(name)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          folder, ": holds ", EscapeForTerminal(name), ", which is not a run's file; a new run is written only into a "
+          "new or empty folder: choose another --out"));
+    }
+  }
+  if (ec) return FileError(folder, "cannot list the run folder", ec.value());
+  return absl::OkStatus();
+}
+
+// Whether `path` exists (as anything, a dangling link too), without throwing.
+bool Exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+// Creates and removes a file of its own (a unique name, O_EXCL): never one of the user's.
 absl::Status ProbeWritable(const std::string& path) {
-  const std::string probe = path + "/.write-probe";
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  static std::atomic<uint64_t> counter{0};
+  const std::string probe = absl::StrCat(path, "/.write-probe.", ::getpid(), ".", counter.fetch_add(1));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return FileError(path, "run folder is not writable", errno);
   ::close(fd);
-  std::remove(probe.c_str());
+  ::unlink(probe.c_str());
   return absl::OkStatus();
 }
 
@@ -31,12 +100,11 @@ absl::Status ProbeWritable(const std::string& path) {
 absl::StatusOr<RunFolder> RunFolder::Create(const std::string& path) {
   if (path.empty()) return absl::InvalidArgumentError("--out: the run folder path is empty");
   std::error_code ec;
-  fs::create_directories(fs::path(path) / "samples", ec);
-  if (ec) {
-    return absl::PermissionDeniedError(
-        absl::StrCat(path, ": cannot create run folder: ", ec.message(), " (choose another --out)"));
+  if (Exists(path) && !fs::is_directory(path, ec)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": exists and is not a folder; choose another --out"));
   }
-  if (fs::exists(fs::path(path) / "epochs.csv")) {
+  if (Exists(path + "/epochs.csv")) {
     return absl::AlreadyExistsError(absl::StrCat(
         path, ": already holds a run (epochs.csv exists); choose another --out or move the old run away"));
   }
@@ -45,15 +113,23 @@ absl::StatusOr<RunFolder> RunFolder::Create(const std::string& path) {
     return absl::AlreadyExistsError(absl::StrCat(path, ": already holds a run's checkpoints; continue it with ",
                                                  "--resume ", path, ", or choose another --out"));
   }
+  if (Exists(path)) RETURN_IF_ERROR(CheckRunFolderEntries(path, /*only_run_entries=*/true));
+  fs::create_directories(fs::path(path) / "samples", ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        absl::StrCat(path, ": cannot create run folder: ", ec.message(), " (choose another --out)"));
+  }
   // Probe writability now, not after the first epoch's work.
   RETURN_IF_ERROR(ProbeWritable(path));
   return RunFolder(path);
 }
 
 absl::StatusOr<RunFolder> RunFolder::Open(const std::string& path) {
-  if (!fs::exists(fs::path(path) / "run.json")) {
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::path(path) / "run.json", ec)) {
     return absl::NotFoundError(absl::StrCat(path, ": not a run folder (no run.json); give the --out folder of a run"));
   }
+  RETURN_IF_ERROR(CheckRunFolderEntries(path, /*only_run_entries=*/false));
   RETURN_IF_ERROR(ProbeWritable(path));
   return RunFolder(path);
 }
@@ -64,7 +140,7 @@ absl::Status RunFolder::WriteRunJson(const std::string& json_text) const {
 
 absl::Status RunFolder::AppendEpochRow(const EpochRow& row) const {
   const std::string path = File("epochs.csv");
-  std::string text = fs::exists(path) ? "" : EpochCsvHeader() + "\n";
+  std::string text = Exists(path) ? "" : EpochCsvHeader() + "\n";
   absl::StrAppend(&text, EpochCsvLine(row), "\n");
   return AppendAndSync(path, text);
 }
@@ -88,7 +164,7 @@ absl::Status RunFolder::ResetRows(const std::vector<EpochRow>& rows, const std::
 
 absl::Status RunFolder::AppendStragglerRow(const StragglerEvent& event, int64_t batch_size, int64_t epoch) const {
   const std::string path = File("stragglers.csv");
-  std::string text = fs::exists(path) ? "" : StragglerCsvHeader() + "\n";
+  std::string text = Exists(path) ? "" : StragglerCsvHeader() + "\n";
   absl::StrAppend(&text, StragglerCsvLine(event, batch_size, epoch), "\n");
   return AppendAndSync(path, text);
 }

@@ -24,12 +24,16 @@ namespace gantry {
 class RunFolder {
  public:
   // Creates `path` (and samples/), or fails with a message naming the path and the fix:
-  // not creatable, not writable, or already holding a run (an epochs.csv or
-  // checkpoints), which is never overwritten.
+  // not creatable, not writable, already holding a run (an epochs.csv or checkpoints),
+  // which is never overwritten, or holding anything that is not a run's (someone's
+  // files: a new run goes into a new folder, an empty one, or one a run started in), or
+  // an entry with a run's name that is not of its kind (a folder named log.txt, a FIFO,
+  // a link). The writability probe is a file of its own, never one that is there.
   static absl::StatusOr<RunFolder> Create(const std::string& path);
 
   // An existing run folder, to resume: NOT_FOUND naming the path when it holds no
-  // run.json (not a run folder), PERMISSION_DENIED when it is not writable.
+  // run.json (not a run folder), PERMISSION_DENIED when it is not writable,
+  // FAILED_PRECONDITION naming an entry with a run's name that is not of its kind.
   static absl::StatusOr<RunFolder> Open(const std::string& path);
 
   const std::string& path() const { return path_; }

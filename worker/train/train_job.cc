@@ -7,12 +7,14 @@
 #include "absl/strings/str_format.h"
 #include "common/clock.h"
 #include "common/file_io.h"
+#include "common/machine_memory.h"
 #include "common/status_macros.h"
 #include "report/time_to_target.h"
 #include "report/timing_report.h"
 #include "runspec/batch_fit.h"
 #include "runspec/datasets.h"
 #include "runspec/learning_rate_rule.h"
+#include "runspec/memory_estimate.h"
 #include "runspec/mixed_precision.h"
 #include "spdlog/spdlog.h"
 #include "worker/checkpoint/share_checkpoint.h"
@@ -232,8 +234,9 @@ class TrainJob {
 
   // Rank 0 creates (or, to resume, opens) the run folder; its log.txt becomes the log.
   absl::Status OpenRunFolder() {
-    absl::Status status;
-    if (root_) {
+    // Each rank against its own machine, before anything is allocated or written.
+    absl::Status status = CheckRunFitsMemory(result_.config, comm_.size(), AvailableMemoryBytes());
+    if (root_ && status.ok()) {
       const std::string& out = result_.config.out;
       absl::StatusOr<RunFolder> opened = request_.resume ? RunFolder::Open(out) : RunFolder::Create(out);
       if (opened.ok()) folder_.emplace(*opened);

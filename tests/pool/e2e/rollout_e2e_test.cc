@@ -1,9 +1,11 @@
 // A rollout as a coordinator job, end to end on loopback: make-flow writes a small case
 // into the coordinator's data root, `gantry submit --model pix2pix` trains a tiny model
 // on `mpirun -np 2 gantry-worker serve`, and `gantry rollout` rolls the finished run out
-// on the same pool, into RUN/rollout-<case>/, with the very files (and numbers) the
-// standalone `gantry-worker rollout` writes. Submissions the coordinator must refuse
-// are refused with the fix.
+// on the same pool, into RUN/rollout-<case>-<job id>/ (a second rollout into its own),
+// with the very files (and numbers) the standalone `gantry-worker rollout` writes, which
+// refuses an --out that holds files. Submissions the coordinator must refuse are refused
+// with the fix.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -45,7 +47,7 @@ TEST(RolloutEndToEnd, ARolloutOfAFinishedRunRunsOnThePoolIntoItsRunFolder) {
   EXPECT_EQ(early.exit_code, 6) << early.output;
   EXPECT_THAT(early.output, HasSubstr("gantry watch " + train));
 
-  testing::PoolProcess pool(dir, coordinator.address(), {"--max-jobs", "2", "--report-seconds", "0.5"});
+  testing::PoolProcess pool(dir, coordinator.address(), {"--max-jobs", "3", "--report-seconds", "0.5"});
   const CommandResult trained = RunCommand(Gantry(port, "watch " + train + " --for 120"), 150, false);
   ASSERT_EQ(trained.exit_code, 0) << trained.output << pool.process().Log();
 
@@ -65,11 +67,28 @@ TEST(RolloutEndToEnd, ARolloutOfAFinishedRunRunsOnThePoolIntoItsRunFolder) {
   EXPECT_EQ(watched.exit_code, 0) << watched.output << pool.process().Log();
   // As the pool reports it: absolute, normalised.
   const std::string run = std::filesystem::path(pool.runs_dir() + "/" + train).lexically_normal().string();
-  const std::string out = run + "/rollout-case-1";
+  // Each rollout job writes a folder of its own (issue 29, item 8).
+  const std::string out = run + "/rollout-case-1-" + rollout;
   EXPECT_THAT(watched.output, HasSubstr("rolls out " + train + " into "));
   EXPECT_THAT(watched.output, HasSubstr(out));
   EXPECT_THAT(watched.output, HasSubstr(rollout + " succeeded"));
-  EXPECT_EQ(pool.process().Wait(30), 0) << "--max-jobs 2 ends the pool cleanly\n" << pool.process().Log();
+  struct stat first {};
+  ASSERT_EQ(::stat((out + "/rollout.csv").c_str(), &first), 0);
+  // A second rollout of the same run over the same case leaves the first's files alone.
+  const CommandResult again =
+      RunCommand(Gantry(port, "--json rollout " + train + " --case " + case_dir + " --steps 3 --overlap 8"), 30, false);
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  const std::string second = nlohmann::json::parse(again.output).at("id").get<std::string>();
+  const CommandResult watched_again = RunCommand(Gantry(port, "watch " + second + " --for 120"), 150, false);
+  EXPECT_EQ(watched_again.exit_code, 0) << watched_again.output << pool.process().Log();
+  EXPECT_THAT(watched_again.output, HasSubstr(run + "/rollout-case-1-" + second));
+  const std::string second_csv = testing::ReadFile(run + "/rollout-case-1-" + second + "/rollout.csv");
+  EXPECT_EQ(std::count(second_csv.begin(), second_csv.end(), '\n'), 4) << second_csv;
+  struct stat after {};
+  ASSERT_EQ(::stat((out + "/rollout.csv").c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, first.st_ino) << "the first rollout's rollout.csv was replaced";
+  EXPECT_EQ(after.st_mtim.tv_nsec, first.st_mtim.tv_nsec);
+  EXPECT_EQ(pool.process().Wait(30), 0) << "--max-jobs 3 ends the pool cleanly\n" << pool.process().Log();
 
   const std::string csv = testing::ReadFile(out + "/rollout.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7) << csv;
@@ -87,6 +106,14 @@ TEST(RolloutEndToEnd, ARolloutOfAFinishedRunRunsOnThePoolIntoItsRunFolder) {
                      " --steps 6 --overlap 8 --out " + dir + "/standalone",
                  120);
   ASSERT_EQ(standalone.exit_code, 0) << standalone.output;
+  EXPECT_EQ(testing::ReadFile(dir + "/standalone/rollout.csv"), csv);
+  // Run again into the same --out: refused before anything runs, the files untouched.
+  const CommandResult twice =
+      RunCommand(std::string(GANTRY_WORKER_BIN) + " rollout --run " + run + " --case " + case_dir +
+                     " --steps 3 --overlap 8 --out " + dir + "/standalone",
+                 120);
+  EXPECT_EQ(twice.exit_code, 2) << twice.output;
+  EXPECT_THAT(twice.output, HasSubstr("--out " + dir + "/standalone exists and is not an empty folder"));
   EXPECT_EQ(testing::ReadFile(dir + "/standalone/rollout.csv"), csv);
 }
 

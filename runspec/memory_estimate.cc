@@ -1,0 +1,126 @@
+#include "runspec/memory_estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/machine_memory.h"
+
+namespace gantry {
+namespace {
+
+constexpr double kKernel = 16;  // 4x4 convolutions (Pix2Pix)
+// Per parameter: the weight, its gradient, two Adam moments and a working copy.
+constexpr double kFloatsPerParameter = 5;
+// Per activation element: the forward value, what the layer saves for backward, and the
+// gradient flowing back.
+constexpr double kFloatsPerActivation = 3;
+
+// The U-Net's channels per down block: ngf, 2 ngf, 4 ngf, then 8 ngf (unet.cc).
+std::vector<double> DownChannels(const Pix2pixConfig& c) {
+  int64_t depth = 0;
+  while (depth < Pix2pixConfig::kMaxDepth && (int64_t{2} << depth) <= c.image_size) ++depth;
+  std::vector<double> channels;
+  for (int64_t i = 0; i < depth; ++i) {
+    channels.push_back(static_cast<double>(c.ngf) * static_cast<double>(std::min<int64_t>(int64_t{1} << i, 8)));
+  }
+  return channels;
+}
+
+double UNetParameters(const Pix2pixConfig& c) {
+  const std::vector<double> ch = DownChannels(c);
+  const size_t n = ch.size();
+  double p = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double in = i == 0 ? Pix2pixConfig::kInputChannels : ch[i - 1];
+    p += in * ch[i] * kKernel + 2 * ch[i];
+  }
+  for (size_t j = 0; j + 1 < n; ++j) {
+    const double in = j == 0 ? ch[n - 1] : 2 * ch[n - 1 - j];
+    p += in * ch[n - 2 - j] * kKernel + 2 * ch[n - 2 - j];
+  }
+  return p + (n <= 1 ? ch.front() : 2 * ch.front()) * Pix2pixConfig::kOutputChannels * kKernel;
+}
+
+double PatchGanParameters(const Pix2pixConfig& c) {
+  const double f = static_cast<double>(c.ndf);
+  const double rows = Pix2pixConfig::kInputChannels + Pix2pixConfig::kOutputChannels;
+  return (rows * f + f * 2 * f + 2 * f * 4 * f + 4 * f * 8 * f + 8 * f) * kKernel + 2 * (2 * f + 4 * f + 8 * f);
+}
+
+double PatchGanActivationFloats(const Pix2pixConfig& c) {
+  const double s = static_cast<double>(c.image_size), f = static_cast<double>(c.ndf);
+  const double s8 = s / 8;
+  return f * (s / 2) * (s / 2) + 2 * f * (s / 4) * (s / 4) + 4 * f * s8 * s8 + 8 * f * s8 * s8 + s8 * s8;
+}
+
+// The DCGAN of the paper's Table 1 (dcgan.cc): its sizes are fixed but for the noise.
+double DcganParameters(const DcganConfig& c) {
+  const double g = static_cast<double>(c.noise_dim) * 12544 + 2 * 12544 + 256 * 128 * 25 + 2 * 128 +
+                   128 * 64 * 25 + 2 * 64 + 64 * 25;
+  const double d = 64 * 25 + 64 + 64 * 128 * 25 + 128 + 128 * 49 + 1;
+  return g + d;
+}
+
+constexpr double kDcganActivationFloats = (12544 + 128 * 49 + 64 * 196 + 784) + 2 * (64 * 196 + 128 * 49 + 1);
+
+std::string SizingSettings(const TrainConfig& c, int64_t batch, int world) {
+  std::string what = absl::StrCat("--batch-size ", batch, " on ", world, world == 1 ? " rank" : " ranks");
+  if (c.model == "pix2pix") {
+    absl::StrAppend(&what, " with --model pix2pix (--image-size ", c.pix2pix.image_size, ", --ngf ", c.pix2pix.ngf,
+                    ", --ndf ", c.pix2pix.ndf, ")");
+  }
+  return what;
+}
+
+}  // namespace
+
+double Pix2pixGeneratorActivationFloats(const Pix2pixConfig& c) {
+  const std::vector<double> ch = DownChannels(c);
+  const double s = static_cast<double>(c.image_size);
+  double floats = 0;
+  for (size_t i = 0; i < ch.size(); ++i) {
+    const double side = s / std::pow(2.0, static_cast<double>(i + 1));
+    floats += 3 * ch[i] * side * side;  // the down block's output, and the up block's twin with its concatenation
+  }
+  return floats + Pix2pixConfig::kOutputChannels * s * s;
+}
+
+double ModelParameterCount(const TrainConfig& config) {
+  if (config.model == "pix2pix") return UNetParameters(config.pix2pix) + PatchGanParameters(config.pix2pix);
+  return DcganParameters(config.dcgan);
+}
+
+double TrainActivationFloatsPerSample(const TrainConfig& config) {
+  if (config.model != "pix2pix") return kDcganActivationFloats * kFloatsPerActivation;
+  // D sees a real and a generated pair.
+  return (Pix2pixGeneratorActivationFloats(config.pix2pix) + 2 * PatchGanActivationFloats(config.pix2pix)) *
+         kFloatsPerActivation;
+}
+
+double TrainBytesPerRank(const TrainConfig& config, int64_t batch, int world) {
+  const double rows = std::ceil(static_cast<double>(batch) / std::max(world, 1));
+  const double floats =
+      ModelParameterCount(config) * kFloatsPerParameter + rows * TrainActivationFloatsPerSample(config);
+  return floats * sizeof(float);
+}
+
+absl::Status CheckRunFitsMemory(const TrainConfig& config, int world, int64_t available_bytes) {
+  for (int64_t batch : config.batch_sizes) {
+    const MemoryNeed need{.what = SizingSettings(config, batch, world),
+                          .bytes = TrainBytesPerRank(config, batch, world),
+                          .fix = config.model == "pix2pix"
+                                     ? "lower --batch-size (or run on more ranks), --ngf, --ndf or --image-size"
+                                     : "lower --batch-size, or run on more ranks"};
+    if (absl::Status s = CheckFitsMemory(need, available_bytes); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(s.message(), " (an estimate per rank: ",
+                                                     ModelParameterCount(config), " parameters with their optimizer "
+                                                     "state, and the activations of its rows)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gantry
