@@ -31,8 +31,10 @@ absl::Status CheckEachSetting(const SpecSettings& settings) {
       return absl::InvalidArgumentError(absl::StrCat(
           "spec.", field, ": this build's gantry-worker has no --", setting, " setting yet; leave the field unset"));
     }
-    absl::StatusOr<TrainConfig> one = ResolveTrainConfig(RawSettings{{setting, value}});
-    if (!one.ok()) return FieldError(field, one.status());
+    // The value alone first, so the error names this field; the combinations are
+    // checked with every setting together (SpecValidator::Resolve).
+    const absl::Status alone = CheckSettingValue(setting, value);
+    if (!alone.ok()) return FieldError(field, alone);
   }
   return absl::OkStatus();
 }

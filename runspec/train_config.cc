@@ -311,6 +311,13 @@ absl::Status CheckQualityTarget(const TrainConfig& c) {
 
 bool IsDebugSetting(const std::string& name) { return absl::StartsWith(name, "debug-"); }
 
+absl::Status CheckSettingValue(const std::string& name, const std::string& value) {
+  const Setting* s = FindSetting(name);
+  if (s == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown setting '", name, "'"));
+  TrainConfig scratch;
+  return s->apply(name, value, scratch);
+}
+
 absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings) {
   TrainConfig config;
   for (const auto& [name, value] : settings) {

@@ -97,6 +97,12 @@ const SettingInfo* FindSettingInfo(const std::string& name);
 // for local runs and tests; a coordinator refuses them unless told otherwise.
 bool IsDebugSetting(const std::string& name);
 
+// Checks one setting's value alone (its parse and range), not how it combines with
+// others: --stop-at-target alone is a valid value though no run could use it without a
+// target. Errors name the setting, the bad value and what is accepted; an unknown
+// setting is refused by name.
+absl::Status CheckSettingValue(const std::string& name, const std::string& value);
+
 // Applies `settings` over the defaults, then checks every value and the combinations
 // (e.g. a dynamic-only loss-scale setting with a static scale). Errors name the setting,
 // the bad value and what is accepted. Needs no engine: what only a worker can know (is

@@ -7,7 +7,7 @@
 # Stages, in order (each timed; a summary line per stage at the end):
 #   deps           scripts/install_deps.sh with everything the tests need (arm64 cross
 #                  tools, Chromium for the dashboard test, PyTorch for the interop test)
-#   build          build/ with the tests (scripts/build.sh --tests; ccache)
+#   build          build/ with the tests (scripts/build.sh --tests; ccache), torch_interop required
 #   suite          ctest in build/: every test; only the GPU tests may skip
 #   control-plane  build-control-plane/ (-DGANTRY_WORKER=OFF, what the coordinator's image
 #                  builds) and its tests, so a worker dependency creeping in fails here
@@ -74,7 +74,7 @@ control_plane() {
 }
 
 run_stage deps deps || true
-run_stage build bash scripts/build.sh --tests
+run_stage build bash scripts/build.sh --tests -DGANTRY_REQUIRE_TORCH=ON
 if [[ ${summary[-1]} == *FAIL* ]]; then
   left_out suite "the build failed"
 else

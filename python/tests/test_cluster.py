@@ -233,7 +233,7 @@ def test_generate_draws_samples_into_a_folder_of_its_own_in_the_run_folder(clust
 
 def test_generates_are_refused_naming_the_field(cluster, client, sweep):
     job, _ = sweep
-    with pytest.raises(gantry.InvalidSpec, match=r"generate.count: 0 is not in \[1, 100000\]"):
+    with pytest.raises(gantry.InvalidSpec, match=r"generate.count: bad value '0' \(an integer in \[1, 100000\]\)"):
         job.generate(count=0)
     with pytest.raises(gantry.InvalidSpec, match="generate.case_dir: .* leave case_dir unset"):
         job.generate(count=2, case_dir=cluster.case_dir)

@@ -115,7 +115,8 @@ TEST_F(GenerateJobTest, BadFieldsAreRefusedByNameWithTheFix) {
   const std::vector<Case> cases = {
       {[](auto& r) { r.mutable_generate()->mutable_count()->set_value(0); },
        "generate.count: bad value '0' (an integer in [1, 100000])"},
-      {[](auto& r) { r.mutable_generate()->mutable_count()->set_value(100001); }, "generate.count: 100001"},
+      {[](auto& r) { r.mutable_generate()->mutable_count()->set_value(100001); },
+       "generate.count: bad value '100001' (an integer in [1, 100000])"},
       {[](auto& r) { r.mutable_generate()->clear_count(); }, "generate.count: say how many samples"},
       {[](auto& r) { r.mutable_generate()->set_name("../x"); }, "generate.name: '../x': use letters"},
       {[](auto& r) { r.mutable_generate()->set_name(".."); }, "generate.name: '..' must be"},

@@ -1,13 +1,15 @@
 // The HTTP listener of a real CoordinatorServer (--http-listen) with a token, driven
 // over gRPC by a fake worker group: the token rules, read-only methods, the JSON
 // endpoints against what gRPC answers, /metrics through the strict Prometheus reader,
-// the sample grid, and requests that try to leave the run folder.
+// the sample grid, the newest generated grid, and requests that try to leave the run folder.
 #include <arpa/inet.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -374,6 +376,64 @@ TEST_F(HttpServerTest, ServesTheSampleGridByJobIdAndNoPathFromARequest) {
   EXPECT_EQ(linked->status, 404);
   EXPECT_THAT(linked->body, ::testing::Not(HasSubstr("SECRET")));
   EXPECT_THAT(linked->body, HasSubstr("symbolic link"));
+}
+
+// What a generate job (or `gantry-worker generate --out RUN/generate-<name>`) leaves in the
+// run folder: the newest grid is served at /generated.png and named in the job's JSON;
+// links and files that are not regular are refused there, not followed or waited on.
+TEST_F(HttpServerTest, ServesTheNewestGeneratedGridAndNamesItInTheJobsJson) {
+  const std::string id = RunAJob("generated");
+  const std::string route = "/api/jobs/" + id + "/generated.png";
+  EXPECT_TRUE(GetJson("/api/jobs/" + id)["generated_grid"].is_null());
+  EXPECT_EQ(http_->Get(route.c_str(), Bearer())->status, 404);
+
+  fs::create_directories(run_ + "/generate-older");
+  std::ofstream(run_ + "/generate-older/grid.png") << kPng << "older samples";
+  fs::last_write_time(run_ + "/generate-older", fs::file_time_type::clock::now() - std::chrono::hours(2));
+  fs::create_directories(run_ + "/generate-job-2");
+  std::ofstream(run_ + "/generate-job-2/grid.png") << kPng << "the samples";
+  fs::last_write_time(run_ + "/generate-job-2", fs::file_time_type::clock::now() - std::chrono::hours(1));
+  EXPECT_EQ(GetJson("/api/jobs/" + id)["generated_grid"], "generate-job-2");
+  httplib::Result grid = http_->Get(route.c_str(), Bearer());
+  ASSERT_TRUE(grid);
+  ASSERT_EQ(grid->status, 200) << grid->body;
+  EXPECT_EQ(grid->get_header_value("Content-Type"), "image/png");
+  EXPECT_EQ(grid->get_header_value("X-Gantry-Generated"), "generate-job-2");
+  EXPECT_EQ(grid->get_header_value("Cache-Control"), "no-store");
+  EXPECT_EQ(grid->body, std::string(kPng) + "the samples");
+  EXPECT_EQ(http_->Get(("/api/jobs/" + id + "/generated.png?f=generate-job-2").c_str(), Bearer())->body, grid->body)
+      << "the dashboard's cache-busting query changes nothing";
+  EXPECT_EQ(http_->Get(route.c_str())->status, 401) << "the token rules hold for the grid too";
+
+  // Newer than both: a grid that is a link to a file outside, then a generate folder that
+  // is a link to a folder outside, then a FIFO as the grid. Each is refused (404 naming
+  // why), never served, and the JSON names no grid rather than an older one.
+  std::ofstream(dir_ + "/runs/outside.png") << kPng << "SECRET";
+  fs::create_directories(dir_ + "/runs/outside-folder");
+  std::ofstream(dir_ + "/runs/outside-folder/grid.png") << kPng << "SECRET";
+  fs::create_directories(run_ + "/generate-link");
+  fs::create_symlink(dir_ + "/runs/outside.png", run_ + "/generate-link/grid.png");
+  fs::create_directory_symlink(dir_ + "/runs/outside-folder", run_ + "/generate-linked-folder");
+  fs::create_directories(run_ + "/generate-fifo");
+  ASSERT_EQ(mkfifo((run_ + "/generate-fifo/grid.png").c_str(), 0600), 0);
+  for (const char* planted : {"generate-link", "generate-linked-folder", "generate-fifo"}) {
+    SCOPED_TRACE(planted);
+    for (const char* other : {"generate-link", "generate-linked-folder", "generate-fifo"}) {
+      if (std::string(other) != planted) {
+        fs::last_write_time(run_ + "/" + other, fs::file_time_type::clock::now() - std::chrono::hours(3));
+      }
+    }
+    fs::last_write_time(fs::canonical(run_ + "/" + planted), fs::file_time_type::clock::now());
+    const auto start = std::chrono::steady_clock::now();
+    httplib::Result refused = http_->Get(route.c_str(), Bearer());
+    ASSERT_TRUE(refused);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3)) << "a FIFO is not waited on";
+    EXPECT_EQ(refused->status, 404);
+    EXPECT_THAT(refused->body, ::testing::Not(HasSubstr("SECRET")));
+    EXPECT_THAT(refused->body, std::string(planted) == "generate-fifo" ? HasSubstr("not a regular file")
+                                                                        : HasSubstr("symbolic link"));
+    EXPECT_TRUE(GetJson("/api/jobs/" + id)["generated_grid"].is_null());
+  }
 }
 
 TEST(HttpListen, IsCheckedLikeListen) {

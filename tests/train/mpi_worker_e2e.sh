@@ -39,9 +39,9 @@ case $scenario in
     grep -q '"world_size": 2' "$out/run.json" || fail "run.json lacks world_size 2"
     ;;
   straggler)
-    # Rank 1 takes 3x its compute time: flagged within a 5-step window, and the shares
-    # move towards rank 0 at the epoch boundary.
-    run --limit-images 1280 --batch-size 64 --epochs 2 --debug-slow-rank 1 --debug-slow-factor 3 \
+    # Rank 1 takes 3x its compute time: flagged within a 5-step window (an epoch is 10
+    # steps), and the shares move towards rank 0 at the epoch boundary.
+    run --limit-images 640 --batch-size 64 --epochs 2 --debug-slow-rank 1 --debug-slow-factor 3 \
         --straggler-window 5 --rebalance || fail "exit code $?"
     grep -q "straggler: rank 1" "$log" || fail "no straggler log line for rank 1"
     grep -qE "^64,1,[0-9]+,1," "$out/stragglers.csv" || fail "stragglers.csv has no row for rank 1"

@@ -1,5 +1,6 @@
 // End-to-end: runs the gantry-worker binary on a tiny synthetic IDX dataset and checks
 // the run folder, then checks that bad input fails with exit code 2 and a clear message.
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -244,12 +245,12 @@ void ExpectTimeToTarget(const std::string& common) {
   const std::string filed = FreshRunDir("target_run_file");
   r = RunWorker(sweep + "--config " + yaml + " --out " + filed);
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_THAT(ReadAll(filed + "/timing.md"),
+  EXPECT_THAT(ReadCliFile(filed + "/timing.md"),
               HasSubstr("- global batch 16: 0.0002 (sqrt scaling of 0.0001 from batch 4), warm-up over 3 steps "
                         "from 50 %"));
-  EXPECT_THAT(ReadAll(filed + "/timing.md"), HasSubstr("| 16 | epoch 1 (by) | "));
-  EXPECT_THAT(ReadAll(filed + "/epochs.csv"), Not(HasSubstr("\n16,2,")));  // stopped at the target
-  const nlohmann::json manifest = nlohmann::json::parse(ReadAll(filed + "/run.json"));
+  EXPECT_THAT(ReadCliFile(filed + "/timing.md"), HasSubstr("| 16 | epoch 1 (by) | "));
+  EXPECT_THAT(ReadCliFile(filed + "/epochs.csv"), Not(HasSubstr("\n16,2,")));  // stopped at the target
+  const nlohmann::json manifest = nlohmann::json::parse(ReadCliFile(filed + "/run.json"));
   EXPECT_EQ(manifest["config"]["learning_rate"]["scaling"], "sqrt");
   EXPECT_EQ(manifest["config"]["learning_rate"]["warmup_steps"], 3);
   EXPECT_EQ(manifest["config"]["quality_target"]["stop"], true);
@@ -412,6 +413,69 @@ TEST(WorkerCli, OrdinaryMistakesExitTwoNamingTheCause) {
   EXPECT_THAT(r.output, HasSubstr("--coordinator 127.0.0.1:99999: port 99999 is out of range"));
 }
 
+// Issue 29: numbers out of range, empty paths, a run folder's entries that are not what
+// their names say, and CLI11's own parse errors: each exits 2 naming the thing (never 134,
+// 139, 105 or a default run), and nothing of the user's is touched.
+TEST(WorkerCli, HardenedRefusalsExitTwoNamingTheThing) {
+  const std::string data = MakeTinyMnist("hardened", 20);
+  const std::string base = "train --dataset mnist --data-dir " + data + " --max-steps 1 ";
+  const std::string train = base + "--batch-size 10 ";
+  Result r = RunWorker(train + "--straggler-window 2147483648 --out " + FreshRunDir("window"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--straggler-window: bad value '2147483648' (an integer in [1, 10000])"));
+  r = RunWorker(train + "--straggler-window 2147483647 --out " + FreshRunDir("window2"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--straggler-window: bad value '2147483647'"));
+  // A run too large for the machine is refused by the estimate, before anything is allocated.
+  r = RunWorker(base + "--batch-size 16777216 --out " + FreshRunDir("huge"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--batch-size 16777216 on 1 rank needs about"));
+  EXPECT_FALSE(fs::exists(FreshRunDir("huge")));
+
+  // --config '' and --resume '' are mistakes, not "no run file".
+  r = RunWorker("train --config '' --out " + FreshRunDir("empty_config"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--config '': give the path of a YAML or JSON run file"));
+  r = RunWorker("train --resume ''");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--resume '': give the folder of the run to continue"));
+
+  // A new run is not written into someone's folder; the file stays as it was.
+  const std::string users = FreshRunDir("users");
+  fs::create_directories(users);
+  std::ofstream(users + "/thesis.tex") << "mine";
+  r = RunWorker(train + "--out " + users);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(users + ": holds thesis.tex, which is not a run's file"));
+  EXPECT_EQ(ReadCliFile(users + "/thesis.tex"), "mine");
+
+  // A folder named log.txt aborted train; now it is refused by name, as is a FIFO.
+  const std::string run = FreshRunDir("log_dir");
+  ASSERT_EQ(RunWorker(train + "--out " + run).exit_code, 0);
+  fs::rename(run + "/log.txt", run + "/log.was");
+  fs::create_directories(run + "/log.txt");
+  r = RunWorker("train --resume " + run);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(run + "/log.txt: is a folder, but a run writes its log.txt there as a file"));
+  fs::remove(run + "/log.txt");
+  ASSERT_EQ(::mkfifo((run + "/log.txt").c_str(), 0600), 0);
+  r = RunWorker("train --resume " + run);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(run + "/log.txt: is not a file"));
+
+  // CLI11's own errors (a value that is not a number, an unknown flag) exit 2 in every
+  // subcommand, not 105, 106 or 109.
+  for (const char* args : {"make-flow --out /tmp/x --nx abc", "rollout --run x --case y --steps abc",
+                           "serve --max-jobs 1.5", "generate --run x --out y --count 1e400", "export --bogus",
+                           "train --epochs 3 --epochs", "inspect-checkpoint", "no-such-subcommand"}) {
+    r = RunWorker(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+  }
+  r = RunWorker("rollout --run x --case y --steps abc");
+  EXPECT_THAT(r.output, HasSubstr("--steps: bad value 'abc' (an integer in [1, 1000000])"));
+  EXPECT_THAT(r.output, Not(HasSubstr("1.79769e+308")));
+}
+
 TEST(WorkerCli, ALimitAboveTheDatasetIsSaid) {
   const std::string data = MakeTinyMnist("limit", 20);
   const Result r = RunWorker("train --dataset mnist --data-dir " + data + " --batch-size 10 --max-steps 1 "
@@ -491,11 +555,12 @@ TEST(WorkerCli, ResumeRefusesWhatItCannotContinue) {
   const std::string blocked = FreshRunDir("blocked_checkpoints");
   fs::create_directories(blocked);
   std::ofstream(blocked + "/checkpoints") << "a file where the checkpoint folder goes";
+  // Refused before the run starts (not at its first checkpoint), and the file stays.
   r = RunWorker(train + "--out " + blocked);
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.output, HasSubstr("checkpoint at step 2: " + blocked + "/checkpoints: cannot create the checkpoint "
-                                  "folder"));
-  EXPECT_THAT(r.output, HasSubstr("the run stops here, the earlier checkpoints are intact"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(blocked + "/checkpoints: is not a folder, but a run writes its checkpoints there "
+                                  "as a folder; move it away, or choose another --out"));
+  EXPECT_EQ(ReadCliFile(blocked + "/checkpoints"), "a file where the checkpoint folder goes");
 
   r = RunWorker("--help");
   EXPECT_THAT(r.output, HasSubstr("inspect-checkpoint"));

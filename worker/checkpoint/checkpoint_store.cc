@@ -1,6 +1,10 @@
 #include "worker/checkpoint/checkpoint_store.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
 
 #include <algorithm>
 #include <filesystem>
@@ -33,6 +37,19 @@ std::pair<int64_t, int64_t> SizeAndTime(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return {-1, -1};
   return {st.st_size, int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+// Renames the regular file `path` to the first free PATH.not-this-run[.N] (renameat2
+// with RENAME_NOREPLACE: nothing that appears meanwhile is replaced); returns the new name.
+absl::StatusOr<std::string> MoveAside(const std::string& path) {
+  constexpr int kMaxTries = 1000;
+  for (int n = 0; n < kMaxTries; ++n) {
+    const std::string aside = n == 0 ? path + ".not-this-run" : absl::StrCat(path, ".not-this-run.", n);
+    if (::renameat2(AT_FDCWD, path.c_str(), AT_FDCWD, aside.c_str(), RENAME_NOREPLACE) == 0) return aside;
+    if (errno != EEXIST) return FileError(path, "cannot rename it aside", errno);
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat(path, ": ", kMaxTries, " files named ", path, ".not-this-run.* already: clean them up"));
 }
 
 }  // namespace
@@ -69,8 +86,17 @@ absl::Status CheckpointStore::Save(int64_t step, std::span<const uint8_t> bytes,
     RETURN_IF_ERROR(CreateFileAtomically(path, {contents}));
   } else if (const absl::Status own = IsThisRunsCheckpoint({step, path}, run); own.ok()) {
     RETURN_IF_ERROR(WriteFileAtomically(path, {contents}));  // this run's own state of that step
+  } else if (S_ISREG(st.st_mode)) {
+    // Someone else's file (another model's checkpoint, a damaged copy): kept under
+    // another name, so the run goes on and nothing is lost.
+    ASSIGN_OR_RETURN(const std::string aside, MoveAside(path));
+    verdicts_.erase(path);
+    spdlog::warn("{}: not a usable checkpoint of this run ({}); renamed to {} and kept, so this run can save its "
+                 "checkpoint of step {}",
+                 path, std::string(own.message()), aside, step);
+    RETURN_IF_ERROR(CreateFileAtomically(path, {contents}));
   } else {
-    // Someone else's file (another model's checkpoint, a damaged copy, a folder): it stays.
+    // A folder, a link, a FIFO: it stays where it is, and this save fails naming it.
     return absl::FailedPreconditionError(absl::StrCat(
         path, ": holds something that is not a checkpoint of this run (", own.message(),
         "); it is left in place, so this run cannot save its checkpoint of step ", step,

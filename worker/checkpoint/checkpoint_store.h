@@ -63,9 +63,11 @@ class CheckpointStore {
   // Writes `bytes` (a checkpoint of `run` at `step`) as the checkpoint of `step`, then
   // deletes the usable checkpoints of `run` older than the newest `keep` (>= 1), as
   // above. A file already under that name is replaced only when it is a usable checkpoint
-  // of `run` (its own state of that step); anything else there (another model's
-  // checkpoint, a damaged file, a folder) is left in place and the save fails naming it
-  // (FAILED_PRECONDITION). A delete that fails is only logged.
+  // of `run` (its own state of that step). A regular file that is not (another model's
+  // checkpoint, a damaged copy) is renamed aside to NAME.not-this-run (then
+  // .not-this-run.1, ...; never over an existing file), logged, and kept byte for byte;
+  // anything else there (a folder, a link, a FIFO) is left in place and the save fails
+  // naming it (FAILED_PRECONDITION). A delete that fails is only logged.
   absl::Status Save(int64_t step, std::span<const uint8_t> bytes, int64_t keep, const CheckpointExpectations& run);
 
   // The checkpoint at `step` is the one the run resumed from: pruning keeps it until
