@@ -27,11 +27,16 @@ std::string SignalName(int signal) {
   return absl::StrCat("signal ", signal);
 }
 
+// The job's --comm-timeout (the default when its spec does not resolve).
+double CommTimeoutSeconds(const v1::Job& job) {
+  const absl::StatusOr<TrainConfig> config = ResolveTrainConfig(RunSpecToSettings(job.spec()));
+  return config.ok() ? config->comm_timeout_seconds : TrainConfig{}.comm_timeout_seconds;
+}
+
 // The other ranks wait for rank 0's plan in a collective bounded by the job's
 // --comm-timeout: rank 0 waits for the coordinator's plan a quarter of that at most.
 double PlanWaitSeconds(const v1::Job& job, double configured) {
-  const absl::StatusOr<TrainConfig> config = ResolveTrainConfig(RunSpecToSettings(job.spec()));
-  return config.ok() ? std::min(configured, config->comm_timeout_seconds / 4) : configured;
+  return std::min(configured, CommTimeoutSeconds(job) / 4);
 }
 
 // Sleeps up to `seconds`, in slices, until a stop signal comes.
@@ -122,7 +127,14 @@ ServeEnd ServeLoop::Run() {
       return kOutOfStep;
     }
     if (command->kind == PoolCommand::kStop) return Stop(*command);
-    if (command->kind == PoolCommand::kRunJob) RunJob(command->job);
+    round.timeout_seconds = round_timeout_seconds();
+    if (command->kind == PoolCommand::kRunJob) {
+      RunJob(command->job);
+      // After the job's last collective rank 0 still writes the run folder's last files
+      // (the final checkpoint, plots, timing; tens of seconds under emulation) while the
+      // others already wait here: the round after a job also allows its --comm-timeout.
+      round.timeout_seconds += CommTimeoutSeconds(command->job.job());
+    }
     if (out_of_step_) return kOutOfStep;
   }
 }

@@ -33,22 +33,28 @@ nlohmann::ordered_json LossScaleJson(const LossScaleConfig& ls) {
   return j;
 }
 
-}  // namespace
+// The debug switches a run was started with (only those given).
+void AddDebugSettings(const TrainConfig& c, nlohmann::ordered_json& cfg) {
+  if (c.mixed.inject_inf.active()) {
+    const InjectInf& inject = c.mixed.inject_inf;
+    cfg["debug_inject_inf"] = {{"step", inject.step},
+                               {"rank", inject.rank},
+                               {"network", inject.g && inject.d ? "both" : inject.g ? "g" : "d"}};
+  }
+  if (c.debug_slow_rank >= 0) {
+    cfg["debug_slow"] = {{"rank", c.debug_slow_rank}, {"ms", c.debug_slow_ms}, {"factor", c.debug_slow_factor}};
+  }
+}
 
-std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, const std::string& data_dir,
-                            int64_t train_images,
-                            const std::string& backend, const std::string& product_path, int world_size,
-                            const std::string& transport) {
-  nlohmann::ordered_json j;
-  j["gantry_version"] = GANTRY_VERSION;
-  j["started_utc"] = UtcNow();
-  j["host"] = ThisHostName();
-  j["compiler"] = absl::StrFormat("g++ %d.%d.%d", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
-  j["backend"] = backend;
-  j["products"] = product_path;
-  j["device"] = c.device;
-  j["world_size"] = world_size;
-  j["transport"] = transport;
+nlohmann::ordered_json Pix2pixJson(const Pix2pixConfig& p) {
+  return {{"image_size", p.image_size}, {"ngf", p.ngf},
+          {"ndf", p.ndf},               {"norm", p.norm == NormKind::kInstance ? "instance" : "batch"},
+          {"l1_weight", Shortest(p.l1_weight)}, {"horizon", p.horizon},
+          {"predict", NextFramePredictionName(p.predict)}, {"input_noise", Shortest(p.input_noise)}};
+}
+
+// run.json's "config": the resolved values the run was built from.
+nlohmann::ordered_json ConfigJson(const TrainConfig& c, const std::string& data_dir, int64_t train_images) {
   nlohmann::ordered_json cfg;
   cfg["model"] = c.model;
   cfg["dataset"] = c.dataset;
@@ -87,30 +93,39 @@ std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, c
   cfg["precision"] = PrecisionName(c.mixed.precision);
   cfg["loss_scale"] = LossScaleJson(c.mixed.loss_scale);
   cfg["allreduce_dtype"] = WireDtypeName(c.mixed.allreduce_dtype);
-  if (c.mixed.inject_inf.active()) {
-    const InjectInf& inject = c.mixed.inject_inf;
-    cfg["debug_inject_inf"] = {{"step", inject.step},
-                               {"rank", inject.rank},
-                               {"network", inject.g && inject.d ? "both" : inject.g ? "g" : "d"}};
-  }
-  if (c.debug_slow_rank >= 0) {
-    cfg["debug_slow"] = {{"rank", c.debug_slow_rank}, {"ms", c.debug_slow_ms}, {"factor", c.debug_slow_factor}};
-  }
-  if (c.model == "pix2pix") {
-    const Pix2pixConfig& p = c.pix2pix;
-    cfg["pix2pix"] = {{"image_size", p.image_size}, {"ngf", p.ngf},
-                      {"ndf", p.ndf},               {"norm", p.norm == NormKind::kInstance ? "instance" : "batch"},
-                      {"l1_weight", Shortest(p.l1_weight)}, {"horizon", p.horizon},
-                      {"predict", NextFramePredictionName(p.predict)}, {"input_noise", Shortest(p.input_noise)}};
-  }
-  j["config"] = cfg;
-  // --predict is recorded even when it was left at its default, so a later change of the
-  // default cannot change what resuming or rolling out this run builds.
+  AddDebugSettings(c, cfg);
+  if (c.model == "pix2pix") cfg["pix2pix"] = Pix2pixJson(c.pix2pix);
+  return cfg;
+}
+
+// run.json's "settings": what was given, plus the settings whose defaults may change
+// (--predict, --lr-scaling), so a later change of a default cannot change what resuming
+// or rolling out this run builds.
+RawSettings RecordedSettings(const TrainConfig& c, const RawSettings& settings) {
   RawSettings recorded = settings;
   if (c.model == "pix2pix") recorded.try_emplace("predict", NextFramePredictionName(c.pix2pix.predict));
-  // Likewise the learning-rate scaling: its default may change as measurements come in.
   recorded.try_emplace("lr-scaling", LrScalingName(c.rate_rule.scaling));
-  j["settings"] = recorded;
+  return recorded;
+}
+
+}  // namespace
+
+std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, const std::string& data_dir,
+                            int64_t train_images,
+                            const std::string& backend, const std::string& product_path, int world_size,
+                            const std::string& transport) {
+  nlohmann::ordered_json j;
+  j["gantry_version"] = GANTRY_VERSION;
+  j["started_utc"] = UtcNow();
+  j["host"] = ThisHostName();
+  j["compiler"] = absl::StrFormat("g++ %d.%d.%d", __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__);
+  j["backend"] = backend;
+  j["products"] = product_path;
+  j["device"] = c.device;
+  j["world_size"] = world_size;
+  j["transport"] = transport;
+  j["config"] = ConfigJson(c, data_dir, train_images);
+  j["settings"] = RecordedSettings(c, settings);
   return j.dump(2) + "\n";
 }
 
