@@ -6,8 +6,8 @@
 #      time), not one process per TEST as ctest runs them natively: under emulation a process
 #      start costs seconds (loading oneDNN, gRPC and the rest), which was most of this stage;
 #   2. an arm64 pool (gantry-worker serve, 2 ranks under the host's mpirun, Open MPI 4.1 as
-#      in the root) taking a 20-step DCGAN job from gantry-coordinator and training it: the
-#      run folder must hold one epoch of 20 steps on 2 ranks with finite losses, run.json
+#      in the root) taking a 10-step DCGAN job from gantry-coordinator and training it: the
+#      run folder must hold one epoch of 10 steps on 2 ranks with finite losses, run.json
 #      and a sample grid, and the coordinator's report must equal its epochs.csv.
 # What it proves is that the arm64 build compiles, links, and computes and communicates
 # correctly; speed under emulation means nothing (docs/hardware.md, "arm64").
@@ -90,14 +90,14 @@ command -v mpirun >/dev/null || fail "no mpirun on the host (openmpi-bin) for th
 # qemu-user does not emulate (ENOSYS): copy through the shared segment instead. (Over TCP
 # a plain run passed, but a pool's all-reduce hung on both ranks.)
 mpi_transport=(--mca btl self,vader --mca btl_vader_single_copy_mechanism none)
-# The run folder $out: one epoch of 20 steps on 2 ranks with finite losses, run.json
+# The run folder $out: one epoch of 10 steps on 2 ranks with finite losses, run.json
 # and a sample grid.
 source "$(dirname "$0")/../tests/testing/num_check.sh"
 column() { awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i } NR == 2 { print $c }' \
              "$out/epochs.csv"; }
 check_run_folder() {
   [[ $(tail -n +2 "$out/epochs.csv" | wc -l) == 1 ]] || fail "$out/epochs.csv should hold one epoch"
-  [[ $(column steps) == 20 ]] || fail "$out: the epoch ran $(column steps) steps, not 20"
+  [[ $(column steps) == 10 ]] || fail "$out: the epoch ran $(column steps) steps, not 10"
   [[ $(column world_size) == 2 ]] || fail "$out/epochs.csv says world_size $(column world_size), not 2"
   local loss
   for loss in d_loss g_loss; do  # finite and positive (BCE): NaN, inf or 0 mean broken arithmetic
@@ -108,7 +108,7 @@ check_run_folder() {
 }
 
 # An arm64 worker group joins a coordinator like any other, and trains: `gantry-worker
-# serve` on 2 arm64 ranks (80 images in global batches of 4, 2 per rank: one epoch of 20
+# serve` on 2 arm64 ranks (40 images in global batches of 4, 2 per rank: one epoch of 10
 # steps; a step takes seconds under emulation) registers with gantry-coordinator (the host's amd64 build in
 # GANTRY_HOST_BUILD, default build/, where it is there; else the arm64 one through qemu
 # too), takes the job the gantry CLI submits, trains it and reports its epoch row back.
@@ -134,7 +134,7 @@ timeout 900 mpirun --allow-run-as-root --oversubscribe -np 2 "${mpi_transport[@]
   "$build/bin/gantry-worker" serve --coordinator "$GANTRY_COORDINATOR" --runs-dir "$pool/runs" --name arm64-pool \
   --max-jobs 1 >"$pool/workers.log" 2>&1 &
 pool_pid=$!
-"${cli[@]}" submit --dataset "$dataset" --data-dir "$data_dir" --limit-images 80 --batch-size 4 --epochs 1 \
+"${cli[@]}" submit --dataset "$dataset" --data-dir "$data_dir" --limit-images 40 --batch-size 4 --epochs 1 \
   --world-size 2 >"$pool/submit.log" 2>&1 || { cat "$pool/submit.log"; fail "gantry submit failed"; }
 job=$(grep -o 'job-[0-9]*' "$pool/submit.log" | head -1)
 timeout 900 "${cli[@]}" watch "$job" >"$pool/watch.log" 2>&1 &
@@ -164,7 +164,7 @@ out=$pool/runs/$job
 check_run_folder
 wait "$pool_pid" || fail "the arm64 pool exited $? after its one job (--max-jobs 1)"
 pool_pid=
-echo "test_arm64: pool run: $job trained on arm64-pool, 20 steps, reported back to the $plane coordinator"
+echo "test_arm64: pool run: $job trained on arm64-pool, 10 steps, reported back to the $plane coordinator"
 stop
 trap - EXIT
 rm -rf "$work"
