@@ -83,7 +83,7 @@ absl::StatusOr<std::string> CheckpointSummaryJson(const std::string& path) {
   }
   j["section_crc32"] = crcs;
   j["state_crc32"] = absl::StrFormat("%08x", Crc32(state_crcs.bytes()));
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace gantry

@@ -126,7 +126,7 @@ std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, c
   j["transport"] = transport;
   j["config"] = ConfigJson(c, data_dir, train_images);
   j["settings"] = RecordedSettings(c, settings);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace gantry

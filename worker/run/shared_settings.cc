@@ -18,7 +18,7 @@ absl::StatusOr<SharedSettings> ShareSettings(Communicator& comm, const absl::Sta
     } else {
       j["error"] = std::string(mine.status().message());
     }
-    payload = j.dump();
+    payload = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // a message may quote bytes of a damaged file
   }
   RETURN_IF_ERROR(BroadcastString(comm, payload, 0, options));
   const nlohmann::json j = nlohmann::json::parse(payload);
