@@ -24,6 +24,14 @@ nlohmann::json JsonOf(const CommandResult& r) {
   return r.exit_code == 0 ? nlohmann::json::parse(r.output) : nlohmann::json();
 }
 
+// Submits the 2-rank training run a generate samples; returns its id.
+std::string SubmitTrainingRun(int port, const testing::Folders& s) {
+  return JsonOf(RunCommand(Gantry(port, "--json submit --dataset mnist --data-dir " + s.data +
+                                            " --batch-size 8 --epochs 1 --world-size 2"),
+                           30, false))["id"]
+      .get<std::string>();
+}
+
 // Runs the job the group acquires to SUCCEEDED, reporting `run_folder` as its checkpoint.
 void FinishWithACheckpoint(testing::FakeWorkerGroup& group, const std::string& run_folder) {
   ASSERT_TRUE(group.AcquireJob(20));
@@ -40,9 +48,7 @@ TEST(GenerateEndToEnd, TheCliQueuesAGenerateOfAFinishedRunAndTheGroupGetsItsFlag
   testing::CoordinatorProcess coordinator(s.dir, s.dir + "/gantry.db", s.root);
   ASSERT_TRUE(coordinator.started());
   const int port = coordinator.port();
-  const std::string train = JsonOf(RunCommand(
-      Gantry(port, "--json submit --dataset mnist --data-dir " + s.data + " --batch-size 8 --epochs 1 --world-size 2"),
-      30, false))["id"].get<std::string>();
+  const std::string train = SubmitTrainingRun(port, s);
 
   // Not finished yet: the state forbids it (6), naming the state.
   CommandResult early = RunCommand(Gantry(port, "generate " + train + " --count 16"), 30);
@@ -107,9 +113,7 @@ TEST(GenerateEndToEnd, BadFlagsExitTwoNamingTheFieldAndQueueNothing) {
   testing::CoordinatorProcess coordinator(s.dir, s.dir + "/gantry.db", s.root);
   ASSERT_TRUE(coordinator.started());
   const int port = coordinator.port();
-  const std::string train = JsonOf(RunCommand(
-      Gantry(port, "--json submit --dataset mnist --data-dir " + s.data + " --batch-size 8 --epochs 1 --world-size 2"),
-      30, false))["id"].get<std::string>();
+  const std::string train = SubmitTrainingRun(port, s);
   testing::FakeWorkerGroup group(coordinator.address(), 2);
   ASSERT_TRUE(group.Register().ok());
   FinishWithACheckpoint(group, "/runs/" + train);
