@@ -33,7 +33,13 @@ if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DGANTRY_BUILD_TESTS="$tests" -DGANTRY_BUILD_BENCHMARKS="$benchmarks" \
+# Ninja when installed (scripts/install_deps.sh does), for a new build folder: it starts a
+# target's compiles as soon as the headers they include exist, where make waits for every
+# library the target links, so both cores stay busy. A folder already configured keeps
+# its generator (CMake refuses to change it).
+generator=()
+if [[ ! -e $dir/CMakeCache.txt ]] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
+cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DGANTRY_BUILD_TESTS="$tests" -DGANTRY_BUILD_BENCHMARKS="$benchmarks" \
   -DGANTRY_UNITY_BUILD="$unity" \
   "${launcher[@]}" "${cmake_args[@]}"
 cmake --build "$dir" -j"${GANTRY_JOBS:-2}"

@@ -54,7 +54,9 @@ if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-cmake -S . -B "$build" -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake" -DCMAKE_BUILD_TYPE=Release \
+generator=()  # Ninja for a new folder, as scripts/build.sh says why
+if [[ ! -e $build/CMakeCache.txt ]] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
+cmake -S . -B "$build" "${generator[@]}" -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/aarch64-linux-gnu.cmake" -DCMAKE_BUILD_TYPE=Release \
   "${launcher[@]}" \
   -DGANTRY_CUDA=OFF -DGANTRY_NATIVE=OFF -DGANTRY_BUILD_BENCHMARKS=OFF -DGANTRY_UNITY_BUILD=ON || exit 1
 cmake --build "$build" -j"${GANTRY_JOBS:-2}" --target "${targets[@]}" || exit 1

@@ -13,6 +13,14 @@
 #                  builds) and its tests, so a worker dependency creeping in fails here
 #   arm64          scripts/test_arm64.sh: the cross build and its tests under qemu
 #   asan, tsan     scripts/sanitizers.sh asan|tsan: a test subset under ASan+UBSan and TSan
+# The builds of the later stages (control plane, arm64, ASan, TSan) run in the background
+# at idle priority (SCHED_IDLE, else nice 19), one after another once the build stage has
+# passed (the arm64 library root, a download mostly, already while it runs): they take
+# only the CPU the suite's tests leave unused (tests wait on processes, sockets and MPI
+# start-up much of the time). A later stage first waits for its own background build
+# (which then has the machine to itself), then runs its script as usual: the build step
+# there finds nothing left to do, or, if the background build failed, redoes it and
+# shows the error. Their log: build/prebuild.log.
 # A stage that cannot run here (arm64 when the Debian mirror is unreachable) is reported
 # SKIPPED with the reason, loudly, and does not fail the run; every other failure does,
 # after the remaining stages have run. The current stage is written to
@@ -61,6 +69,74 @@ left_out() {  # left_out NAME WHY
   summary+=("$(printf '%-14s SKIPPED  %4s    (%s)' "$1" - "$2")")
 }
 
+# The background builds (see the header): one after another, each leaving
+# build/prebuild/NAME (its exit status and seconds) when done.
+prebuild_pid=
+prebuild_names=()
+prebuild_one() {  # prebuild_one NAME COMMAND...
+  local name=$1 t0=$SECONDS status
+  shift
+  echo "==== prebuild $name: $*"
+  "$@"
+  status=$?
+  echo "$status $((SECONDS - t0))" > "build/prebuild/$name"
+  echo "==== prebuild $name: exit $status after $((SECONDS - t0)) s"
+}
+start_prebuilds() {
+  ((${#prebuild_names[@]})) || return 0
+  rm -rf build/prebuild && mkdir -p build/prebuild
+  local idle=(nice -n 19)
+  chrt --idle 0 true 2>/dev/null && idle=(chrt --idle 0 nice -n 19)
+  set -m  # its own process group, killed as one when test.sh ends
+  (
+    # The arm64 library root (a download, mostly) while the main build compiles; the
+    # builds once it has passed (build/prebuild/build holds its exit status).
+    if [[ " ${prebuild_names[*]} " == *" arm64 "* ]]; then
+      prebuild_one arm64-root "${idle[@]}" bash scripts/arm64_root.sh
+    fi
+    until [[ -e build/prebuild/build ]]; do sleep 2; done
+    [[ $(cat build/prebuild/build) == 0 ]] || exit 0
+    for name in "${prebuild_names[@]}"; do
+      case $name in
+        control-plane) prebuild_one "$name" "${idle[@]}" bash scripts/build.sh --tests --dir build-control-plane -DGANTRY_WORKER=OFF ;;
+        arm64) prebuild_one "$name" "${idle[@]}" bash scripts/test_arm64.sh --build-only ;;
+        asan | tsan) prebuild_one "$name" "${idle[@]}" bash scripts/sanitizers.sh "$name" --build-only ;;
+      esac
+    done
+  ) > build/prebuild.log 2>&1 < /dev/null &
+  prebuild_pid=$!
+  set +m
+  echo "==== test.sh: building ${prebuild_names[*]} in the background at idle priority (log: build/prebuild.log)"
+}
+stop_prebuilds() {
+  [[ -n $prebuild_pid ]] && kill -- -"$prebuild_pid" 2>/dev/null
+  prebuild_pid=
+}
+trap stop_prebuilds EXIT
+trap 'stop_prebuilds; exit 143' TERM INT
+# await_prebuild NAME: returns when NAME's background build has ended (or there is none).
+await_prebuild() {
+  local name=$1 t0=$SECONDS
+  [[ -n $prebuild_pid && " ${prebuild_names[*]} " == *" $name "* ]] || return 0
+  [[ -e build/prebuild/$name ]] || echo "==== test.sh: waiting for the background build of $name"
+  while [[ ! -e build/prebuild/$name ]] && kill -0 "$prebuild_pid" 2>/dev/null; do sleep 2; done
+  echo "==== test.sh: background build of $name: $(prebuild_said "$name") (waited $((SECONDS - t0)) s)"
+}
+after_prebuild() {  # after_prebuild NAME COMMAND...: COMMAND once NAME's background build has ended
+  await_prebuild "$1"
+  shift
+  "$@"
+}
+prebuild_said() {  # what build/prebuild/NAME says, in words
+  local status seconds
+  read -r status seconds < "build/prebuild/$1" 2>/dev/null || { echo "did not finish"; return; }
+  case $status in
+    0) echo "done in $seconds s" ;;
+    77) echo "skipped after $seconds s" ;;
+    *) echo "failed (exit $status) after $seconds s; the stage builds again and shows why" ;;
+  esac
+}
+
 deps() {
   GANTRY_WITH_ARM64=$((quick ? 0 : ${GANTRY_ARM64:-1})) GANTRY_WITH_BROWSER=1 GANTRY_WITH_TORCH=1 \
     bash scripts/install_deps.sh
@@ -69,15 +145,24 @@ deps() {
 suite() { ctest --test-dir build --output-on-failure --no-tests=error -j2 --timeout 600; }
 
 control_plane() {
+  await_prebuild control-plane
   bash scripts/build.sh --tests --dir build-control-plane -DGANTRY_WORKER=OFF \
     && ctest --test-dir build-control-plane --output-on-failure --no-tests=error -j2 --timeout 600
 }
 
 run_stage deps deps || true
+if ((!quick)); then
+  prebuild_names=(control-plane)
+  [[ ${GANTRY_ARM64:-1} != 0 ]] && prebuild_names+=(arm64)
+  [[ ${GANTRY_SANITIZERS:-1} != 0 ]] && prebuild_names+=(asan tsan)
+  start_prebuilds
+fi
 run_stage build bash scripts/build.sh --tests -DGANTRY_REQUIRE_TORCH=ON
 if [[ ${summary[-1]} == *FAIL* ]]; then
+  [[ -n $prebuild_pid ]] && echo 1 > build/prebuild/build
   left_out suite "the build failed"
 else
+  [[ -n $prebuild_pid ]] && echo 0 > build/prebuild/build
   run_stage suite suite
 fi
 if ((quick)); then
@@ -87,13 +172,13 @@ if ((quick)); then
 else
   run_stage control-plane control_plane
   if [[ ${GANTRY_ARM64:-1} != 0 ]]; then
-    run_stage arm64 bash scripts/test_arm64.sh
+    run_stage arm64 after_prebuild arm64 bash scripts/test_arm64.sh
   else
     left_out arm64 "GANTRY_ARM64=0"
   fi
   if [[ ${GANTRY_SANITIZERS:-1} != 0 ]]; then
-    run_stage asan bash scripts/sanitizers.sh asan
-    run_stage tsan bash scripts/sanitizers.sh tsan
+    run_stage asan after_prebuild asan bash scripts/sanitizers.sh asan
+    run_stage tsan after_prebuild tsan bash scripts/sanitizers.sh tsan
   else
     left_out sanitizers "GANTRY_SANITIZERS=0"
   fi
@@ -103,6 +188,9 @@ rm -f build/test-stage
 echo
 echo "==== test.sh summary ($((SECONDS - started)) s in all)"
 printf '%s\n' "${summary[@]}"
+for name in "${prebuild_names[@]}"; do
+  printf '  background build of %s: %s\n' "$name" "$(prebuild_said "$name")"
+done
 if ((failed)); then
   echo "==== test.sh: FAILED"
   exit 1

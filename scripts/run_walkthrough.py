@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Runs a documentation page's walkthrough as written: its ```sh blocks in one bash
+session and its ```python blocks in one Python interpreter, in the page's order, from
+the repository root, printing each block's output under its line number.
+
+    python3 scripts/run_walkthrough.py docs/python.md [--python /tmp/gantry-demo/venv/bin/python]
+        [--skip-line N ...] [--timeout SECONDS]
+
+Contract: blocks run in page order; shell state (variables, `cd`, background jobs) carries
+from one sh block to the next, Python state from one python block to the next, and a sh
+block that names the interpreter with --python creates it before the first python block.
+The first block that fails stops the run with exit 1, naming its line; a block still
+running after --timeout seconds (default 900) fails the same way. At the end every
+background job the shell started is killed. --skip-line N leaves out the block opening
+at line N (for blocks that need what a machine lacks: say why where you use it).
+
+A maintenance tool for docs (docs/testing.md, "Walkthroughs"): it is not in the test
+command, because the walkthroughs train models for minutes.
+"""
+import argparse
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+
+FENCE = re.compile(r"^```(\w*)\s*$")
+
+
+def blocks(page: pathlib.Path):
+    """Yields (line, language, text) for each fenced block with a language."""
+    language, start, body = None, 0, []
+    for number, line in enumerate(page.read_text().splitlines(), 1):
+        fence = FENCE.match(line)
+        if fence and language is None:
+            language, start, body = fence.group(1), number, []
+        elif line.startswith("```") and language is not None:
+            if language:
+                yield start, language, "\n".join(body) + "\n"
+            language = None
+        elif language is not None:
+            body.append(line)
+
+
+def run_sh(state: pathlib.Path, text: str, timeout: float) -> int:
+    """Runs text in bash after sourcing the saved state; saves the state after."""
+    script = (f"source {state}/env 2>/dev/null; cd \"$(cat {state}/cwd 2>/dev/null || pwd)\"\n"
+              f"set -e\n{text}\nset +e\n"
+              f"jobs -p >> {state}/pids; export -p > {state}/env; pwd > {state}/cwd\n")
+    return subprocess.run(["bash", "-c", script], timeout=timeout).returncode
+
+
+# The Python side: one interpreter for the whole page, so that state carries from cell to
+# cell; it reads each cell as a length-prefixed UTF-8 text on stdin, runs it, and answers
+# with a line SENTINEL and the cell's status (0, or 1 after a traceback).
+SENTINEL = "==== walkthrough cell done:"
+SERVER = f"""
+import sys, traceback
+namespace = {{"__name__": "__main__"}}
+while True:
+    size = sys.stdin.readline()
+    if not size:
+        break
+    cell = sys.stdin.read(int(size))
+    try:
+        exec(compile(cell, "cell", "exec"), namespace)
+        status = 0
+    except BaseException:
+        traceback.print_exc()
+        status = 1
+    sys.stdout.flush(); sys.stderr.flush()
+    print("{SENTINEL}", status, flush=True)
+"""
+
+
+class PythonSession:
+    def __init__(self, interpreter: str, state: pathlib.Path):
+        environment = dict(os.environ)
+        env_file = state / "env"
+        for line in env_file.read_text().splitlines() if env_file.exists() else []:
+            match = re.match(r'declare -x (\w+)="(.*)"$', line)
+            if match:
+                environment[match.group(1)] = match.group(2)
+        cwd = (state / "cwd").read_text().strip() if (state / "cwd").exists() else None
+        self.process = subprocess.Popen([interpreter, "-u", "-c", SERVER], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, env=environment, cwd=cwd)
+
+    def run(self, text: str, timeout: float) -> int:
+        """Runs one cell, echoing its output; the cell's status."""
+        data = text
+        self.process.stdin.write(f"{len(data)}\n{data}")
+        self.process.stdin.flush()
+        timer = threading.Timer(timeout, self.process.kill)
+        timer.start()
+        try:
+            for line in self.process.stdout:
+                if line.startswith(SENTINEL):
+                    return int(line.split()[-1])
+                print(line, end="", flush=True)
+            return 1 if self.process.poll() is None else -9
+        finally:
+            timer.cancel()
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.wait(timeout=30)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("page", type=pathlib.Path)
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--skip-line", type=int, action="append", default=[])
+    parser.add_argument("--timeout", type=float, default=900)
+    args = parser.parse_args()
+    state = pathlib.Path(tempfile.mkdtemp(prefix="walkthrough-"))
+    python = None
+    status = 0
+    try:
+        for line, language, text in blocks(args.page):
+            if line in args.skip_line or language not in ("sh", "python"):
+                continue
+            print(f"==== {args.page}:{line} ({language})", flush=True)
+            if language == "sh":
+                code = run_sh(state, text, args.timeout)
+            else:
+                python = python or PythonSession(args.python, state)
+                code = python.run(text, args.timeout)
+            if code != 0:
+                print(f"==== {args.page}:{line}: the block failed (exit {code})", flush=True)
+                status = 1
+                break
+    except subprocess.TimeoutExpired:
+        print(f"==== {args.page}:{line}: still running after {args.timeout:.0f} s", flush=True)
+        status = 1
+    finally:
+        if python is not None:
+            python.close()
+        pids = (state / "pids").read_text().split() if (state / "pids").exists() else []
+        for pid in pids:
+            subprocess.run(["kill", pid], stderr=subprocess.DEVNULL)
+    print(f"==== {args.page}: {'passed' if status == 0 else 'FAILED'}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
