@@ -46,14 +46,14 @@ std::string FormatWrapper(const Message& wrapper) {
   }
 }
 
-absl::Status BadValue(const std::string& setting, const std::string& value, const std::string& expected) {
+absl::Status BadSetting(const std::string& setting, const std::string& value, const std::string& expected) {
   return absl::InvalidArgumentError(absl::StrCat("--", setting, ": bad value '", value, "' (", expected, ")"));
 }
 
 absl::StatusOr<bool> ParseSwitch(const std::string& setting, const std::string& v) {
   if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
   if (v == "false" || v == "0" || v == "no" || v == "off") return false;
-  return BadValue(setting, v, "true or false");
+  return BadSetting(setting, v, "true or false");
 }
 
 absl::Status SetWrapper(const std::string& setting, const std::string& v, Message* wrapper) {
@@ -62,25 +62,25 @@ absl::Status SetWrapper(const std::string& setting, const std::string& v, Messag
   switch (value->cpp_type()) {
     case FieldDescriptor::CPPTYPE_INT32: {
       int32_t x = 0;
-      if (!absl::SimpleAtoi(v, &x)) return BadValue(setting, v, "an integer");
+      if (!absl::SimpleAtoi(v, &x)) return BadSetting(setting, v, "an integer");
       r->SetInt32(wrapper, value, x);
       return absl::OkStatus();
     }
     case FieldDescriptor::CPPTYPE_INT64: {
       int64_t x = 0;
-      if (!absl::SimpleAtoi(v, &x)) return BadValue(setting, v, "an integer");
+      if (!absl::SimpleAtoi(v, &x)) return BadSetting(setting, v, "an integer");
       r->SetInt64(wrapper, value, x);
       return absl::OkStatus();
     }
     case FieldDescriptor::CPPTYPE_UINT64: {
       uint64_t x = 0;
-      if (!absl::SimpleAtoi(v, &x)) return BadValue(setting, v, "a non-negative integer");
+      if (!absl::SimpleAtoi(v, &x)) return BadSetting(setting, v, "a non-negative integer");
       r->SetUInt64(wrapper, value, x);
       return absl::OkStatus();
     }
     case FieldDescriptor::CPPTYPE_DOUBLE: {
       double x = 0;
-      if (!absl::SimpleAtod(v, &x)) return BadValue(setting, v, "a number");
+      if (!absl::SimpleAtod(v, &x)) return BadSetting(setting, v, "a number");
       r->SetDouble(wrapper, value, x);
       return absl::OkStatus();
     }
@@ -100,7 +100,7 @@ absl::Status SetBatchSizes(const std::string& v, v1::RunSpec* spec) {
   for (absl::string_view part : absl::StrSplit(v, ',', absl::SkipWhitespace())) {
     int64_t b = 0;
     if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &b)) {
-      return BadValue(kBatchSizeSetting, v, "integers, comma-separated, e.g. 64 or 64,128,256,512");
+      return BadSetting(kBatchSizeSetting, v, "integers, comma-separated, e.g. 64 or 64,128,256,512");
     }
     spec->add_batch_sizes(b);
   }

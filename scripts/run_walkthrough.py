@@ -7,14 +7,16 @@ the repository root, printing each block's output under its line number.
         [--skip-line N ...] [--timeout SECONDS]
 
 Contract: blocks run in page order; shell state (variables, `cd`, background jobs) carries
-from one sh block to the next, Python state from one python block to the next, and a sh
-block that names the interpreter with --python creates it before the first python block.
-The first block that fails stops the run with exit 1, naming its line; a block still
-running after --timeout seconds (default 900) fails the same way. At the end every
-background job the shell started is killed. --skip-line N leaves out the block opening
-at line N (for blocks that need what a machine lacks: say why where you use it).
+from one sh block to the next, Python state from one python block to the next, and the
+Python interpreter starts with the shell's exported variables and folder as they are at
+the first python block (so a sh block before it may create the --python interpreter). A
+block in which a command fails runs to its end, as in a terminal, and then stops the run
+with exit 1, naming its line; a block still running after --timeout seconds (default
+900) is killed and fails the same way. At the end every background job the shell started
+is killed. --skip-line N leaves out the block opening at line N (for blocks that need
+what a machine lacks: say why where you use it).
 
-A maintenance tool for docs (docs/testing.md, "Walkthroughs"): it is not in the test
+A maintenance tool for docs (docs/testing.md, "The test command"): it is not in the test
 command, because the walkthroughs train models for minutes.
 """
 import argparse
@@ -27,6 +29,7 @@ import tempfile
 import threading
 
 FENCE = re.compile(r"^```(\w*)\s*$")
+SENTINEL = "==== walkthrough block done:"
 
 
 def blocks(page: pathlib.Path):
@@ -44,18 +47,56 @@ def blocks(page: pathlib.Path):
             body.append(line)
 
 
-def run_sh(state: pathlib.Path, text: str, timeout: float) -> int:
-    """Runs text in bash after sourcing the saved state; saves the state after."""
-    script = (f"source {state}/env 2>/dev/null; cd \"$(cat {state}/cwd 2>/dev/null || pwd)\"\n"
-              f"set -e\n{text}\nset +e\n"
-              f"jobs -p >> {state}/pids; export -p > {state}/env; pwd > {state}/cwd\n")
-    return subprocess.run(["bash", "-c", script], timeout=timeout).returncode
+# The shell side: one bash for the whole page, so that variables (exported or not), the
+# working folder and background jobs carry from block to block. Each block is written to
+# a file and sourced; an ERR trap marks the block failed at its first failing command
+# (the block goes on, as a reader's terminal would, but the page stops after it).
+class ShellSession:
+    def __init__(self, state: pathlib.Path):
+        self.state = state
+        self.count = 0
+        self.process = subprocess.Popen(["bash", "--norc", "--noprofile"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True)
+        self.send("trap '__walkthrough_failed=$?' ERR\n")
+
+    def send(self, text: str):
+        self.process.stdin.write(text)
+        self.process.stdin.flush()
+
+    def run(self, text: str, timeout: float) -> int:
+        """Runs one block, echoing its output; 0, or the first failing command's status."""
+        self.count += 1
+        block = self.state / f"block-{self.count}.sh"
+        block.write_text(text)
+        self.send(f"__walkthrough_failed=0; source {block} < /dev/null 2>&1; "
+                  f"export -p > {self.state}/env; pwd > {self.state}/cwd; jobs -p >> {self.state}/pids; "
+                  f"echo '{SENTINEL}' $__walkthrough_failed\n")
+        return read_until_sentinel(self.process, timeout)
+
+    def close(self):
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.wait(timeout=30)
+
+
+def read_until_sentinel(process, timeout: float) -> int:
+    """Echoes process's output up to the sentinel line; the status it carries (-9: killed
+    at the timeout or gone)."""
+    timer = threading.Timer(timeout, process.kill)
+    timer.start()
+    try:
+        for line in process.stdout:
+            if line.startswith(SENTINEL):
+                return int(line.split()[-1])
+            print(line, end="", flush=True)
+        return -9
+    finally:
+        timer.cancel()
 
 
 # The Python side: one interpreter for the whole page, so that state carries from cell to
 # cell; it reads each cell as a length-prefixed UTF-8 text on stdin, runs it, and answers
 # with a line SENTINEL and the cell's status (0, or 1 after a traceback).
-SENTINEL = "==== walkthrough cell done:"
 SERVER = f"""
 import sys, traceback
 namespace = {{"__name__": "__main__"}}
@@ -89,19 +130,9 @@ class PythonSession:
 
     def run(self, text: str, timeout: float) -> int:
         """Runs one cell, echoing its output; the cell's status."""
-        data = text
-        self.process.stdin.write(f"{len(data)}\n{data}")
+        self.process.stdin.write(f"{len(text)}\n{text}")
         self.process.stdin.flush()
-        timer = threading.Timer(timeout, self.process.kill)
-        timer.start()
-        try:
-            for line in self.process.stdout:
-                if line.startswith(SENTINEL):
-                    return int(line.split()[-1])
-                print(line, end="", flush=True)
-            return 1 if self.process.poll() is None else -9
-        finally:
-            timer.cancel()
+        return read_until_sentinel(self.process, timeout)
 
     def close(self):
         if self.process.poll() is None:
@@ -117,6 +148,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=900)
     args = parser.parse_args()
     state = pathlib.Path(tempfile.mkdtemp(prefix="walkthrough-"))
+    shell = ShellSession(state)
     python = None
     status = 0
     try:
@@ -125,20 +157,19 @@ def main() -> int:
                 continue
             print(f"==== {args.page}:{line} ({language})", flush=True)
             if language == "sh":
-                code = run_sh(state, text, args.timeout)
+                code = shell.run(text, args.timeout)
             else:
                 python = python or PythonSession(args.python, state)
                 code = python.run(text, args.timeout)
             if code != 0:
-                print(f"==== {args.page}:{line}: the block failed (exit {code})", flush=True)
+                why = f"exit {code}" if code >= 0 else f"killed after {args.timeout:.0f} s, or gone"
+                print(f"==== {args.page}:{line}: the block failed ({why})", flush=True)
                 status = 1
                 break
-    except subprocess.TimeoutExpired:
-        print(f"==== {args.page}:{line}: still running after {args.timeout:.0f} s", flush=True)
-        status = 1
     finally:
         if python is not None:
             python.close()
+        shell.close()
         pids = (state / "pids").read_text().split() if (state / "pids").exists() else []
         for pid in pids:
             subprocess.run(["kill", pid], stderr=subprocess.DEVNULL)

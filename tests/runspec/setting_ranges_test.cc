@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/straggler_tracker.h"
 #include "gmock/gmock.h"
@@ -66,6 +67,30 @@ TEST(SettingRanges, EveryNumericSettingRefusesEveryBadSpellingByName) {
     }
   }
   EXPECT_GE(numeric, 35);  // every number of the table, not a few
+}
+
+// Every refusal of a value, of whatever kind (numbers, choices, switches), starts with
+// the setting's name written once: "--optimizer: bad value ...". (A unity batch once let
+// a file-local helper that adds "--" take the call of one that does not, and the worker
+// and the coordinator said "----optimizer".)
+TEST(SettingRanges, EveryRefusalNamesItsSettingOnce) {
+  int refused = 0;
+  for (const SettingInfo& s : TrainSettings()) {
+    for (const std::string value : {"no-such-value", "-5", "1e400"}) {
+      const absl::StatusOr<TrainConfig> c = ResolveTrainConfig({{s.name, value}});
+      if (c.ok()) continue;  // paths and names take any text
+      ++refused;
+      const std::string message(c.status().message());
+      if (!absl::StartsWith(message, "--" + s.name + ":")) continue;  // a cross-setting rule
+      EXPECT_FALSE(absl::StartsWith(message, "---")) << message;
+      const absl::Status alone = CheckSettingValue(s.name, value);
+      EXPECT_FALSE(absl::StartsWith(alone.message(), "---")) << alone;
+    }
+  }
+  EXPECT_GE(refused, 60);
+  EXPECT_EQ(Refusal("optimizer", "adamw"), "--optimizer: bad value 'adamw' (one of adam, sgd)");
+  EXPECT_EQ(Refusal("model", "foo"), "--model: bad value 'foo' (one of dcgan, pix2pix)");
+  EXPECT_EQ(Refusal("sync-bn", "maybe"), "--sync-bn: bad value 'maybe' (true or false)");
 }
 
 // docs/training.md lists each numeric setting's range, as the table states it.
