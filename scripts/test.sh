@@ -98,7 +98,7 @@ start_prebuilds() {
     [[ $(cat build/prebuild/build) == 0 ]] || exit 0
     for name in "${prebuild_names[@]}"; do
       case $name in
-        control-plane) prebuild_one "$name" "${idle[@]}" bash scripts/build.sh --tests --dir build-control-plane -DGANTRY_WORKER=OFF ;;
+        control-plane) prebuild_one "$name" "${idle[@]}" bash scripts/build.sh "${control_plane_build[@]}" ;;
         arm64) prebuild_one "$name" "${idle[@]}" bash scripts/test_arm64.sh --build-only ;;
         asan | tsan) prebuild_one "$name" "${idle[@]}" bash scripts/sanitizers.sh "$name" --build-only ;;
       esac
@@ -142,11 +142,12 @@ deps() {
     bash scripts/install_deps.sh
 }
 
+# The control plane's build (what the coordinator's image builds), here and in the background.
+control_plane_build=(--tests --dir build-control-plane -DGANTRY_WORKER=OFF)
 suite() { ctest --test-dir build --output-on-failure --no-tests=error -j2 --timeout 600; }
 
 control_plane() {
-  await_prebuild control-plane
-  bash scripts/build.sh --tests --dir build-control-plane -DGANTRY_WORKER=OFF \
+  bash scripts/build.sh "${control_plane_build[@]}" \
     && ctest --test-dir build-control-plane --output-on-failure --no-tests=error -j2 --timeout 600
 }
 
@@ -170,7 +171,7 @@ if ((quick)); then
   left_out arm64 "--quick"
   left_out sanitizers "--quick"
 else
-  run_stage control-plane control_plane
+  run_stage control-plane after_prebuild control-plane control_plane
   if [[ ${GANTRY_ARM64:-1} != 0 ]]; then
     run_stage arm64 after_prebuild arm64 bash scripts/test_arm64.sh
   else
