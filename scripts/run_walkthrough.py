@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs a documentation page's walkthrough as written: its ```sh blocks in one bash
+"""Runs a documentation page's walkthrough as written: its ```sh (and ```bash) blocks in one bash
 session and its ```python blocks in one Python interpreter, in the page's order, from
 the repository root, printing each block's output under its line number.
 
@@ -14,7 +14,10 @@ block in which a command fails runs to its end, as in a terminal, and then stops
 with exit 1, naming its line; a block still running after --timeout seconds (default
 900) is killed and fails the same way. At the end every background job the shell started
 is killed. --skip-line N leaves out the block opening at line N (for blocks that need
-what a machine lacks: say why where you use it).
+what a machine lacks: say why where you use it). ```text blocks (synopses with
+placeholders) are not run. As root, mpirun refuses to start without
+--allow-run-as-root, which the pages write only where they show a root shell: the run
+sets Open MPI's OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM) instead, and says so.
 
 A maintenance tool for docs (docs/testing.md, "The test command"): it is not in the test
 command, because the walkthroughs train models for minutes.
@@ -147,16 +150,19 @@ def main() -> int:
     parser.add_argument("--skip-line", type=int, action="append", default=[])
     parser.add_argument("--timeout", type=float, default=900)
     args = parser.parse_args()
+    if os.geteuid() == 0:
+        os.environ.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        print("==== as root: OMPI_ALLOW_RUN_AS_ROOT=1 (mpirun as the pages' non-root user)", flush=True)
     state = pathlib.Path(tempfile.mkdtemp(prefix="walkthrough-"))
     shell = ShellSession(state)
     python = None
     status = 0
     try:
         for line, language, text in blocks(args.page):
-            if line in args.skip_line or language not in ("sh", "python"):
+            if line in args.skip_line or language not in ("sh", "bash", "python"):
                 continue
             print(f"==== {args.page}:{line} ({language})", flush=True)
-            if language == "sh":
+            if language in ("sh", "bash"):
                 code = shell.run(text, args.timeout)
             else:
                 python = python or PythonSession(args.python, state)
