@@ -12,8 +12,8 @@ Python interpreter starts with the shell's exported variables and folder as they
 the first python block (so a sh block before it may create the --python interpreter). A
 block in which a command fails runs to its end, as in a terminal, and then stops the run
 with exit 1, naming its line; a block still running after --timeout seconds (default
-900) is killed and fails the same way. At the end every background job the shell started
-is killed. --skip-line N leaves out the block opening at line N (for blocks that need
+900) is killed, with every process it started, and fails the same way. At the end every
+background job the shell or the interpreter started is killed. --skip-line N leaves out the block opening at line N (for blocks that need
 what a machine lacks: say why where you use it). ```text blocks (synopses with
 placeholders) are not run. As root, mpirun refuses to start without
 --allow-run-as-root, which the pages write only where they show a root shell: the run
@@ -26,6 +26,7 @@ import argparse
 import os
 import pathlib
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -58,8 +59,10 @@ class ShellSession:
     def __init__(self, state: pathlib.Path):
         self.state = state
         self.count = 0
+        # A session of its own: at a timeout the whole group goes (the block's commands
+        # hold the output pipe; killing bash alone would leave them running).
         self.process = subprocess.Popen(["bash", "--norc", "--noprofile"], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True)
+                                        stdout=subprocess.PIPE, text=True, start_new_session=True)
         self.send("trap '__walkthrough_failed=$?' ERR\n")
 
     def send(self, text: str):
@@ -77,15 +80,31 @@ class ShellSession:
         return read_until_sentinel(self.process, timeout)
 
     def close(self):
-        if self.process.poll() is None:
-            self.process.stdin.close()
-            self.process.wait(timeout=30)
+        close_session(self.process)
+
+
+def kill_group(process, sig):
+    """Sends sig to every process of process's group (its session), if any is left."""
+    try:
+        os.killpg(process.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def close_session(process):
+    """Ends a session's input and waits 30 s for it to finish; then kills its group."""
+    if process.poll() is None:
+        process.stdin.close()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            kill_group(process, signal.SIGKILL)
 
 
 def read_until_sentinel(process, timeout: float) -> int:
     """Echoes process's output up to the sentinel line; the status it carries (-9: killed
     at the timeout or gone)."""
-    timer = threading.Timer(timeout, process.kill)
+    timer = threading.Timer(timeout, kill_group, (process, signal.SIGKILL))
     timer.start()
     try:
         for line in process.stdout:
@@ -129,7 +148,8 @@ class PythonSession:
                 environment[match.group(1)] = match.group(2)
         cwd = (state / "cwd").read_text().strip() if (state / "cwd").exists() else None
         self.process = subprocess.Popen([interpreter, "-u", "-c", SERVER], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, text=True, env=environment, cwd=cwd)
+                                        stdout=subprocess.PIPE, text=True, env=environment, cwd=cwd,
+                                        start_new_session=True)
 
     def run(self, text: str, timeout: float) -> int:
         """Runs one cell, echoing its output; the cell's status."""
@@ -138,9 +158,7 @@ class PythonSession:
         return read_until_sentinel(self.process, timeout)
 
     def close(self):
-        if self.process.poll() is None:
-            self.process.stdin.close()
-            self.process.wait(timeout=30)
+        close_session(self.process)
 
 
 def main() -> int:
@@ -179,6 +197,9 @@ def main() -> int:
         pids = (state / "pids").read_text().split() if (state / "pids").exists() else []
         for pid in pids:
             subprocess.run(["kill", pid], stderr=subprocess.DEVNULL)
+        for session in (shell, python):
+            if session is not None:
+                kill_group(session.process, signal.SIGTERM)
     print(f"==== {args.page}: {'passed' if status == 0 else 'FAILED'}")
     return status
 
