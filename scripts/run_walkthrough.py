@@ -13,8 +13,9 @@ the first python block (so a sh block before it may create the --python interpre
 block in which a command fails runs to its end, as in a terminal, and then stops the run
 with exit 1, naming its line; a block still running after --timeout seconds (default
 900) is killed, with every process it started, and fails the same way. At the end every
-background job the shell or the interpreter started is killed. --skip-line N leaves out the block opening at line N (for blocks that need
-what a machine lacks: say why where you use it). ```text blocks (synopses with
+background job the shell or the interpreter started is killed. --skip-line N leaves out
+the block opening at line N (for blocks that need what a machine lacks: say why where
+you use it). ```text blocks (synopses with
 placeholders) are not run. As root, mpirun refuses to start without
 --allow-run-as-root, which the pages write only where they show a root shell: the run
 sets Open MPI's OMPI_ALLOW_RUN_AS_ROOT(_CONFIRM) instead, and says so.

@@ -12,14 +12,12 @@ page's order (scripts/run_walkthrough.py runs them); a synopsis with placeholder
   check_sh_blocks.py ROOT
   check_sh_blocks.py ROOT --plant 'docs/x.md=gantry-worker generate --run RUN'   proof that it can fail
 """
-import glob
-import os
 import re
 import subprocess
 import sys
 
-DOCS = ['README.md', 'docs/*.md', 'coordinator/README.md', 'deploy/README.md', 'helm/gantry/README.md',
-        'bench/torch/README.md', 'python/README.md', 'tests/fuzz/README.md']
+from check_doc_flags import read_docs  # the same pages, and --plant appends to one
+
 FENCE = re.compile(r'^```(\w*)\s*$')
 PLACEHOLDERS = [
     (re.compile(r'\.\.\.'), 'an elision (...)'),
@@ -74,12 +72,7 @@ def main(argv):
             rest = rest[2:]
         else:
             sys.exit(f'unknown argument {rest[0]}')
-    texts = {}
-    for pattern in DOCS:
-        for path in sorted(glob.glob(os.path.join(root, pattern))):
-            texts[os.path.relpath(path, root)] = open(path, errors='replace').read()
-    for path, text in plants:
-        texts[path] = texts.get(path, '') + '\n' + text
+    texts = read_docs(root, plants)
     found = [p for path, text in texts.items() for p in problems(path, text)]
     blocks = sum(1 for text in texts.values() for _ in sh_blocks(text))
     for p in found:
