@@ -122,6 +122,10 @@ const std::vector<Setting>& CoreSettings() {
       RealSetting({"d-lr-ratio", "the discriminator's learning rate as a multiple of the generator's, after "
                    "--lr-scaling and in the same warm-up (two time-scale rates, TTUR; 1: the same rate)", "1"},
                   {0, 100, /*lo_open=*/true}, [](TrainConfig& c, double v) { c.rate_rule.d_ratio = v; }),
+      RealSetting({"g-ema", "keep an exponential moving average of the generator's weights with this decay per "
+                   "step (e.g. 0.999; 0: none); the epochs' samples, quality scores and checkpoints' model "
+                   "(generate, export, rollout) are the average's", "0"},
+                  {0, 1, /*lo_open=*/false, /*hi_open=*/true}, [](TrainConfig& c, double v) { c.g_ema = v; }),
       RealSetting({"dropout", "discriminator dropout rate", "0.3"}, {0, 0.95},
                   [](TrainConfig& c, double v) { c.dcgan.dropout = static_cast<float>(v); }),
       Setting{{"image-size", "pix2pix: side of the square training crops, a power of two >= 32 (U-Net depth log2 of "

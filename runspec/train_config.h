@@ -36,6 +36,9 @@ struct TrainConfig {
   std::vector<int64_t> batch_sizes = {64};   // global batch; several make a sweep
   OptimizerConfig optimizer;
   LearningRateRule rate_rule;                // --lr per batch size and warm-up (learning_rate_rule.h)
+  // --g-ema: the decay of the generator's weight average (worker/optim/weight_average.h);
+  // 0: no average, the live generator makes the samples and the model.
+  double g_ema = 0;
   DcganConfig dcgan;
   Pix2pixConfig pix2pix;
   InitScheme init = InitScheme::kGlorotUniform;

@@ -67,6 +67,25 @@ TEST(CheckpointFormat, RoundTripKeepsEveryField) {
   EXPECT_EQ(EncodeCheckpoint(*back), bytes);
 }
 
+// --g-ema's average is its own section, written only when the run keeps one.
+TEST(CheckpointFormat, AGeneratorAverageRoundTripsInItsOwnSection) {
+  TrainingState s = SmallState();
+  const size_t without = EncodeCheckpoint(s).size();
+  s.g_average = s.g;
+  s.g_average->params = {9, 8, 7, 6, 5, 4, 3, 2, 1};
+  const std::vector<uint8_t> bytes = EncodeCheckpoint(s);
+  EXPECT_GT(bytes.size(), without);
+  absl::StatusOr<TrainingState> back = DecodeCheckpoint(bytes, "ckpt-21.bin");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, s);
+  absl::StatusOr<TrainingState> plain = DecodeCheckpoint(EncodeCheckpoint(SmallState()), "ckpt-21.bin");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->g_average.has_value());
+  s.g_average->buffers.pop_back();
+  EXPECT_THAT(DecodeStatus(EncodeCheckpoint(s)).message(),
+              HasSubstr("generator average section: the values do not match the layout"));
+}
+
 TEST(CheckpointFormat, TruncatedFilesAreTornWrites) {
   std::vector<uint8_t> bytes = EncodeCheckpoint(SmallState());
   bytes.resize(bytes.size() - 1);

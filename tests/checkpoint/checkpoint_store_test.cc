@@ -163,6 +163,18 @@ TEST_F(LoadTest, ACheckpointOfAnotherModelOrRunIsRefusedByName) {
   other = config_;
   other.seed = 2;
   EXPECT_THAT(fault(other, 24), HasSubstr("saved by a run with seed 1, this run's seed is 2"));
+  // --g-ema: a run with an average needs a checkpoint holding one (shaped as G), and back.
+  other = config_;
+  other.g_ema = 0.99;
+  EXPECT_THAT(fault(other, 24), HasSubstr("ckpt-4.bin: holds no generator average, but this run has --g-ema"));
+  TrainingState averaged = state_;
+  averaged.g_average = state_.g;
+  EXPECT_TRUE(CheckMatchesRun(averaged, ExpectationsFor(other, 24), "x").ok());
+  EXPECT_THAT(std::string(CheckMatchesRun(averaged, ExpectationsFor(config_, 24), "x").message()),
+              HasSubstr("x: holds a generator average, but this run has no --g-ema"));
+  averaged.g_average->param_layout[0].dims = {12544, 64};
+  EXPECT_THAT(std::string(CheckMatchesRun(averaged, ExpectationsFor(other, 24), "x").message()),
+              HasSubstr("x: G average parameters tensor 0: the checkpoint has 0.linear.weight [12544,64]"));
   TrainingState damaged = state_;
   damaged.shares = {3};
   EXPECT_THAT(std::string(CheckMatchesRun(damaged, ExpectationsFor(config_, 24), "x").message()),

@@ -125,7 +125,8 @@ TEST(CoordinatorEndToEnd, ARateRuleAndATargetReachTheWorkerAndTheReport) {
   const CommandResult submitted = RunCommand(
       Gantry(port, "--json submit --dataset mnist --data-dir " + s.data +
                        " --batch-size 8,16 --epochs 1 --world-size 2 --lr-scaling linear --base-batch-size 8"
-                       " --warmup-steps 5 --warmup-start 0.3 --target-fd 20 --stop-at-target"),
+                       " --warmup-steps 5 --warmup-start 0.3 --d-lr-ratio 4 --g-ema 0.999 --target-fd 20"
+                       " --stop-at-target"),
       30, /*with_stderr=*/false);
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
   const std::string id = nlohmann::json::parse(submitted.output).at("id").get<std::string>();
@@ -138,6 +139,8 @@ TEST(CoordinatorEndToEnd, ARateRuleAndATargetReachTheWorkerAndTheReport) {
   EXPECT_EQ(spec.warmup_steps().value(), 5);
   EXPECT_EQ(spec.target_fd().value(), 20);
   EXPECT_DOUBLE_EQ(spec.warmup_start().value(), 0.3);
+  EXPECT_DOUBLE_EQ(spec.d_lr_ratio().value(), 4);
+  EXPECT_DOUBLE_EQ(spec.g_ema().value(), 0.999);
   EXPECT_TRUE(spec.has_stop_at_target() && spec.stop_at_target().value());
   EXPECT_FALSE(spec.has_target_rel_l2());
   for (int64_t batch : {8, 16}) {  // FD 12.5: the first scored epoch meets the target
@@ -196,7 +199,8 @@ TEST(CoordinatorEndToEnd, ARunFileSubmitsAsTheWorkerReadsIt) {
   // override the file.
   std::ofstream(s.dir + "/run.yaml") << "dataset: mnist\ndata-dir: data/mnist\nbatch_size: [64, 128]\n"
                                         "epochs: 5\nbeta1: 0\nsync-bn: true\n"
-                                        "lr-scaling: sqrt\nwarmup_start: 0.25\ntarget-fd: 30\nstop-at-target: true\n";
+                                        "lr-scaling: sqrt\nwarmup_start: 0.25\ng-ema: 0.99\ntarget-fd: 30\n"
+                                        "stop-at-target: true\n";
   const CommandResult r = RunCommand(
       "sh -c 'cd " + s.dir + " && " + Gantry(coordinator.port(), "--json submit run.yaml --epochs 2 --world-size 2'"),
       30, false);
@@ -211,6 +215,7 @@ TEST(CoordinatorEndToEnd, ARunFileSubmitsAsTheWorkerReadsIt) {
   // The learning-rate rule and the target from a run file, as from flags.
   EXPECT_EQ(spec["lr_scaling"], "sqrt");
   EXPECT_EQ(spec["warmup_start"], 0.25);
+  EXPECT_EQ(spec["g_ema"], 0.99);
   EXPECT_EQ(spec["target_fd"], 30.0);
   EXPECT_EQ(spec["stop_at_target"], true);
   EXPECT_EQ(spec["warmup_steps"], nullptr);

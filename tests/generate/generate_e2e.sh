@@ -7,7 +7,8 @@
 #   refusals: each bad request exits 2 naming the fix and leaves everything as it was:
 #            --count 0, an --out holding a file or unwritable, a run without checkpoints, another
 #            model's checkpoint, a missing --checkpoint, an export over an existing file;
-#   init-from: train --init-from an export, and a truncated file refused by name.
+#   init-from: train --init-from an export, and a truncated file refused by name;
+#   g-ema:   a run with --g-ema generates and exports its weight average, and says so.
 # Usage: generate_e2e.sh MPIEXEC GANTRY_WORKER
 set -uo pipefail
 mpiexec=$1 worker=$2
@@ -72,6 +73,17 @@ refused "generate runs fp32 or bf16" generate --run "$dir/run" --count 2 --preci
 refused "only safetensors" export --run "$dir/run" --format onnx --out "$dir/g.onnx"
 refused "use fp32 or bf16" export --run "$dir/run" --format safetensors --dtype fp16 --out "$dir/g.st"
 [[ $(cat "$dir/taken/notes.txt") == mine ]] || fail "export wrote over a file"
+
+# --g-ema: the same training with a weight average (its live weights are the same) generates
+# and exports the average, and says so.
+ok "$worker" train --data-dir "$data" --limit-images 128 --batch-size 32 --epochs 1 --max-steps 2 --quality off \
+  --g-ema 0.9 --out "$dir/ema"
+ok "$worker" generate --run "$dir/ema" --count 10 --seed 5 --batch 4 --out "$dir/ema-one"
+grep -qF '"weights": "weight average (--g-ema)"' "$dir/ema-one/generate.json" || fail "generate.json: no average"
+grep -qF '"weights": "trained"' "$dir/one/generate.json" || fail "generate.json: the plain run's generator"
+cmp -s "$dir/one/samples.npy" "$dir/ema-one/samples.npy" && fail "--g-ema: generate used the live generator"
+ok "$worker" export --run "$dir/ema" --format safetensors --out "$dir/ema-g.safetensors"
+head -c 4096 "$dir/ema-g.safetensors" | grep -aqF 'weight average (--g-ema)' || fail "export: no average in metadata"
 
 # train --init-from an export starts from it; a truncated file is refused by name.
 ok "$worker" export --run "$dir/run" --format safetensors --out "$dir/g.safetensors"

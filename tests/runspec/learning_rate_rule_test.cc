@@ -57,18 +57,21 @@ TEST(LearningRateRule, TheDiscriminatorsRateIsAMultipleOfTheScaledRate) {
 TEST(LearningRateSettings, ParseAndRefuseByName) {
   absl::StatusOr<TrainConfig> c = ResolveTrainConfig(
       {{"lr-scaling", "sqrt"}, {"base-batch-size", "128"}, {"warmup-steps", "50"}, {"warmup-start", "0.5"},
-       {"d-lr-ratio", "4"}});
+       {"d-lr-ratio", "4"}, {"g-ema", "0.999"}});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->rate_rule.scaling, LrScaling::kSqrt);
   EXPECT_EQ(c->rate_rule.base_batch_size, 128);
   EXPECT_EQ(c->rate_rule.warmup_steps, 50);
   EXPECT_DOUBLE_EQ(c->rate_rule.warmup_start, 0.5);
   EXPECT_DOUBLE_EQ(c->rate_rule.d_ratio, 4);
+  EXPECT_DOUBLE_EQ(c->g_ema, 0.999);
   EXPECT_DOUBLE_EQ(ResolveTrainConfig({})->rate_rule.d_ratio, 1);
+  EXPECT_DOUBLE_EQ(ResolveTrainConfig({})->g_ema, 0);  // no average unless asked
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
            {"lr-scaling", "quadratic"}, {"base-batch-size", "0"}, {"base-batch-size", "99999999999"},
            {"warmup-steps", "-1"}, {"warmup-start", "0"}, {"warmup-start", "1.5"}, {"warmup-start", "nan"},
-           {"d-lr-ratio", "0"}, {"d-lr-ratio", "-2"}, {"d-lr-ratio", "1000"}}) {
+           {"d-lr-ratio", "0"}, {"d-lr-ratio", "-2"}, {"d-lr-ratio", "1000"}, {"g-ema", "1"}, {"g-ema", "-0.1"},
+           {"g-ema", "nan"}}) {
     const absl::StatusOr<TrainConfig> bad = ResolveTrainConfig({{name, value}});
     ASSERT_FALSE(bad.ok()) << name << "=" << value;
     EXPECT_THAT(std::string(bad.status().message()), HasSubstr("--" + name)) << value;

@@ -247,6 +247,39 @@ TEST(Resume, AWarmUpAcrossTheCheckpointResumesBitIdentically) {
   EXPECT_FALSE(SameBits(NewestState(plain, 24).g.params, NewestState(straight, 24).g.params));
 }
 
+// --g-ema across a mid-epoch checkpoint: the average resumes bit-identically; it makes
+// the samples (they differ from those of the same run without it) while the live weights
+// train exactly as without it.
+TEST(Resume, AGeneratorAverageResumesBitIdenticallyAndMakesTheSamples) {
+  const ImageDataset data = testing::TinyImages(24);
+  auto config = [](const std::string& name, double ema) {
+    TrainConfig c = QuickRunConfig(FreshTestDir(name) + "/run");
+    c.g_ema = ema;
+    return c;
+  };
+  const TrainConfig straight = config("ema_straight", 0.9);
+  ASSERT_TRUE(RunProcess(straight, data, false).ok());
+  const TrainConfig c = config("ema_resumed", 0.9);
+  EXPECT_EQ(RunProcess(c, data, false, 9).status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(NewestState(c, 24).position.run_step, 8);
+  ASSERT_TRUE(RunProcess(c, data, true).ok());
+  ExpectSameRun(straight, c, 24);
+  const TrainingState a = NewestState(straight, 24);
+  const TrainingState b = NewestState(c, 24);
+  ASSERT_TRUE(a.g_average.has_value() && b.g_average.has_value());
+  EXPECT_TRUE(SameBits(a.g_average->params, b.g_average->params));
+  EXPECT_TRUE(SameBits(a.g_average->buffers, b.g_average->buffers));
+  EXPECT_FALSE(SameBits(a.g_average->params, a.g.params));
+
+  const TrainConfig plain = config("ema_none", 0);
+  ASSERT_TRUE(RunProcess(plain, data, false).ok());
+  const TrainingState p = NewestState(plain, 24);
+  EXPECT_FALSE(p.g_average.has_value());
+  EXPECT_TRUE(SameBits(p.g.params, a.g.params));  // the average does not touch training
+  EXPECT_TRUE(SameBits(p.d.params, a.d.params));
+  EXPECT_NE(ReadAll(plain.out + "/samples/epoch_002.npy"), ReadAll(straight.out + "/samples/epoch_002.npy"));
+}
+
 // Mixed precision with dynamic loss scaling and a skipped D step (the scalers' state and
 // skip counts cross the checkpoint), SGD with momentum, and a checkpoint at an epoch end.
 TEST(Resume, EpochEndCheckpointResumesBitIdenticallyWithLossScaling) {

@@ -248,7 +248,7 @@ SectionBytes Section(SectionTag tag, Fn put) {
 }  // namespace
 
 std::vector<uint8_t> EncodeCheckpoint(const TrainingState& s) {
-  return FrameCheckpoint({
+  std::vector<SectionBytes> sections = {
       Section(SectionTag::kPosition, [&](ByteWriter& w) { PutPosition(w, s.position); }),
       Section(SectionTag::kGenerator, [&](ByteWriter& w) { PutNetwork(w, s.g); }),
       Section(SectionTag::kDiscriminator, [&](ByteWriter& w) { PutNetwork(w, s.d); }),
@@ -261,7 +261,11 @@ std::vector<uint8_t> EncodeCheckpoint(const TrainingState& s) {
       Section(SectionTag::kStragglerRows, [&](ByteWriter& w) { w.String(s.straggler_rows); }),
       Section(SectionTag::kModel, [&](ByteWriter& w) { w.String(s.model); }),
       Section(SectionTag::kEpochRowColumns, [&](ByteWriter& w) { PutAppendedColumns(w, s.rows); }),
-  });
+  };
+  if (s.g_average) {
+    sections.push_back(Section(SectionTag::kGeneratorAverage, [&](ByteWriter& w) { PutNetwork(w, *s.g_average); }));
+  }
+  return FrameCheckpoint(sections);
 }
 
 absl::StatusOr<TrainingState> DecodeCheckpoint(std::span<const uint8_t> file, const std::string& name) {
@@ -301,6 +305,10 @@ absl::StatusOr<TrainingState> DecodeCheckpoint(std::span<const uint8_t> file, co
   }
   if (by_tag.contains(SectionTag::kEpochRowColumns)) {
     RETURN_IF_ERROR(read(SectionTag::kEpochRowColumns, [&](ByteReader& r) { GetAppendedColumns(r, s.rows); }));
+  }
+  if (by_tag.contains(SectionTag::kGeneratorAverage)) {
+    RETURN_IF_ERROR(read(SectionTag::kGeneratorAverage, [&](ByteReader& r) { s.g_average = GetNetwork(r); }));
+    RETURN_IF_ERROR(CheckNetwork(*s.g_average, absl::StrCat(name, ": generator average section")));
   }
   return s;
 }

@@ -42,6 +42,7 @@ enum class SectionTag : uint32_t {
   kStragglerRows = 10,
   kModel = 11,  // the --model name; absent in checkpoints from before the model seam (DCGAN)
   kEpochRowColumns = 12,  // the epoch rows' columns after the first 20, by name; absent in older checkpoints
+  kGeneratorAverage = 13,  // --g-ema: the generator's weight average; absent without one
 };
 
 // "position", "generator", ...: how errors name a section.

@@ -55,6 +55,19 @@ absl::Status CheckPosition(const TrainingState& s, const std::string& name) {
   return absl::OkStatus();
 }
 
+// A run with --g-ema resumes only with its average (shaped as G); one without ignores none.
+absl::Status CheckAverage(const TrainingState& s, const CheckpointExpectations& run, const std::string& name) {
+  if (s.g_average.has_value() != run.g_average) {
+    return Mismatch(name, run.g_average ? "holds no generator average, but this run has --g-ema (the checkpoint "
+                                          "belongs to a run without it)"
+                                        : "holds a generator average, but this run has no --g-ema (the checkpoint "
+                                          "belongs to a run with it)");
+  }
+  if (!s.g_average) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckLayout(s.g_average->param_layout, run.g_layout.param_layout, "G average parameters", name));
+  return CheckLayout(s.g_average->buffer_layout, run.g_layout.buffer_layout, "G average buffers", name);
+}
+
 }  // namespace
 
 CheckpointExpectations ExpectationsFor(const TrainConfig& config, int64_t dataset_images) {
@@ -71,6 +84,7 @@ CheckpointExpectations ExpectationsFor(const TrainConfig& config, int64_t datase
   e.batch_sizes = config.batch_sizes;
   e.seed = config.seed;
   e.dataset_images = dataset_images;
+  e.g_average = config.g_ema > 0;
   return e;
 }
 
@@ -96,6 +110,7 @@ absl::Status CheckMatchesRun(const TrainingState& s, const CheckpointExpectation
   RETURN_IF_ERROR(CheckLayout(s.g.buffer_layout, run.g_layout.buffer_layout, "G buffers", name));
   RETURN_IF_ERROR(CheckLayout(s.d.param_layout, run.d_layout.param_layout, "D parameters", name));
   RETURN_IF_ERROR(CheckLayout(s.d.buffer_layout, run.d_layout.buffer_layout, "D buffers", name));
+  RETURN_IF_ERROR(CheckAverage(s, run, name));
   for (const OptimizerState* o : {&s.g_opt, &s.d_opt}) {
     if (o->kind != run.optimizer) {
       return Mismatch(name, absl::StrCat("saved with optimizer ", o->kind, ", the run uses ", run.optimizer));

@@ -22,6 +22,7 @@ struct CheckpointExpectations {
   std::vector<int64_t> batch_sizes;
   uint64_t seed = 0;
   int64_t dataset_images = 0;
+  bool g_average = false;           // --g-ema: the checkpoint holds G's weight average
 };
 
 // What the run of `config` on `dataset_images` images expects (builds its model once to

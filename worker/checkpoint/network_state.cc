@@ -10,13 +10,15 @@ std::vector<LayoutEntry> LayoutOf(const std::vector<FlatParameters::Entry>& entr
   return layout;
 }
 
-NetworkState CaptureNetwork(FlatParameters& p) {
-  const Tensor params = p.params().On(Device::kCpu);
-  const Tensor buffers = p.buffers().On(Device::kCpu);
+NetworkState CaptureNetworkValues(const FlatParameters& p, const Tensor& params, const Tensor& buffers) {
+  const Tensor host_params = params.On(Device::kCpu);
+  const Tensor host_buffers = buffers.On(Device::kCpu);
   return NetworkState{LayoutOf(p.param_entries()), LayoutOf(p.buffer_entries()),
-                      std::vector<float>(params.data(), params.data() + params.numel()),
-                      std::vector<float>(buffers.data(), buffers.data() + buffers.numel())};
+                      std::vector<float>(host_params.data(), host_params.data() + host_params.numel()),
+                      std::vector<float>(host_buffers.data(), host_buffers.data() + host_buffers.numel())};
 }
+
+NetworkState CaptureNetwork(FlatParameters& p) { return CaptureNetworkValues(p, p.params(), p.buffers()); }
 
 absl::Status LoadNetwork(const NetworkState& saved, const char* network, FlatParameters& p) {
   if (static_cast<int64_t>(saved.params.size()) != p.params().numel() ||

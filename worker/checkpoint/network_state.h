@@ -12,6 +12,9 @@ std::vector<LayoutEntry> LayoutOf(const std::vector<FlatParameters::Entry>& entr
 
 // The parameters and buffers of `p` (copied to host memory) with their layouts.
 NetworkState CaptureNetwork(FlatParameters& p);
+// Values laid out as `p`'s (a weight average of it), copied to host memory, with `p`'s
+// layouts.
+NetworkState CaptureNetworkValues(const FlatParameters& p, const Tensor& params, const Tensor& buffers);
 
 // Puts `saved` into `p` (on whatever device `p` lives). INTERNAL naming `network` when
 // the sizes differ: a caller checks layouts first (CheckMatchesRun), so a mismatch here

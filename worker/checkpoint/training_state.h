@@ -6,7 +6,7 @@
 // columns aside) of the run that was never interrupted. So the state holds every input
 // of the remaining steps:
 //   - both networks' flat parameters and BatchNorm buffers, both optimizers' buffers
-//     and step counts, both loss scalers;
+//     and step counts, both loss scalers, the generator's weight average (--g-ema);
 //   - the sampler position: the epoch's permutation is a pure function of (seed,
 //     epoch), so (epoch, steps done in it) says which samples come next;
 //   - the noise generator's state (one integer). Dropout masks need nothing: they are
@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,9 @@ struct TrainingState {
   std::string model = kModelOfUnnamedCheckpoints;  // GanModel::name() of the run that saved it
   SweepPosition position;
   NetworkState g, d;
+  // --g-ema: the generator's weight average (weight_average.h), with G's layouts; absent
+  // in a run without one and in checkpoints from before it.
+  std::optional<NetworkState> g_average;
   OptimizerState g_opt, d_opt;
   LossScalerState g_scaler, d_scaler;
   std::vector<int64_t> shares;   // rows of each global batch per rank

@@ -69,6 +69,9 @@ absl::Status RunExport(const ExportRequest& request, std::string* written) {
   file.metadata = TorchModuleMetadata(trained.settings.config, network);
   file.metadata["dtype"] = request.dtype;
   file.metadata["checkpoint_step"] = absl::StrCat(trained.position.run_step);
+  if (network == GanNetwork::kGenerator) {
+    file.metadata["weights"] = trained.generator_averaged ? "weight average (--g-ema)" : "trained";
+  }
   file.metadata["gantry_version"] = GANTRY_VERSION;
   RETURN_IF_ERROR(WriteSafetensors(request.out, file));
   if (written != nullptr) {

@@ -70,6 +70,7 @@ nlohmann::ordered_json ConfigJson(const TrainConfig& c, const std::string& data_
                           {"warmup_steps", rate.warmup_steps},
                           {"warmup_start", rate.warmup_start},
                           {"d_ratio", rate.d_ratio}};
+  cfg["g_ema"] = c.g_ema;
   cfg["dcgan"] = {{"noise_dim", c.dcgan.noise_dim}, {"leaky_slope", Shortest(c.dcgan.leaky_slope)},
                   {"dropout", Shortest(c.dcgan.dropout)},     {"bn_eps", Shortest(c.dcgan.bn_eps)},
                   {"bn_momentum", Shortest(c.dcgan.bn_momentum)}};

@@ -61,7 +61,10 @@ absl::StatusOr<TrainedRun> OpenTrainedRun(Communicator& comm, const TrainedRunRe
     return absl::Status(checkpoint.status().code(), absl::StrCat("cannot ", request.purpose, " ", request.run_dir,
                                                                  ": ", checkpoint.status().message()));
   }
-  RETURN_IF_ERROR(LoadNetwork(checkpoint->state.g, "generator", run.model->g_params()));
+  // A --g-ema run's model is its generator average: what its samples and scores showed.
+  const std::optional<NetworkState>& average = checkpoint->state.g_average;
+  RETURN_IF_ERROR(LoadNetwork(average ? *average : checkpoint->state.g, "generator", run.model->g_params()));
+  run.generator_averaged = average.has_value();
   RETURN_IF_ERROR(LoadNetwork(checkpoint->state.d, "discriminator", run.model->d_params()));
   run.position = checkpoint->state.position;
   run.checkpoint_path = checkpoint->path;

@@ -5,7 +5,8 @@
 //   2. every rank builds the model from the registry (model_registry.h);
 //   3. rank 0 loads the checkpoint asked for (the newest usable one by default) and
 //      sends it (share_checkpoint.h);
-//   4. every rank loads both networks from it.
+//   4. every rank loads both networks from it: the generator's weight average in place
+//      of the generator where the run kept one (--g-ema), as its samples and scores did.
 // A bad request fails alike on every rank; `collective_failed` says when an agreement
 // itself failed (a rank died or hung), leaving the ranks out of step.
 #pragma once
@@ -34,6 +35,7 @@ struct TrainedRun {
   SharedSettings settings;          // as run.json records them; config.out is the run folder
   std::unique_ptr<GanModel> model;  // both networks hold the checkpoint's values
   SweepPosition position;           // where the run stood at the checkpoint
+  bool generator_averaged = false;  // the generator holds the run's weight average (--g-ema)
   std::string checkpoint_path;      // rank 0: the file loaded; empty elsewhere
 };
 

@@ -51,6 +51,9 @@ TrainingState CaptureBatchRun(BatchRun& run, const EpochInProgress& epoch, uint6
   s.model = run.model->name();
   s.g = CaptureNetwork(run.model->g_params());
   s.d = CaptureNetwork(run.model->d_params());
+  if (run.g_average) {
+    s.g_average = CaptureNetworkValues(run.model->g_params(), run.g_average->params(), run.g_average->buffers());
+  }
   s.g_opt = CaptureOptimizer(*run.g_opt);
   s.d_opt = CaptureOptimizer(*run.d_opt);
   s.g_scaler = run.step->g_scaler().state();
@@ -69,6 +72,11 @@ absl::Status RestoreBatchRun(const TrainingState& s, int world_size, BatchRun& r
   RETURN_IF_ERROR(run.step->Restore(s.g_scaler, s.d_scaler, p.batch_step));
   RETURN_IF_ERROR(LoadNetwork(s.g, "generator", run.model->g_params()));
   RETURN_IF_ERROR(LoadNetwork(s.d, "discriminator", run.model->d_params()));
+  if (run.g_average) {
+    // CheckMatchesRun accepted the checkpoint, so it holds the average a --g-ema run needs.
+    CHECK(s.g_average.has_value()) << "a --g-ema run resumed from a checkpoint without its average";
+    RETURN_IF_ERROR(run.g_average->Restore(s.g_average->params, s.g_average->buffers));
+  }
   run.noise_rng.set_state(p.noise_rng_state);
   if (static_cast<int>(s.shares.size()) == world_size) run.shares = s.shares;
   run.epoch = p.epoch;

@@ -18,6 +18,7 @@
 #include "worker/models/gan_model.h"
 #include "worker/models/normal_noise.h"
 #include "worker/optim/optimizer.h"
+#include "worker/optim/weight_average.h"
 #include "worker/tensor/random.h"
 #include "worker/train/data_parallel_step.h"
 
@@ -38,6 +39,7 @@ struct BatchRun {
   std::unique_ptr<GanModel> model;
   std::unique_ptr<Optimizer> g_opt, d_opt;
   std::unique_ptr<DataParallelStep> step;
+  std::unique_ptr<WeightAverage> g_average;  // --g-ema, rank 0 only (the one that samples and saves)
   EpochSampler sampler;
   Rng noise_rng;                // the model's per-step randomness (GanModel::StepInputs)
   std::vector<int64_t> shares;  // rows of each global batch per rank; sums to batch

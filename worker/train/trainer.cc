@@ -187,6 +187,9 @@ absl::Status Trainer::SetUp(BatchRun& run, const TrainingState* resume) {
   run.step = std::make_unique<DataParallelStep>(*run.model, *run.g_opt, *run.d_opt, comm_, backend_, comm_options_,
                                                 config_.sync_bn, clock_, SlowdownFor(config_, comm_.rank()),
                                                 config_.mixed, gradient_comm_);
+  if (is_root() && config_.g_ema > 0) {
+    run.g_average = std::make_unique<WeightAverage>(config_.g_ema, run.model->g_params(), backend_);
+  }
   if (resume == nullptr) return absl::OkStatus();
   // Every rank decoded the same checkpoint, so the replicas start equal without a broadcast.
   RETURN_IF_ERROR(RestoreBatchRun(*resume, comm_.size(), run));
@@ -244,6 +247,11 @@ void Trainer::LogBatchSizeStart(const BatchRun& run, bool resumed) const {
                config_.epochs, data_.count, data_.count - steps_per_epoch * run.batch);
   spdlog::info("learning rate at global batch {}: {}", run.batch,
                DescribeLearningRate(config_.optimizer.lr, config_.rate_rule, run.batch));
+  if (config_.g_ema > 0) {
+    spdlog::info("generator weight average (--g-ema {}): the samples, quality scores and the checkpoints' model are "
+                 "the average's",
+                 config_.g_ema);
+  }
   if (resumed) {
     spdlog::info("resuming at batch {} epoch {} step {}/{} (step {} of the run)", run.batch, run.epoch,
                  run.step_in_epoch, steps_per_epoch, run_step_);
@@ -301,6 +309,7 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
         run.model->StepInputs(*real, run.noise_rng, run.batch, e.rows.begin, e.rows.end, backend_.device());
     const uint64_t dropout_seed = Mix64(config_.seed ^ kDropoutStream ^ Mix64(static_cast<uint64_t>(run.global_step)));
     ASSIGN_OR_RETURN(const DataParallelStepResult r, run.step->Run(inputs, run.batch, dropout_seed));
+    if (run.g_average && r.g_stepped) run.g_average->Update(run.g_opt->steps_taken());
     const double gpu_j = step + 1 == e.end ? e.energy.GpuJoulesSinceStart() : 0.0;
     const RankStepReport mine{data_wait, r.compute_s, r.allreduce_s, r.d_loss, r.g_loss, e.energy.TakeCpuSeconds(),
                               gpu_j};
@@ -398,7 +407,12 @@ absl::Status Trainer::FinishEpoch(BatchRun& run, EpochRow& row) {
   const bool sweep = config_.batch_sizes.size() > 1;
   ASSIGN_OR_RETURN(const std::string png, folder_->SamplePath(run.batch, sweep, row.epoch, "png"));
   ASSIGN_OR_RETURN(const std::string npy, folder_->SamplePath(run.batch, sweep, row.epoch, "npy"));
-  RETURN_IF_ERROR(samples_.Write(*run.model, png, npy, row));
+  {
+    // --g-ema: the average makes the samples and their scores; the live weights train on.
+    std::optional<WeightAverage::Swapped> averaged;
+    if (run.g_average) averaged.emplace(*run.g_average);
+    RETURN_IF_ERROR(samples_.Write(*run.model, png, npy, row));
+  }
   RETURN_IF_ERROR(folder_->AppendEpochRow(row));
   rows_.push_back(row);
   RETURN_IF_ERROR(monitor_->OnEpochDone(row, run.global_step, png, samples_.held_out()));
