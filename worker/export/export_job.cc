@@ -70,7 +70,7 @@ absl::Status RunExport(const ExportRequest& request, std::string* written) {
   file.metadata["dtype"] = request.dtype;
   file.metadata["checkpoint_step"] = absl::StrCat(trained.position.run_step);
   if (network == GanNetwork::kGenerator) {
-    file.metadata["weights"] = trained.generator_averaged ? "weight average (--g-ema)" : "trained";
+    file.metadata["weights"] = GeneratorWeightsName(trained);
   }
   file.metadata["gantry_version"] = GANTRY_VERSION;
   RETURN_IF_ERROR(WriteSafetensors(request.out, file));

@@ -114,7 +114,7 @@ std::string InfoJson(const GenerateRequest& r, const TrainedRun& run, const Plan
   nlohmann::json j = {{"run", r.run_dir},
                       {"checkpoint", run.checkpoint_path},
                       {"checkpoint_step", run.position.run_step},
-                      {"weights", run.generator_averaged ? "weight average (--g-ema)" : "trained"},
+                      {"weights", GeneratorWeightsName(run)},
                       {"model", run.settings.config.model},
                       {"count", plan.inputs.dim(0)},
                       {"source", plan.source},

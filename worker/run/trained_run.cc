@@ -38,6 +38,10 @@ bool TransportFailure(const absl::Status& s) { return absl::IsDeadlineExceeded(s
 
 }  // namespace
 
+std::string GeneratorWeightsName(const TrainedRun& run) {
+  return run.generator_averaged ? "weight average (--g-ema)" : "trained";
+}
+
 absl::StatusOr<TrainedRun> OpenTrainedRun(Communicator& comm, const TrainedRunRequest& request,
                                           bool* collective_failed) {
   bool ignored = false;

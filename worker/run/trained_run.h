@@ -39,6 +39,10 @@ struct TrainedRun {
   std::string checkpoint_path;      // rank 0: the file loaded; empty elsewhere
 };
 
+// Which weights the run's generator holds, as generate.json and an exported file's
+// metadata name them: "trained", or "weight average (--g-ema)".
+std::string GeneratorWeightsName(const TrainedRun& run);
+
 // The trained run of `request`. Errors: the settings' (INVALID_ARGUMENT, naming run.json
 // and the fix), or the checkpoint's (NOT_FOUND: none; DATA_LOSS: none usable; each with
 // "cannot <purpose> RUN: "), the same on every rank unless `collective_failed` is set.
