@@ -16,8 +16,8 @@
 #include "common/clock.h"
 #include "common/exit_codes.h"
 #include "common/output_file.h"
-#include "coordinator/server.h"
-#include "coordinator/wall_clock.h"
+#include "coordinator/app/server.h"
+#include "coordinator/app/wall_clock.h"
 #include "spdlog/spdlog.h"
 
 namespace gantry {

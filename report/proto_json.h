@@ -1,5 +1,5 @@
 // gantry.v1 messages as JSON, one shape for every reader: `gantry --json` (cli/) and
-// the coordinator's HTTP endpoints (coordinator/monitor_api.h) print the same documents.
+// the coordinator's HTTP endpoints (coordinator/http/monitor_api.h) print the same documents.
 // Keys are the .proto field names; every field is present; numbers are JSON numbers
 // (64-bit integers too, unlike the proto3 JSON mapping, since none of ours come near
 // 2^53); enums are their names; wrapper fields their value or null.

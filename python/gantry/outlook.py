@@ -1,4 +1,4 @@
-"""How far a running job has come and when it may end: coordinator/job_outlook.cc's
+"""How far a running job has come and when it may end: coordinator/jobs/job_outlook.cc's
 estimate, from the job's spec and one progress report.
 
 Steps per epoch are known only for the batch size in progress; another batch size of

@@ -1,4 +1,4 @@
-"""The fraction done and ETA of a progress report (coordinator/job_outlook.cc's rule),
+"""The fraction done and ETA of a progress report (coordinator/jobs/job_outlook.cc's rule),
 and the worker defaults the rule falls back on, checked against gantry-worker itself."""
 import re
 import subprocess

@@ -8,9 +8,9 @@
 
 #include "common/clock.h"
 #include "absl/status/statusor.h"
-#include "coordinator/coordinator.h"
-#include "coordinator/server.h"
-#include "coordinator/spec_validator.h"
+#include "coordinator/jobs/coordinator.h"
+#include "coordinator/app/server.h"
+#include "coordinator/validation/spec_validator.h"
 #include "tests/coordinator/faulty_job_store.h"
 
 namespace gantry::testing {

@@ -1,6 +1,6 @@
 // The Coordinator's job lifecycle with fake clocks: scheduling, reports and plans,
 // cancellation, leases, retries and recovery from its store.
-#include "coordinator/coordinator.h"
+#include "coordinator/jobs/coordinator.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -12,9 +12,9 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/server.h"
-#include "coordinator/sqlite_db.h"
-#include "coordinator/sqlite_job_store.h"
+#include "coordinator/app/server.h"
+#include "coordinator/store/sqlite_db.h"
+#include "coordinator/store/sqlite_job_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/coordinator_harness.h"

@@ -1,4 +1,4 @@
-#include "coordinator/data_roots.h"
+#include "coordinator/validation/data_roots.h"
 
 #include <unistd.h>
 

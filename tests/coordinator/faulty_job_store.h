@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "coordinator/job_store.h"
+#include "coordinator/store/job_store.h"
 
 namespace gantry::testing {
 

@@ -1,11 +1,11 @@
 // The gRPC layer in-process: every method refuses a caller without the token, and
 // accepts one with it.
-#include "coordinator/grpc_service.h"
+#include "coordinator/service/grpc_service.h"
 
 #include <functional>
 #include <grpcpp/grpcpp.h>
 
-#include "coordinator/server.h"
+#include "coordinator/app/server.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/coordinator_harness.h"
 

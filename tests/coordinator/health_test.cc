@@ -5,7 +5,7 @@
 #include <grpcpp/grpcpp.h>
 #include <thread>
 
-#include "coordinator/server.h"
+#include "coordinator/app/server.h"
 #include "gantry/v1/coordinator.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"

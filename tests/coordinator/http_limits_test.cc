@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "coordinator/server.h"
+#include "coordinator/app/server.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/coordinator_harness.h"

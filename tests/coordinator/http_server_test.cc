@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include <grpcpp/grpcpp.h>
 
-#include "coordinator/server.h"
+#include "coordinator/app/server.h"
 #include "report/proto_json.h"
 #include "gantry/v1/coordinator.grpc.pb.h"
 #include "gmock/gmock.h"

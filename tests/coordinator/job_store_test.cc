@@ -1,6 +1,6 @@
-#include "coordinator/job_store.h"
+#include "coordinator/store/job_store.h"
 
-#include "coordinator/sqlite_db.h"
+#include "coordinator/store/sqlite_db.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "coordinator/monitor_api.h"
-#include "coordinator/rpc_metrics.h"
+#include "coordinator/http/monitor_api.h"
+#include "coordinator/service/rpc_metrics.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/coordinator_harness.h"
 

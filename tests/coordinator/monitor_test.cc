@@ -11,11 +11,11 @@
 
 #include <regex>
 
-#include "coordinator/dashboard_assets.h"
-#include "coordinator/job_outlook.h"
-#include "coordinator/prometheus_text.h"
-#include "coordinator/rpc_metrics.h"
-#include "coordinator/run_folder_files.h"
+#include "coordinator/http/dashboard_assets.h"
+#include "coordinator/jobs/job_outlook.h"
+#include "common/prometheus_text.h"
+#include "coordinator/service/rpc_metrics.h"
+#include "coordinator/http/run_folder_files.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/coordinator_harness.h"
 #include "tests/coordinator/prometheus_parser.h"
@@ -260,7 +260,7 @@ TEST(DashboardAssets, AreCompiledInAndFetchNothingFromElsewhere) {
   ASSERT_TRUE(by_path.count("/index.html") && by_path.count("/app.js") && by_path.count("/style.css"));
   // The embedded bytes are the files' (the generator neither drops nor adds any).
   for (const auto& [path, asset] : by_path) {
-    std::ifstream file(std::string(GANTRY_SOURCE_DIR) + "/coordinator/dashboard" + path, std::ios::binary);
+    std::ifstream file(std::string(GANTRY_SOURCE_DIR) + "/coordinator/http/dashboard" + path, std::ios::binary);
     const std::string source((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
     EXPECT_EQ(std::string(asset->bytes), source) << path;
     // No CDN, font or analytics host: the only URL is the SVG namespace (a name, never fetched).

@@ -6,7 +6,7 @@
 #include <functional>
 #include <limits>
 
-#include "coordinator/report_bounds.h"
+#include "coordinator/validation/report_bounds.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/coordinator_harness.h"

@@ -6,7 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "coordinator/job_outlook.h"
+#include "coordinator/jobs/job_outlook.h"
 #include "tests/coordinator/coordinator_harness.h"
 
 namespace gantry {

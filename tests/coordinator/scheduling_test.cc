@@ -1,7 +1,7 @@
 // The scheduler's choice, the lease table and the epoch planner: the pure parts.
-#include "coordinator/epoch_planner.h"
-#include "coordinator/lease_table.h"
-#include "coordinator/scheduler.h"
+#include "coordinator/jobs/epoch_planner.h"
+#include "coordinator/jobs/lease_table.h"
+#include "coordinator/jobs/scheduler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 

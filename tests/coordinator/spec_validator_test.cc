@@ -1,4 +1,4 @@
-#include "coordinator/spec_validator.h"
+#include "coordinator/validation/spec_validator.h"
 
 #include <filesystem>
 #include <fstream>

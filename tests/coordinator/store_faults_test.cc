@@ -5,8 +5,8 @@
 // works again.
 #include <functional>
 
-#include "coordinator/sqlite_db.h"
-#include "coordinator/sqlite_job_store.h"
+#include "coordinator/store/sqlite_db.h"
+#include "coordinator/store/sqlite_job_store.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/coordinator_harness.h"

@@ -1,4 +1,4 @@
-#include "coordinator/token_auth.h"
+#include "coordinator/service/token_auth.h"
 
 #include <fstream>
 

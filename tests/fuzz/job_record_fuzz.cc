@@ -1,5 +1,5 @@
 // Fuzz target: the coordinator's stored job records, as a damaged or hand-edited job
-// database can hold them (coordinator/stored_records.h, the SQLite job store, and the
+// database can hold them (coordinator/store/stored_records.h, the SQLite job store, and the
 // Coordinator that recovers from it).
 //
 // Input: one mode byte, then the record's bytes. Mode bits 0-2: the row's state column
@@ -19,10 +19,10 @@
 #include <string>
 
 #include "common/clock.h"
-#include "coordinator/coordinator.h"
-#include "coordinator/data_roots.h"
-#include "coordinator/sqlite_job_store.h"
-#include "coordinator/stored_records.h"
+#include "coordinator/jobs/coordinator.h"
+#include "coordinator/validation/data_roots.h"
+#include "coordinator/store/sqlite_job_store.h"
+#include "coordinator/store/stored_records.h"
 #include "google/protobuf/stubs/logging.h"
 #include "spdlog/spdlog.h"
 #include "tests/fuzz/fuzz_support.h"

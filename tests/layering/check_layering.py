@@ -7,7 +7,10 @@ components it may use:
 
     worker/train: common runspec report worker/checkpoint ...
 
-A component may always use itself. An #include "a/b/c.h" belongs to the component whose
+A component may always use itself. A folder split into components (coordinator/, with
+coordinator/store, coordinator/jobs, ...) holds no sources of its own but its program's
+entry point (a file named *_main.cc): every other source lives in the component folder of
+its concept. An #include "a/b/c.h" belongs to the component whose
 folder is the longest prefix of the path; a library gantry_x belongs to the folder its
 CMake call builds it from (gantry_library(gantry_x dir ...) or add_library in a folder's
 own CMakeLists.txt). Tests, benchmarks and the generated proto code are not components:
@@ -120,6 +123,19 @@ def link_edges(files, libs):
     return edges
 
 
+def stray_sources(files, table):
+    """A source directly in a component whose concepts have folders of their own (a
+    component that is the parent of others), other than a program's *_main.cc."""
+    parents = {c for c in table if any(o.startswith(c + '/') for o in table)}
+    found = []
+    for path in sorted(files):
+        folder = os.path.dirname(path)
+        if folder in parents and path.endswith(SOURCE_EXTS) and not path.endswith('_main.cc'):
+            found.append(f'{path}: a source directly in {folder}/, which is split by concept: '
+                         f'move it into the folder of its concept ({", ".join(sorted(o for o in table if o.startswith(folder + "/")))})')
+    return found
+
+
 def violations(root, plants):
     table = read_table(root)
     files = load_files(root, plants)
@@ -132,6 +148,7 @@ def violations(root, plants):
             there = component_of(target, table)
             if there and there != here and there not in table[here]:
                 found.append(f'{path}: includes "{target}": {here} -> {there} is not an allowed edge')
+    found += stray_sources(files, table)
     libs = library_folders(files)
     for path, lib, dep in link_edges(files, libs):
         here, there = component_of(libs[lib] + '/x', table), component_of(libs[dep] + '/x', table)
@@ -179,7 +196,7 @@ def main(argv):
     for v in found:
         print('FAIL ' + v)
     if found:
-        print(f'{len(found)} edge(s) not allowed by {TABLE}: fix the include or link, or (if the design changed) '
+        print(f'{len(found)} problem(s) with {TABLE}: fix the include, link or file, or (if the design changed) '
               f'the table and docs/architecture.md')
         return 1
     print(f'layering: every include and link is an edge of {TABLE}')
