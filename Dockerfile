@@ -46,7 +46,8 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       build-essential cmake pkg-config libabsl-dev libspdlog-dev libyaml-cpp-dev libcli11-dev \
       nlohmann-json3-dev libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libsqlite3-dev \
-      libcpp-httplib-dev libeigen3-dev zlib1g-dev libpng-dev libopenmpi-dev openmpi-bin libdnnl-dev ocl-icd-opencl-dev \
+      libcpp-httplib-dev libeigen3-dev zlib1g-dev libpng-dev libjpeg62-turbo-dev libwebp-dev libopenmpi-dev openmpi-bin \
+      libdnnl-dev ocl-icd-opencl-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

@@ -169,6 +169,43 @@ std::vector<Pass> PatchGanPasses(int64_t n, int64_t image_size, int64_t ndf) {
   return passes;
 }
 
+// The image DCGAN's 4x4 layers (worker/models/image_dcgan.h, ngf = ndf = 64, 3 channels)
+// at image_size: G's first transposed convolution (the adjoint of widths[0]x4x4 ->
+// noise x1x1), its stride-2 ones, D's stride-2 ones and its 4x4 -> 1x1 logit. Calls per
+// step as for the DCGAN.
+std::vector<Pass> ImageDcganPasses(int64_t n, int64_t image_size) {
+  const int g_first[3] = {1, 0, 1}, g[3] = {1, 1, 1}, d_first[3] = {2, 1, 2}, d[3] = {2, 3, 2};
+  const std::vector<int64_t> w = ImageDcganWidths(64, image_size);
+  auto conv4 = [n](int64_t c, int64_t o, int64_t hw, int64_t stride, int64_t pad) {
+    const int64_t out = ConvOutSize(hw, 4, stride, pad);
+    return ConvProblem{.batch = n, .in_channels = c, .out_channels = o, .in_height = hw, .in_width = hw,
+                       .out_height = out, .out_width = out, .kernel = 4, .stride = stride, .padding = pad};
+  };
+  auto name = [](const char* what, int64_t c, int64_t o, int64_t from, int64_t to) {
+    return std::string(what) + " " + std::to_string(c) + "->" + std::to_string(o) + " " + std::to_string(from) +
+           "->" + std::to_string(to);
+  };
+  std::vector<Pass> passes;
+  // G: a transposed convolution from c x side to o x 2 side is the adjoint of o x 2 side -> c x side.
+  AddConvLayer(passes, name("G convT", 100, w[0], 1, 4), conv4(w[0], 100, 4, 1, 0), true, g_first);
+  int64_t side = 4;
+  for (size_t i = 1; i < w.size(); ++i, side *= 2) {
+    AddConvLayer(passes, name("G convT", w[i - 1], w[i], side, 2 * side), conv4(w[i], w[i - 1], 2 * side, 2, 1), true,
+                 g);
+  }
+  AddConvLayer(passes, name("G convT", w.back(), 3, side, 2 * side), conv4(3, w.back(), 2 * side, 2, 1), true, g);
+  // D, from the image end.
+  int64_t c = 3;
+  side = image_size;
+  for (auto it = w.rbegin(); it != w.rend(); ++it, side /= 2) {
+    AddConvLayer(passes, name("D conv", c, *it, side, side / 2), conv4(c, *it, side, 2, 1), false,
+                 c == 3 ? d_first : d);
+    c = *it;
+  }
+  AddConvLayer(passes, name("D conv", c, 1, 4, 1), conv4(c, 1, 4, 1, 0), false, d);
+  return passes;
+}
+
 // The DCGAN's layers. Calls per step (ComputeGanGradients): G runs forward,
 // backward-weights and (but for its first layer) backward-data once; D runs forward
 // twice (real, fake), backward-weights twice, and backward-data three times (real, fake,
@@ -237,8 +274,9 @@ void AddFlags(CLI::App& app, Settings& s) {
   app.add_option("--precision", s.precisions, "operand precisions, comma separated (fp32, bf16, fp16)")
       ->delimiter(',');
   app.add_option("--batch", s.batch, "batch size")->check(CLI::PositiveNumber);
-  app.add_option("--net", s.net, "whose layers: dcgan, or patchgan (Pix2Pix's discriminator)")
-      ->check(CLI::IsMember({"dcgan", "patchgan"}));
+  app.add_option("--net", s.net, "whose layers: dcgan, patchgan (Pix2Pix's discriminator), or image-dcgan (at "
+                 "--image-size 32, 64 or 128)")
+      ->check(CLI::IsMember({"dcgan", "patchgan", "image-dcgan"}));
   app.add_option("--image-size", s.image_size, "patchgan: input side in pixels, a multiple of 8 from 32")
       ->check(CLI::Range(int64_t{32}, int64_t{4096}));
   app.add_option("--ndf", s.ndf, "patchgan: filters of the first layer")->check(CLI::PositiveNumber);
@@ -324,14 +362,22 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   const std::optional<std::vector<Column>> columns = ChooseColumns(s);
   if (!columns) return 2;
+  if (s.net == "image-dcgan" && !ImageDcganImageSizeProblem(s.image_size).empty()) {
+    std::fprintf(stderr, "--image-size %ld: %s\n", static_cast<long>(s.image_size),
+                 ImageDcganImageSizeProblem(s.image_size).c_str());
+    return 2;
+  }
   if (s.net == "patchgan" && s.image_size % 8 != 0) {
     std::fprintf(stderr, "--image-size %ld: PatchGAN needs a multiple of 8 (three stride-2 layers)\n",
                  static_cast<long>(s.image_size));
     return 2;
   }
   const std::vector<Pass> passes =
-      s.net == "dcgan" ? DcganPasses(s.batch) : PatchGanPasses(s.batch, s.image_size, s.ndf);
-  const std::string what = s.net == "dcgan" ? "DCGAN" : "PatchGAN (" + std::to_string(s.image_size) + " px)";
+      s.net == "dcgan"         ? DcganPasses(s.batch)
+      : s.net == "image-dcgan" ? ImageDcganPasses(s.batch, s.image_size)
+                               : PatchGanPasses(s.batch, s.image_size, s.ndf);
+  const std::string size = " (" + std::to_string(s.image_size) + " px)";
+  const std::string what = s.net == "dcgan" ? "DCGAN" : s.net == "image-dcgan" ? "image DCGAN" + size : "PatchGAN" + size;
   std::printf("%s matrix products at batch %ld, GFLOP/s, 1 thread, best of %d runs of >= %.2f s CPU time\n",
               what.c_str(), static_cast<long>(s.batch), s.repeats, s.min_time);
 #if GANTRY_HAVE_ONEDNN

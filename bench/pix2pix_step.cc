@@ -38,33 +38,6 @@
 
 namespace {
 
-// Rank 0's per-step CPU time by op kind, then the `top` costliest ops with their shapes.
-void PrintProfile(const gantry::ProfilingBackend& profile, int steps, double step_cpu_ms, size_t top) {
-  const std::vector<gantry::ProfilingBackend::Entry> entries = profile.Entries();
-  std::map<std::string, std::pair<double, int64_t>> kinds;
-  for (const auto& e : entries) {
-    auto& k = kinds[e.key.substr(0, e.key.find(' '))];
-    k.first += e.cpu_s;
-    k.second += e.calls;
-  }
-  std::vector<std::pair<std::string, std::pair<double, int64_t>>> sorted(kinds.begin(), kinds.end());
-  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
-  const double inside_ms = profile.TotalSeconds() * 1e3 / steps;
-  std::printf("  profile (CPU ms per step, rank 0): %.1f in the backend, %.1f outside it\n", inside_ms,
-              step_cpu_ms - inside_ms);
-  for (const auto& [kind, v] : sorted) {
-    std::printf("    %-22s %9.1f ms %5.1f%% %6ld calls\n", kind.c_str(), v.first * 1e3 / steps,
-                100.0 * v.first * 1e3 / steps / step_cpu_ms, static_cast<long>(v.second / steps));
-  }
-  std::printf("  costliest ops:\n");
-  for (size_t i = 0; i < std::min(top, entries.size()); ++i) {
-    const gantry::ProfilingBackend::Entry& e = entries[i];
-    std::printf("    %-52s %8.2f ms %4ld calls", e.key.c_str(), e.cpu_s * 1e3 / steps, static_cast<long>(e.calls / steps));
-    if (e.macs > 0) std::printf(" %6.1f GFLOP/s", 2 * e.macs / e.cpu_s * 1e-9);
-    std::printf("\n");
-  }
-}
-
 double CpuSeconds() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -217,7 +190,7 @@ void PrintBatch(const Settings& s, int64_t b, int ranks, StepRig::Times times,
     std::printf("  gradient all-reduce (rank 0, median wall ms per step, waiting for peers included): %.1f\n",
                 times.allreduce_ms[times.allreduce_ms.size() / 2]);
   }
-  if (profile) PrintProfile(*profile, s.steps, times.cpu_ms / s.steps, s.profile_top);
+  if (profile) gantry::PrintProfile(*profile, s.steps, times.cpu_ms / s.steps, s.profile_top);
   std::fflush(stdout);
 }
 

@@ -41,17 +41,9 @@ PY=${PY:-/usr/bin/python3}
 for b in "$BIN" ${BEFORE:+"$BEFORE"}; do
   if [[ ! -x $b ]]; then echo "no $b: build the target gantry-bench-pix2pix first" >&2; exit 2; fi
 done
-if [[ -z $OB ]]; then
-  OB=$(bench/torch/fair_torch.sh) ||
-    { echo "no OpenBLAS for PyTorch: bench/torch/fair_torch.sh failed (see above)" >&2; exit 2; }
-fi
-if [[ ! -e $OB/libblas.so.3 ]]; then
-  echo "no libblas.so.3 in OB=$OB: name OpenBLAS's folder, or leave OB unset (fair_torch.sh)" >&2
-  exit 2
-fi
-if [[ $PRECISION == bf16 ]] && ! grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
-  echo "PRECISION=bf16: this CPU has no avx512_bf16/amx_bf16 units; use fp32" >&2; exit 2
-fi
+source bench/vs_torch_lib.sh
+find_openblas
+check_precision "$PRECISION"
 
 # Both benchmarks print a data row "batch ranks median_ms p90_ms cpu_ms samples/s"; these
 # print "samples/s cpu_ms" of the last one (nothing when the run failed).
@@ -66,11 +58,6 @@ torch_run() {  # size ngf ndf batch
     --world-size 2 --threads 1 --image-size "$1" --ngf "$2" --ndf "$3" --norm "$NORM" --batch-size "$4" \
     --warmup "$WARMUP" --steps "$STEPS" --precision "$PRECISION" 2>/dev/null | data_row
 }
-med() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
-times() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2fx", a / b}'; }
-spread() { printf '%.2fx [%.2f-%.2f]' "$(med "$@")" "$(printf '%s\n' "$@" | sort -g | head -1)" \
-  "$(printf '%s\n' "$@" | sort -g | tail -1)"; }
 
 echo "# Pix2Pix $PRECISION, norm $NORM, 2 ranks x 1 thread, $ROUNDS alternating rounds of $WARMUP+$STEPS steps"
 echo "# $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores, load at start: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -101,4 +101,8 @@ class ProfilingBackend final : public Backend {
 // The thread's CPU time in seconds.
 double ThreadCpuSeconds();
 
+// Prints rank 0's per-step CPU time by op kind (`profile` timed `steps` steps of
+// `step_cpu_ms` each), then the `top` costliest ops with their shapes and GFLOP/s.
+void PrintProfile(const ProfilingBackend& profile, int steps, double step_cpu_ms, size_t top);
+
 }  // namespace gantry

@@ -59,15 +59,17 @@ absl::Status FileError(const std::string& path, const std::string& what, int err
 
 namespace {
 
-// Moves `tmp` to `path`; with `replace` false, never over an existing entry.
-int Publish(const std::string& tmp, const std::string& path, bool replace) {
-  if (replace) return std::rename(tmp.c_str(), path.c_str());
-  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0) return 0;
-  if (errno != EINVAL && errno != ENOSYS) return -1;
-  // A filesystem without RENAME_NOREPLACE: a hard link is just as exclusive.
-  if (::link(tmp.c_str(), path.c_str()) != 0) return -1;
-  ::unlink(tmp.c_str());
-  return 0;
+// Moves `tmp` to `path`, replacing what is there.
+absl::Status PublishReplacing(const std::string& tmp, const std::string& path) {
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return FileError(path, "rename failed", errno);
+  SyncParentDir(path);
+  return absl::OkStatus();
+}
+
+// PublishWithoutReplacing's refusal: ALREADY_EXISTS when something is at `path`.
+absl::Status PublishError(const std::string& tmp, const std::string& path, int error_number) {
+  if (error_number == EEXIST) return absl::AlreadyExistsError(absl::StrCat(path, ": exists; left as it is"));
+  return FileError(path, absl::StrCat("cannot move ", tmp, " there"), error_number);
 }
 
 absl::Status WriteAndPublish(const std::string& path, std::initializer_list<ByteSpan> pieces, bool replace) {
@@ -81,19 +83,23 @@ absl::Status WriteAndPublish(const std::string& path, std::initializer_list<Byte
   }
   if (status.ok() && ::fsync(fd) != 0) status = FileError(tmp, "fsync failed", errno);
   if (::close(fd) != 0 && status.ok()) status = FileError(tmp, "close failed", errno);
-  if (status.ok() && Publish(tmp, path, replace) != 0) {
-    status = !replace && errno == EEXIST ? absl::AlreadyExistsError(absl::StrCat(path, ": exists; left as it is"))
-                                         : FileError(path, "rename failed", errno);
-  }
-  if (!status.ok()) {
+  if (status.ok()) status = replace ? PublishReplacing(tmp, path) : PublishWithoutReplacing(tmp, path);
+  if (!status.ok()) ::unlink(tmp.c_str());
+  return status;
+}
+
+}  // namespace
+
+absl::Status PublishWithoutReplacing(const std::string& tmp, const std::string& path) {
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
+    if (errno != EINVAL && errno != ENOSYS) return PublishError(tmp, path, errno);
+    // A filesystem without RENAME_NOREPLACE: a hard link is just as exclusive.
+    if (::link(tmp.c_str(), path.c_str()) != 0) return PublishError(tmp, path, errno);
     ::unlink(tmp.c_str());
-    return status;
   }
   SyncParentDir(path);
   return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::Status WriteFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces) {
   return WriteAndPublish(path, pieces, /*replace=*/true);

@@ -33,6 +33,15 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
 absl::Status CreateFileAtomically(const std::string& path, const std::string& text);
 absl::Status CreateFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces);
 
+// Moves the finished file `tmp` (written and fsynced by the caller, in the same folder as
+// `path`) to `path` without ever replacing anything there: renameat2(RENAME_NOREPLACE),
+// or on a filesystem without it a hard link then unlink of `tmp`, which is just as
+// exclusive. Then fsyncs the folder (best effort). ALREADY_EXISTS naming `path` when
+// anything (a file, a folder, a link, even a dangling one) is there by then, which is
+// left alone; another failure names `path` and errno. On failure `tmp` stays where it
+// is, for the caller to remove.
+absl::Status PublishWithoutReplacing(const std::string& tmp, const std::string& path);
+
 // The whole contents of the regular file `path`, at most `max_bytes` of them. Errors name
 // the path: missing, unreadable ("not readable" for a permission error), a folder, not
 // a regular file (a FIFO or device is refused without waiting on it), or larger than

@@ -1,7 +1,9 @@
 #include "report/epoch_metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
+#include <type_traits>
 
 #include "absl/strings/str_format.h"
 #include "common/timing_summary.h"
@@ -42,8 +44,23 @@ const std::vector<EpochColumn>& EpochColumns() {
       {"energy_source", "%d", &EpochRow::energy_source},
       {"val_persistence_l1", "%.5f", &EpochRow::val_persistence_l1},
       {"val_persistence_rel_l2", "%.5f", &EpochRow::val_persistence_rel_l2},
+      {"quality_kid", "%.6g", &EpochRow::quality_kid},
   };
   return *columns;
+}
+
+bool EpochRow::operator==(const EpochRow& other) const {
+  for (const EpochColumn& column : EpochColumns()) {
+    const bool same = std::visit(
+        [&](auto member) {
+          const auto a = this->*member, b = other.*member;
+          if constexpr (std::is_floating_point_v<decltype(a)>) return a == b || (std::isnan(a) && std::isnan(b));
+          return a == b;
+        },
+        column.member);
+    if (!same) return false;
+  }
+  return true;
 }
 
 std::string EpochCsvHeader() {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <variant>
@@ -54,7 +55,14 @@ struct EpochRow {
   // baseline val_l1 / val_rel_l2 must beat; constant over a run (0: no held-out set).
   double val_persistence_l1 = 0;
   double val_persistence_rel_l2 = 0;
-  bool operator==(const EpochRow&) const = default;
+  // Kernel Inception Distance of the epoch's samples to the reference images in the
+  // random-feature embedding (worker/eval/image_quality.h). Unbiased, so a close match
+  // scores about 0 and sometimes a little below: "not scored" cannot be -1 as for the
+  // judge's columns, it is NaN (epochs.csv "nan", JSON null, no Prometheus sample).
+  double quality_kid = std::numeric_limits<double>::quiet_NaN();
+  // Every column equal, a NaN matching a NaN (the same row: an unscored KID, or a loss
+  // that diverged, read back from a checkpoint or the coordinator).
+  bool operator==(const EpochRow& other) const;
 };
 
 // One column of epochs.csv: its name (also the name of the gantry.v1.EpochMetrics field

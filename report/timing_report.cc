@@ -1,5 +1,6 @@
 #include "report/timing_report.h"
 
+#include <cmath>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -70,16 +71,20 @@ std::string EnergyMarkdown(const std::vector<BatchSizeSummary>& summaries) {
   return md.empty() ? md : "\n## Energy\n\n" + md;
 }
 
-// One line per scored epoch; empty when none was scored.
+// One line per scored epoch; empty when none was scored. The judge's class scores where
+// it scored (confidence >= 0), the KID where the epoch has one.
 std::string QualityMarkdown(const std::vector<EpochRow>& rows) {
   std::string md;
   for (const EpochRow& r : rows) {
     if (r.quality_fd < 0) continue;
-    absl::StrAppendFormat(&md,
-                          "- global batch %d epoch %d: Fréchet distance %.3f, class entropy %.3f (per sample) / "
-                          "%.3f (of the mean), confidence %.3f\n",
-                          r.batch_size, r.epoch, r.quality_fd, r.quality_class_entropy, r.quality_marginal_entropy,
-                          r.quality_confidence);
+    absl::StrAppendFormat(&md, "- global batch %d epoch %d: Fréchet distance %.3f", r.batch_size, r.epoch,
+                          r.quality_fd);
+    if (r.quality_confidence >= 0) {
+      absl::StrAppendFormat(&md, ", class entropy %.3f (per sample) / %.3f (of the mean), confidence %.3f",
+                            r.quality_class_entropy, r.quality_marginal_entropy, r.quality_confidence);
+    }
+    if (std::isfinite(r.quality_kid)) absl::StrAppendFormat(&md, ", KID %.4g", r.quality_kid);
+    md += "\n";
   }
   return md.empty() ? md
                     : "\n## Sample quality (the dataset's judge: lower distance and per-sample entropy, higher "

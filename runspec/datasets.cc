@@ -5,7 +5,7 @@
 namespace gantry {
 
 const std::vector<std::string>& DatasetNames() {
-  static const auto* names = new std::vector<std::string>{"mnist", "fashion-mnist", "flow"};
+  static const auto* names = new std::vector<std::string>{"mnist", "fashion-mnist", "flow", "images"};
   return *names;
 }
 
@@ -25,6 +25,11 @@ absl::Status CheckDatasetFitsModel(const std::string& dataset, const std::string
   if (!flow && conditional) {
     return absl::InvalidArgumentError(absl::StrCat("--model pix2pix needs frame pairs, which --dataset ", dataset,
                                                    " has not; use --dataset flow"));
+  }
+  if (dataset == "images" && data_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "--dataset images has no default folder; give --data-dir a folder of your images (packed once into a "
+        "cache beside your runs) or a file packed by `gantry-worker make-dataset`");
   }
   if (flow && data_dir.empty()) {
     return absl::InvalidArgumentError(

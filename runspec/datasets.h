@@ -10,12 +10,13 @@
 namespace gantry {
 
 // "mnist", "fashion-mnist" (IDX image files), "flow" (cases written by
-// `gantry-worker make-flow`): the names --dataset accepts.
+// `gantry-worker make-flow`), "images" (a packed image set written by `gantry-worker
+// make-dataset`, or a folder of images packed on first use): the names --dataset accepts.
 const std::vector<std::string>& DatasetNames();
 
 // Where a dataset lives when no --data-dir is given: "fashion-mnist" is the Debian
 // package dataset-fashion-mnist's folder; "mnist" and any other name have no default
-// and give "".
+// and give "" (mnist, flow and images have no default folder).
 std::string DefaultDataDir(const std::string& dataset);
 
 // Whether the run's dataset and model go together, once all its settings are known (so

@@ -66,11 +66,43 @@ double DcganParameters(const DcganConfig& c) {
 
 constexpr double kDcganActivationFloats = (12544 + 128 * 49 + 64 * 196 + 784) + 2 * (64 * 196 + 128 * 49 + 1);
 
+// The image DCGAN's widths per block (runspec/model_config.h), as doubles.
+std::vector<double> ImageDcganWidthsOf(int64_t base, int64_t image_size) {
+  const std::vector<int64_t> w = ImageDcganWidths(base, image_size);
+  return std::vector<double>(w.begin(), w.end());
+}
+
+double ImageDcganParameters(const ImageDcganConfig& c) {
+  const std::vector<double> g = ImageDcganWidthsOf(c.ngf, c.image_size), d = ImageDcganWidthsOf(c.ndf, c.image_size);
+  double p = static_cast<double>(c.noise_dim) * g[0] * kKernel + 2 * g[0];
+  for (size_t i = 1; i < g.size(); ++i) p += g[i - 1] * g[i] * kKernel + 2 * g[i];
+  p += g.back() * static_cast<double>(c.channels) * kKernel;
+  p += static_cast<double>(c.channels) * d.back() * kKernel;  // D's first block (the image end)
+  for (size_t i = d.size() - 1; i > 0; --i) p += d[i] * d[i - 1] * kKernel + 2 * d[i - 1];
+  return p + d[0] * kKernel;
+}
+
+// Per sample: G's block outputs (side 4, 8, ...) and its image, D's block outputs on a
+// real and a fake image.
+double ImageDcganActivationFloats(const ImageDcganConfig& c) {
+  const std::vector<double> g = ImageDcganWidthsOf(c.ngf, c.image_size), d = ImageDcganWidthsOf(c.ndf, c.image_size);
+  const double image = static_cast<double>(c.channels * c.image_size * c.image_size);
+  double gen = image, disc = 0, side = 4;
+  for (size_t i = 0; i < g.size(); ++i, side *= 2) {
+    gen += g[i] * side * side;
+    disc += d[i] * side * side;
+  }
+  return gen + 2 * (disc + 1);
+}
+
 std::string SizingSettings(const TrainConfig& c, int64_t batch, int world) {
   std::string what = absl::StrCat("--batch-size ", batch, " on ", world, world == 1 ? " rank" : " ranks");
   if (c.model == "pix2pix") {
     absl::StrAppend(&what, " with --model pix2pix (--image-size ", c.pix2pix.image_size, ", --ngf ", c.pix2pix.ngf,
                     ", --ndf ", c.pix2pix.ndf, ")");
+  } else if (UsesImageDcgan(c)) {
+    absl::StrAppend(&what, " with the image DCGAN (--image-size ", c.image_dcgan.image_size, ", --channels ",
+                    c.image_dcgan.channels, ", --ngf ", c.image_dcgan.ngf, ", --ndf ", c.image_dcgan.ndf, ")");
   }
   return what;
 }
@@ -90,10 +122,12 @@ double Pix2pixGeneratorActivationFloats(const Pix2pixConfig& c) {
 
 double ModelParameterCount(const TrainConfig& config) {
   if (config.model == "pix2pix") return UNetParameters(config.pix2pix) + PatchGanParameters(config.pix2pix);
+  if (UsesImageDcgan(config)) return ImageDcganParameters(config.image_dcgan);
   return DcganParameters(config.dcgan);
 }
 
 double TrainActivationFloatsPerSample(const TrainConfig& config) {
+  if (UsesImageDcgan(config)) return ImageDcganActivationFloats(config.image_dcgan) * kFloatsPerActivation;
   if (config.model != "pix2pix") return kDcganActivationFloats * kFloatsPerActivation;
   // D sees a real and a generated pair.
   return (Pix2pixGeneratorActivationFloats(config.pix2pix) + 2 * PatchGanActivationFloats(config.pix2pix)) *
@@ -111,7 +145,7 @@ absl::Status CheckRunFitsMemory(const TrainConfig& config, int world, int64_t av
   for (int64_t batch : config.batch_sizes) {
     const MemoryNeed need{.what = SizingSettings(config, batch, world),
                           .bytes = TrainBytesPerRank(config, batch, world),
-                          .fix = config.model == "pix2pix"
+                          .fix = config.model == "pix2pix" || UsesImageDcgan(config)
                                      ? "lower --batch-size (or run on more ranks), --ngf, --ndf or --image-size"
                                      : "lower --batch-size, or run on more ranks"};
     if (absl::Status s = CheckFitsMemory(need, available_bytes); !s.ok()) {

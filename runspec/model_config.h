@@ -30,6 +30,35 @@ struct DcganConfig {
   bool operator==(const DcganConfig&) const = default;
 };
 
+// The DCGAN of Radford et al. (2016) as PyTorch's examples/dcgan builds it, for the
+// square images of a packed image set (--dataset images; worker/models/image_dcgan.h):
+// G from noise through transposed 4x4 convolutions (BatchNorm + ReLU, Tanh out), D
+// mirrored (LeakyReLU 0.2, BatchNorm from its second block), depth from the image size.
+// BatchNorm keeps PyTorch's defaults here (eps 1e-5, momentum 0.1 = Keras 0.9), as the
+// network is that one's twin (bench/torch/image_dcgan_model.py).
+struct ImageDcganConfig {
+  int64_t image_size = 64;   // 32, 64 or 128 (kImageSizes)
+  int64_t channels = 3;      // 1 (grey), 3 (RGB); 2 or 4 with alpha kept
+  int64_t noise_dim = 100;
+  int64_t ngf = 64;          // G's filters in its last block; earlier blocks double up to 8x
+  int64_t ndf = 64;          // D's filters in its first block; later blocks double up to 8x
+  float leaky_slope = 0.2f;
+  float bn_eps = 1e-5f;
+  float bn_momentum = 0.9f;  // Keras convention (running = 0.9 running + 0.1 batch)
+  bool operator==(const ImageDcganConfig&) const = default;
+
+  static constexpr int64_t kMaxMultiplier = 8;  // filters stop doubling at 8x (the 64-px net's widest)
+  static constexpr int64_t kMaxChannels = 4;
+};
+
+// Why `size` cannot be the image DCGAN's --image-size ("" when it can): 32, 64 or 128.
+std::string ImageDcganImageSizeProblem(int64_t size);
+
+// The filters of each of the image DCGAN's blocks, from the 4x4 end (G's first block,
+// D's last): log2(size / 4) blocks, base_filters doubling per block towards the 4x4 end
+// up to kMaxMultiplier times. `size` must pass ImageDcganImageSizeProblem.
+std::vector<int64_t> ImageDcganWidths(int64_t base_filters, int64_t image_size);
+
 // Normalisation of the Pix2Pix networks (--norm).
 enum class NormKind { kBatch, kInstance };
 

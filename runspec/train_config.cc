@@ -27,6 +27,7 @@ constexpr IntRange kBatchSize{1, kMaxBatchSize};
 constexpr IntRange kWarmupSteps{0, 1'000'000'000};
 constexpr IntRange kImageSize{Pix2pixConfig::kMinImageSize, 4096};
 constexpr IntRange kFilters{1, 1024};
+constexpr IntRange kChannels{1, ImageDcganConfig::kMaxChannels};
 constexpr IntRange kHorizon{1, 100'000};
 constexpr IntRange kStepCount{0, kMaxRunSteps};  // --max-steps, --checkpoint-every-steps, --debug-crash-after-step
 constexpr IntRange kImages{0, 1'000'000'000};
@@ -80,11 +81,12 @@ const std::vector<Setting>& CoreSettings() {
   static const auto* settings = new std::vector<Setting>{
       Named("model", "network to train: dcgan | pix2pix", "dcgan",
             [](auto& n, auto& v, TrainConfig& c) { c.model = v; return OneOf(n, v, ModelNames()); }),
-      Named("dataset", "mnist | fashion-mnist (IDX files) | flow (make-flow cases, with --model pix2pix)",
+      Named("dataset", "mnist | fashion-mnist (IDX files) | flow (make-flow cases, with --model pix2pix) | images "
+            "(your own images: a folder, or a file made by make-dataset)",
             "fashion-mnist",
             [](auto& n, auto& v, TrainConfig& c) { c.dataset = v; return OneOf(n, v, DatasetNames()); }),
       Named("data-dir", "folder holding the four IDX files, gzipped or not (default: the dataset's Debian location); "
-            "flow: a case folder or a folder of cases", "",
+            "flow: a case folder or a folder of cases; images: a folder of images or a packed image set", "",
             [](auto&, auto& v, TrainConfig& c) { c.data_dir = v; return absl::OkStatus(); }),
       IntSetting({"epochs", "epochs per batch size", "1"}, kEpochs, [](TrainConfig& c, int64_t v) { c.epochs = v; }),
       Setting{{"batch-size", "global batch size; a comma-separated list runs a sweep", "64", false,
@@ -126,21 +128,36 @@ const std::vector<Setting>& CoreSettings() {
                    "step (e.g. 0.999; 0: none); the epochs' samples, quality scores and checkpoints' model "
                    "(generate, export, rollout) are the average's", "0"},
                   {0, 1, /*lo_open=*/false, /*hi_open=*/true}, [](TrainConfig& c, double v) { c.g_ema = v; }),
-      RealSetting({"dropout", "discriminator dropout rate", "0.3"}, {0, 0.95},
+      Named("augment", "differentiable augmentation of every image the discriminator sees, real and generated "
+            "(DiffAugment; small datasets): off | a comma list of color, translation, cutout (run in that order); "
+            "unconditional models on the CPU", "off",
+            [](auto& n, auto& v, TrainConfig& c) {
+              ASSIGN_OR_RETURN(c.augment, ParseAugmentPolicy(absl::StrCat("--", n), v));
+              return absl::OkStatus();
+            }),
+      RealSetting({"dropout", "discriminator dropout rate (the 28x28 DCGAN; the image DCGAN has none)", "0.3"}, {0, 0.95},
                   [](TrainConfig& c, double v) { c.dcgan.dropout = static_cast<float>(v); }),
       Setting{{"image-size", "pix2pix: side of the square training crops, a power of two >= 32 (U-Net depth log2 of "
-               "it, at most 8)", "256", false, absl::StrCat("a power of two in [", kImageSize.lo, ", ", kImageSize.hi,
-                                                            "]")},
+               "it, at most 8); images: the side the images are packed at and the DCGAN's, 32, 64 or 128 "
+               "(default 64, or a packed set's own)", "256", false,
+               absl::StrCat("a power of two in [", kImageSize.lo, ", ", kImageSize.hi, "]")},
               [](auto& n, auto& v, TrainConfig& c) {
                 ASSIGN_OR_RETURN(c.pix2pix.image_size, ParseInt(n, v, 1, kImageSize.hi));
+                c.image_dcgan.image_size = c.pix2pix.image_size;
                 const std::string problem = Pix2pixImageSizeProblem(c.pix2pix.image_size);
                 return problem.empty() ? absl::OkStatus() : Bad(n, v, problem);
               }},
-      IntSetting({"ngf", "pix2pix: generator filters in the first U-Net block (later blocks double up to 8x)", "64"},
-                 kFilters, [](TrainConfig& c, int64_t v) { c.pix2pix.ngf = v; }),
-      IntSetting({"ndf", "pix2pix: discriminator filters in the first PatchGAN block (later blocks double up to 8x)",
-                  "64"},
-                 kFilters, [](TrainConfig& c, int64_t v) { c.pix2pix.ndf = v; }),
+      IntSetting({"ngf", "pix2pix: generator filters in the first U-Net block (later blocks double up to 8x); the "
+                  "image DCGAN: in G's last block (earlier blocks double up to 8x)", "64"},
+                 kFilters, [](TrainConfig& c, int64_t v) { c.pix2pix.ngf = c.image_dcgan.ngf = v; }),
+      IntSetting({"ndf", "pix2pix: discriminator filters in the first PatchGAN block (later blocks double up to 8x); "
+                  "the image DCGAN: in D's first block", "64"},
+                 kFilters, [](TrainConfig& c, int64_t v) { c.pix2pix.ndf = c.image_dcgan.ndf = v; }),
+      IntSetting({"channels", "images: colour channels the images are packed with and the DCGAN takes: 1 (grey) | 3 "
+                  "(RGB); 2 and 4 are sets packed with their alpha kept (make-dataset --alpha keep)", "3"},
+                 kChannels, [](TrainConfig& c, int64_t v) { c.image_dcgan.channels = v; }),
+      Switch("mirror", "images: each epoch also shows every image flipped left to right (twice the images)",
+             [](TrainConfig& c) -> bool& { return c.mirror; }),
       Named("norm", "pix2pix: normalisation of both networks: batch | instance", "batch",
             [](auto& n, auto& v, TrainConfig& c) {
               c.pix2pix.norm = v == "instance" ? NormKind::kInstance : NormKind::kBatch;
@@ -311,6 +328,46 @@ absl::Status CheckQualityTarget(const TrainConfig& c) {
   return absl::OkStatus();
 }
 
+// What the image DCGAN cannot take, by name.
+absl::Status CheckImageDcganSettings(const RawSettings& settings, const TrainConfig& c) {
+  if (const std::string problem = ImageDcganImageSizeProblem(c.image_dcgan.image_size); !problem.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--image-size ", c.image_dcgan.image_size, ": ", problem));
+  }
+  if (settings.contains("dropout")) {
+    return absl::InvalidArgumentError("--dropout: the image DCGAN's discriminator has no dropout (as the DCGAN "
+                                      "paper's); leave --dropout out with --dataset images");
+  }
+  return absl::OkStatus();
+}
+
+// Settings only image runs use, refused elsewhere rather than silently ignored.
+absl::Status CheckImageOnlySettings(const RawSettings& settings, const TrainConfig& c) {
+  for (const char* name : {"channels", "mirror"}) {
+    if (settings.contains(name)) {
+      return absl::InvalidArgumentError(absl::StrCat("--", name, " applies to --dataset images (your own images), not ",
+                                                     "--dataset ", c.dataset, "; leave it out"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// --augment transforms D's image inputs in the unconditional GAN step, on the CPU.
+absl::Status CheckAugment(const TrainConfig& c) {
+  if (!c.augment.active()) return absl::OkStatus();
+  const std::string policy = AugmentPolicyName(c.augment);
+  if (c.model == "pix2pix") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--augment ", policy, " applies to the unconditional GAN step; pix2pix's discriminator judges (condition, "
+        "target) pairs, which one transform would have to move alike: use --augment off with --model pix2pix"));
+  }
+  if (c.device == "cuda") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--augment ", policy, " runs on the CPU only (the CUDA backend has no augmentation kernels): use --device "
+        "cpu, or --augment off on a GPU"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 bool IsDebugSetting(const std::string& name) { return absl::StartsWith(name, "debug-"); }
@@ -339,12 +396,25 @@ absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings) {
     if (!settings.contains("init")) config.init = InitScheme::kNormal002;
     if (!settings.contains("predict")) config.pix2pix.predict = NextFramePrediction::kDelta;
   }
+  // The image DCGAN's starting point is the DCGAN paper's (and examples/dcgan's): Adam
+  // 2e-4 with beta1 0.5 (the default already), N(0, 0.02) weights, 64 px.
+  if (UsesImageDcgan(config)) {
+    if (!settings.contains("lr")) config.optimizer.lr = 2e-4f;
+    if (!settings.contains("init")) config.init = InitScheme::kNormal002;
+    if (!settings.contains("image-size")) config.image_dcgan.image_size = 64;
+    RETURN_IF_ERROR(CheckImageDcganSettings(settings, config));
+  } else {
+    RETURN_IF_ERROR(CheckImageOnlySettings(settings, config));
+  }
   RETURN_IF_ERROR(FinishPrecisionSettings(settings, config.mixed));
   RETURN_IF_ERROR(CheckQualityTarget(config));
+  RETURN_IF_ERROR(CheckAugment(config));
   // The tracker's own rule, so what it would CHECK is refused here by name.
   RETURN_IF_ERROR(ValidateStragglerConfig(config.straggler));
   return config;
 }
+
+bool UsesImageDcgan(const TrainConfig& config) { return config.model == "dcgan" && config.dataset == "images"; }
 
 std::string EffectiveDataDir(const TrainConfig& config) {
   return config.data_dir.empty() ? DefaultDataDir(config.dataset) : config.data_dir;

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/straggler_tracker.h"
+#include "runspec/augment_policy.h"
 #include "runspec/init_scheme.h"
 #include "runspec/learning_rate_rule.h"
 #include "runspec/mixed_precision.h"
@@ -30,7 +31,7 @@ inline constexpr int64_t kMaxRank = 65535;                           // a rank n
 
 struct TrainConfig {
   std::string model = "dcgan";
-  std::string dataset = "fashion-mnist";     // mnist | fashion-mnist | flow
+  std::string dataset = "fashion-mnist";     // mnist | fashion-mnist | flow | images
   std::string data_dir;                      // empty: the dataset's Debian location
   int64_t epochs = 1;
   std::vector<int64_t> batch_sizes = {64};   // global batch; several make a sweep
@@ -39,8 +40,15 @@ struct TrainConfig {
   // --g-ema: the decay of the generator's weight average (worker/optim/weight_average.h);
   // 0: no average, the live generator makes the samples and the model.
   double g_ema = 0;
+  // --augment: the differentiable augmentations of D's inputs in the unconditional GAN
+  // step (worker/layers/diff_augment.h); off: D sees the images as they are.
+  AugmentPolicy augment;
   DcganConfig dcgan;
+  ImageDcganConfig image_dcgan;  // --model dcgan on --dataset images (UsesImageDcgan)
   Pix2pixConfig pix2pix;
+  // --mirror: each epoch also visits every image flipped left to right (a set of twice
+  // the images; the flipped copy of image i is row count + i).
+  bool mirror = false;
   InitScheme init = InitScheme::kGlorotUniform;
   // Safetensors files (comma-separated) whose networks replace the drawn initial weights
   // (worker/train/init_from.h); empty: none.
@@ -114,5 +122,9 @@ absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings);
 
 // The data folder the run reads: data_dir, or the dataset's default location.
 std::string EffectiveDataDir(const TrainConfig& config);
+
+// Whether the run trains the image DCGAN (worker/models/image_dcgan.h): --model dcgan on
+// --dataset images. The MNIST-format sets train the 28x28 DCGAN of the TPU paper.
+bool UsesImageDcgan(const TrainConfig& config);
 
 }  // namespace gantry

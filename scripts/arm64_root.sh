@@ -28,7 +28,7 @@ suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
 packages=(
   libc6-dev libstdc++-12-dev
   libeigen3-dev libabsl-dev libspdlog-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
-  zlib1g-dev libpng-dev libgtest-dev libgmock-dev
+  zlib1g-dev libpng-dev libjpeg62-turbo-dev libwebp-dev libgtest-dev libgmock-dev
   libopenmpi-dev openmpi-bin
   libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc libsqlite3-dev libcpp-httplib-dev
   libdnnl-dev ocl-icd-opencl-dev

@@ -9,6 +9,7 @@ packages=(
   curl                    # the docs' downloads (digit MNIST) and /metrics examples
   libeigen3-dev libabsl-dev libspdlog-dev libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
   zlib1g-dev libpng-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libjpeg62-turbo-dev libwebp-dev  # make-dataset's JPEG and WebP decoders (libpng decodes PNG)
   libopenmpi-dev openmpi-bin
   # The coordinator: gRPC and Protobuf (C++ and the code generators), SQLite for the job
   # store, and Python's gRPC tools for the language-neutrality test's client.
@@ -23,8 +24,12 @@ packages=(
   ocl-icd-opencl-dev      # oneDNN's CMake config requires OpenCL (only recommended by libdnnl-dev)
   dataset-fashion-mnist   # the default dataset: /usr/share/datasets/fashion-mnist
 )
-# Reference comparisons (PyTorch goldens, benchmarks side by side) are optional.
-if [[ "${GANTRY_WITH_TORCH:-0}" == 1 ]]; then packages+=(python3-torch python3-numpy); fi
+# The decoders gantry-bench-images measures beside gantry's (docs/images.md) are optional:
+# the benchmark leaves out what it does not find (libvips alone brings ~100 libraries).
+if [[ "${GANTRY_WITH_IMAGE_BENCH:-0}" == 1 ]]; then packages+=(libstb-dev libvips-dev); fi
+# Reference comparisons (PyTorch goldens, PIL's resampling for scripts/make_image_goldens.py,
+# benchmarks side by side) are optional.
+if [[ "${GANTRY_WITH_TORCH:-0}" == 1 ]]; then packages+=(python3-torch python3-numpy python3-pil); fi
 # The arm64 cross build and its tests under emulation (scripts/build_arm64.sh,
 # scripts/test_arm64.sh): Debian's cross compiler, qemu-user, and mmdebstrap to extract the
 # arm64 libraries into a root of their own (the host's packages stay amd64 only).

@@ -38,9 +38,17 @@ Files
                        convention = Keras 0.99; running_var takes the unbiased variance)
     y_eval.npy         eval-mode output on the same x with the updated running stats
     InstanceNorm (instance_norm2d): x, dy, y, dx only (no parameters, no buffers).
+  diff_augment: x.npy [4, 3, 16, 10], draws.npy ([4, 7] float64: per image brightness,
+    saturation, contrast, shift_y, shift_x, cut_top, cut_left), dy.npy, and for each
+    policy in color, translation, cutout, all: y_<policy>.npy, dx_<policy>.npy (the
+    authors' formulas with those draws: write_diff_augment()). Read by
+    tests/layers/diff_augment_test.cc.
   dcgan_step: see write_dcgan_step() and tests/golden/dcgan_step/README.md.
   pix2pix_step, pix2pix_step_bf16: see write_pix2pix_steps() and
   tests/golden/pix2pix_step/README.md.
+  image_dcgan_step: see write_image_dcgan_step() and tests/golden/image_dcgan_step/README.md.
+  kid: the Kernel Inception Distance of fixed feature rows; see write_kid_case() and
+  tests/golden/kid/README.md.
 """
 
 import argparse
@@ -56,6 +64,7 @@ sys.dont_write_bytecode = True  # importing the model must not leave __pycache__
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(REPO, "tests", "golden")   # main() points it elsewhere with --out
+OTHER_SCRIPTS_FOLDERS = {"image_resize"}          # tests/golden/ folders this script does not write
 
 
 def load_reference():
@@ -170,6 +179,74 @@ def instance_norm_case():
     save(name, "dy.npy", dy.numpy())
     save(name, "y.npy", f32(y))
     save(name, "dx.npy", f32(dx))
+
+
+# --------------------------------------------------------------------------- DiffAugment
+
+# Per image: brightness, saturation, contrast, shift_y, shift_x, cut_top, cut_left, the
+# fields of worker/layers/diff_augment.h's AugmentDraw. Chosen, not drawn: a full
+# desaturation, the extreme shifts, and cutout rectangles sticking out of every side
+# (H 16 gives an 8-row cutout starting in [-4, 12]; W 10 a 5-column one starting in
+# [-2, 7]), inside the ranges the C++ draws from.
+DIFF_AUGMENT_DRAWS = [  # dyadic, so exact in the C++ float fields
+    [0.3125, 0.0, 1.375, -2, 1, -4, 7],
+    [-0.5, 1.875, 0.5, 2, -1, 12, -2],
+    [0.0, 1.0, 1.0, 0, 0, 4, 2],
+    [-0.125, 0.6875, 0.875, 1, -1, 0, 5],
+]
+DIFF_AUGMENT_POLICIES = {"color": ["color"], "translation": ["translation"], "cutout": ["cutout"],
+                         "all": ["color", "translation", "cutout"]}
+
+
+def diff_augment(x, draws, transforms):
+    """DiffAugment's formulas (its DiffAugment_pytorch.py) with the given draws instead of
+    random ones, in float64: color (brightness, saturation, contrast), translation by
+    indexing a 1-pixel zero-padded image with clamped indices, cutout by a mask written
+    at clamped indices, as the authors compute them."""
+    n, _, h, w = x.shape
+    col = lambda k: draws[:, k].view(n, 1, 1, 1)
+    if "color" in transforms:
+        x = x + col(0)
+        x = (x - x.mean(dim=1, keepdim=True)) * col(1) + x.mean(dim=1, keepdim=True)
+        x = (x - x.mean(dim=[1, 2, 3], keepdim=True)) * col(2) + x.mean(dim=[1, 2, 3], keepdim=True)
+    batch, rows, cols = torch.meshgrid(torch.arange(n), torch.arange(h), torch.arange(w), indexing="ij")
+    if "translation" in transforms:
+        shift_y = draws[:, 3].long().view(n, 1, 1)
+        shift_x = draws[:, 4].long().view(n, 1, 1)
+        from_rows = torch.clamp(rows + shift_y + 1, 0, h + 1)
+        from_cols = torch.clamp(cols + shift_x + 1, 0, w + 1)
+        padded = F.pad(x, [1, 1, 1, 1])
+        x = padded.permute(0, 2, 3, 1)[batch, from_rows, from_cols].permute(0, 3, 1, 2)
+    if "cutout" in transforms:
+        cut_h, cut_w = h // 2, w // 2
+        b, i, j = torch.meshgrid(torch.arange(n), torch.arange(cut_h), torch.arange(cut_w), indexing="ij")
+        i = torch.clamp(i + draws[:, 5].long().view(n, 1, 1), 0, h - 1)
+        j = torch.clamp(j + draws[:, 6].long().view(n, 1, 1), 0, w - 1)
+        mask = torch.ones(n, h, w, dtype=x.dtype)
+        mask[b, i, j] = 0
+        x = x * mask.unsqueeze(1)
+    return x
+
+
+def write_diff_augment():
+    """tests/golden/diff_augment/: x, draws and dy, and per policy y_<policy>.npy and
+    dx_<policy>.npy (policies: DIFF_AUGMENT_POLICIES' keys)."""
+    case = "diff_augment"
+    os.makedirs(os.path.join(GOLDEN, case), exist_ok=True)
+    torch.manual_seed(2020)
+    # Colour images with their own offsets per channel, as real ones have.
+    x = (torch.rand(4, 3, 16, 10) * 1.6 - 0.8 + 0.2 * torch.randn(4, 3, 1, 1)).float()
+    dy = torch.randn(4, 3, 16, 10).float()
+    draws = torch.tensor(DIFF_AUGMENT_DRAWS, dtype=torch.float64)
+    save(case, "x.npy", x.numpy())
+    save(case, "dy.npy", dy.numpy())
+    save(case, "draws.npy", draws.numpy())
+    for name, transforms in DIFF_AUGMENT_POLICIES.items():
+        xd = x.double().requires_grad_(True)
+        y = diff_augment(xd, draws, transforms)
+        (dx,) = torch.autograd.grad(y, [xd], grad_outputs=dy.double())
+        save(case, f"y_{name}.npy", f32(y))
+        save(case, f"dx_{name}.npy", f32(dx))
 
 
 # --------------------------------------------------------------------------- DCGAN step
@@ -346,6 +423,91 @@ def write_dcgan_step(ref):
         small = grads[idx].abs().min().item()
         print(f"  {name}: smallest |grad| among saved {small:.3e} (Adam eps {ADAM['eps']})")
     report("g_buffers_after", g_buffers(G32), g_buffers(G))
+
+
+# --------------------------------------------------------------------------- image DCGAN step
+#
+# The image DCGAN (bench/torch/image_dcgan_model.py, examples/dcgan's network) at 32 px, 3
+# channels, ngf = ndf = 8 and batch 4: every kind of block (G's first, a middle and its
+# output; D's first, a BatchNorm block and its logit) at a size the C++ test runs fast.
+# gantry's D returns logits: the reference's D without its Sigmoid (D.logits).
+
+IMG_SIZE = 32
+IMG_CHANNELS = 3
+IMG_FILTERS = 8
+IMG_BATCH = 4
+IMG_G_SEED = 5
+IMG_D_SEED = 6
+
+
+def load_image_dcgan():
+    sys.path.insert(0, os.path.join(REPO, "bench", "torch"))
+    import image_dcgan_model
+    return image_dcgan_model
+
+
+def write_image_dcgan_step():
+    case = "image_dcgan_step"
+    img = load_image_dcgan()
+    os.makedirs(os.path.join(GOLDEN, case), exist_ok=True)
+    torch.manual_seed(2468)
+    z = torch.randn(IMG_BATCH, img.NOISE_DIM)
+    real = torch.rand(IMG_BATCH, IMG_CHANNELS, IMG_SIZE, IMG_SIZE) * 2 - 1
+
+    def build(dtype):
+        G = img.Generator(IMG_SIZE, IMG_CHANNELS, IMG_FILTERS)
+        D = img.Discriminator(IMG_SIZE, IMG_CHANNELS, IMG_FILTERS)
+        g_layout, d_layout = param_layout(G), param_layout(D)
+        set_flat(list(G.parameters()), torch.from_numpy(recipe_params(IMG_G_SEED, g_layout)).double())
+        set_flat(list(D.parameters()), torch.from_numpy(recipe_params(IMG_D_SEED, d_layout)).double())
+        return G.to(dtype).train(), D.to(dtype).train(), g_layout, d_layout
+
+    def step(G, D):
+        dtype = next(G.parameters()).dtype
+        fake = G(z.to(dtype))
+        real_logits = D.logits(real.to(dtype))
+        fake_logits = D.logits(fake)
+        g_loss = F.binary_cross_entropy_with_logits(fake_logits, torch.ones_like(fake_logits))
+        d_loss = (F.binary_cross_entropy_with_logits(real_logits, torch.ones_like(real_logits))
+                  + F.binary_cross_entropy_with_logits(fake_logits, torch.zeros_like(fake_logits)))
+        g_grads = torch.autograd.grad(g_loss, list(G.parameters()), retain_graph=True)
+        d_grads = torch.autograd.grad(d_loss, list(D.parameters()))
+        return dict(fake=fake, real_logits=real_logits, fake_logits=fake_logits, d_loss=d_loss,
+                    g_loss=g_loss, g_grads=flat(g_grads), d_grads=flat(d_grads))
+
+    def bn_buffers(module):
+        return flat([t for m in module.modules() if isinstance(m, nn.BatchNorm2d)
+                     for t in (m.running_mean, m.running_var)])
+
+    G, D, g_layout, d_layout = build(torch.float64)
+    out = step(G, D)
+    g_idx, d_idx = subsample_indices(G, g_layout), subsample_indices(D, d_layout)
+    save(case, "z.npy", z.numpy())
+    save(case, "real.npy", real.numpy())
+    save(case, "fake.npy", f32(out["fake"]))
+    save(case, "real_logits.npy", f32(out["real_logits"]))
+    save(case, "fake_logits.npy", f32(out["fake_logits"]))
+    save(case, "losses.npy", np.array([out["d_loss"].item(), out["g_loss"].item()], np.float32))
+    save(case, "g_layout.npy", np.array(g_layout, dtype=np.float64))
+    save(case, "d_layout.npy", np.array(d_layout, dtype=np.float64))
+    save(case, "g_indices.npy", g_idx.astype(np.float64))
+    save(case, "d_indices.npy", d_idx.astype(np.float64))
+    save(case, "g_grads.npy", f32(out["g_grads"][g_idx]))
+    save(case, "d_grads.npy", f32(out["d_grads"][d_idx]))
+    # Running statistics after the step: G's from its one forward, D's from its two
+    # (real, then fake), in module order: every BatchNorm's running_mean then running_var.
+    save(case, "g_buffers_after.npy", f32(bn_buffers(G)))
+    save(case, "d_buffers_after.npy", f32(bn_buffers(D)))
+
+    G32, D32, _, _ = build(torch.float32)
+    o32 = step(G32, D32)
+    print("image_dcgan_step: float32 torch vs the float64 goldens")
+    for what in ("fake", "real_logits", "fake_logits", "g_grads", "d_grads"):
+        a, b = o32[what].detach().double(), out[what].detach().double()
+        print(f"  {what:<12} max|ref| {b.abs().max().item():10.3e}  max|fp32 - fp64| "
+              f"{(a - b).abs().max().item():10.3e}")
+    print("  parameters at 64 px, 3 channels, 64 filters: G", img.count_params(img.Generator()),
+          "D", img.count_params(img.Discriminator()))
 
 
 # --------------------------------------------------------------------------- Pix2Pix step
@@ -575,6 +737,86 @@ def write_pix2pix_steps():
                   f"{(of['fake'] - out['fake']).abs().max().item():.3e}")
 
 
+# --------------------------------------------------------------------------- KID
+
+KID_STREAM = 0x6B6964  # "kid": worker/eval/kernel_inception_distance.cc's kKidStream
+
+
+class GantryRng:
+    """gantry's Rng (worker/tensor/random.h), on Python integers: SplitMix64, Below(n) =
+    NextU64() % n. Redraws the KID subsets the C++ code draws."""
+
+    def __init__(self, seed):
+        self.state = seed & MASK64
+
+    def next_u64(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+    def below(self, n):
+        return self.next_u64() % n if n else 0
+
+
+def mix64(x):
+    return int(splitmix64(np.array([x & MASK64], dtype=np.uint64))[0])
+
+
+def kid_subsets(n_x, n_y, subsets, subset_size, seed):
+    """DrawKidSubsets: per subset, m rows of x then m of y, each the first m places of a
+    partial Fisher-Yates shuffle."""
+    m = min(subset_size, n_x, n_y)
+    rng = GantryRng(mix64(seed ^ KID_STREAM))
+
+    def draw(n):
+        order = list(range(n))
+        for i in range(m):
+            j = i + rng.below(n - i)
+            order[i], order[j] = order[j], order[i]
+        return order[:m]
+
+    out = []
+    for _ in range(subsets):
+        sx = draw(n_x)
+        out.append((sx, draw(n_y)))
+    return out
+
+
+def polynomial_mmd2(x, y):
+    """Unbiased MMD^2 with k(a, b) = (a.b / d + 1)^3, as Bińkowski et al.'s reference
+    compute_scores.py (and torch-fidelity) compute it for one subset."""
+    d, m = x.shape[1], x.shape[0]
+    k_xx = (x @ x.T / d + 1) ** 3
+    k_yy = (y @ y.T / d + 1) ** 3
+    k_xy = (x @ y.T / d + 1) ** 3
+    within = (k_xx.sum() - k_xx.diagonal().sum() + k_yy.sum() - k_yy.diagonal().sum()) / (m * (m - 1))
+    return within - 2 * k_xy.sum() / (m * m)
+
+
+def write_kid_case():
+    """Feature rows x [300, 24] and y [220, 24] (float32) and, per case (subsets, subset
+    size, seed), KID and its spread (torch.std with unbiased=False, numpy's ddof 0) over
+    the subsets gantry draws, computed in float64."""
+    os.makedirs(os.path.join(GOLDEN, "kid"), exist_ok=True)
+    torch.manual_seed(1357)
+    x = (torch.randn(300, 24) * 0.9 + 0.4).float()
+    y = (torch.randn(220, 24) * 1.1 + 0.5).float()
+    cases = [(10, 1000, 1), (25, 60, 7), (100, 1000, 3)]
+    results = []
+    for subsets, size, seed in cases:
+        mmds = torch.stack([polynomial_mmd2(x.double()[sx], y.double()[sy])
+                            for sx, sy in kid_subsets(300, 220, subsets, size, seed)])
+        results.append([mmds.mean().item(), mmds.std(unbiased=False).item()])
+        print(f"kid: {subsets} subsets of {min(size, 220)}, seed {seed}: KID {results[-1][0]:.6e} "
+              f"(std {results[-1][1]:.3e})")
+    save("kid", "x.npy", x.numpy())
+    save("kid", "y.npy", y.numpy())
+    save("kid", "cases.npy", np.array(cases, dtype=np.float64))
+    save("kid", "kid.npy", np.array(results, dtype=np.float32))
+
+
 def main():
     global GOLDEN
     parser = argparse.ArgumentParser(description="Regenerates the PyTorch goldens.")
@@ -583,15 +825,21 @@ def main():
     GOLDEN = os.path.abspath(parser.parse_args().out)
     torch.set_num_threads(1)  # reductions in a fixed order
     ref = load_reference()
-    # Stale arrays go; hand-written files (README.md) stay.
+    # Stale arrays go; hand-written files (README.md) stay, and so do the folders other
+    # scripts write (image_resize: scripts/make_image_goldens.py, from PIL).
     for d, _, files in os.walk(GOLDEN):
+        if os.path.relpath(d, GOLDEN).split(os.sep)[0] in OTHER_SCRIPTS_FOLDERS:
+            continue
         for f in files:
             if f.endswith(".npy"):
                 os.remove(os.path.join(d, f))
     os.makedirs(GOLDEN, exist_ok=True)
     write_layer_cases()
+    write_diff_augment()
     write_dcgan_step(ref)
     write_pix2pix_steps()
+    write_image_dcgan_step()
+    write_kid_case()
     total = sum(os.path.getsize(os.path.join(d, f))
                 for d, _, files in os.walk(GOLDEN) for f in files)
     print(f"wrote {GOLDEN} ({total / 1e6:.2f} MB)")

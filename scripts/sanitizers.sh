@@ -29,11 +29,13 @@ if command -v ccache >/dev/null; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=cc
 # data, optim, comm, train and serve tests (tensor, layers and models are numeric).
 # ASan+UBSan: the common, spec, report and CLI libraries, the coordinator with its
 # end-to-end tests (the real gantry-coordinator and gantry over loopback), and the fuzz
-# corpus replays (IDX, .npy, checkpoints, run files, RunSpec <-> settings).
+# corpus replays (IDX, .npy, checkpoints, run files, RunSpec <-> settings, packed image
+# sets, PNG/JPEG/WebP decoding).
 asan_tests=(common_tests runspec_tests report_tests cli_tests coordinator_tests fuzz)
 asan_targets=(common_tests runspec_tests report_tests cli_tests coordinator_tests gantry gantry-coordinator
               fuzz_run_file_replay fuzz_run_spec_replay fuzz_idx_reader_replay fuzz_npy_replay
-              fuzz_checkpoint_replay fuzz_flow_case_replay fuzz_job_record_replay fuzz_safetensors_replay)
+              fuzz_checkpoint_replay fuzz_flow_case_replay fuzz_job_record_replay fuzz_safetensors_replay
+              fuzz_packed_images_replay fuzz_image_decode_replay)
 # TSan: the coordinator (its service with long polls, leases and the job store, and end
 # to end over loopback), the most threaded part that needs no engine, and the
 # communicator tests (the thread-rank LocalCommunicator: all-reduce, bf16 all-reduce,

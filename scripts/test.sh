@@ -137,9 +137,12 @@ prebuild_said() {  # what build/prebuild/NAME says, in words
   esac
 }
 
+# The Noto emoji set the image tests pack (tests/train/images_e2e.sh emoji), from the npm
+# registry, into the folder tests/CMakeLists.txt's GANTRY_EMOJI_DIR names by default.
+emoji_dir=${GANTRY_EMOJI_DIR:-$HOME/data/emoji}
 deps() {
   GANTRY_WITH_ARM64=$((quick ? 0 : ${GANTRY_ARM64:-1})) GANTRY_WITH_BROWSER=1 GANTRY_WITH_TORCH=1 \
-    bash scripts/install_deps.sh
+    bash scripts/install_deps.sh && python3 scripts/emoji_images.py "$emoji_dir"
 }
 
 # The control plane's build (what the coordinator's image builds), here and in the background.
@@ -158,7 +161,7 @@ if ((!quick)); then
   [[ ${GANTRY_SANITIZERS:-1} != 0 ]] && prebuild_names+=(asan tsan)
   start_prebuilds
 fi
-run_stage build bash scripts/build.sh --tests -DGANTRY_REQUIRE_TORCH=ON
+run_stage build bash scripts/build.sh --tests -DGANTRY_REQUIRE_TORCH=ON "-DGANTRY_EMOJI_DIR=$emoji_dir"
 if [[ ${summary[-1]} == *FAIL* ]]; then
   [[ -n $prebuild_pid ]] && echo 1 > build/prebuild/build
   left_out suite "the build failed"

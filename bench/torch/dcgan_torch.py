@@ -9,6 +9,7 @@ batch size, so its figures sit beside gantry-bench-step's:
   /usr/bin/python3 bench/torch/dcgan_torch.py --ddp --world-size 2 --batch-size 64,256,512
   /usr/bin/python3 bench/torch/dcgan_torch.py --precision bf16 --threads 2 --batch-size 256
   /usr/bin/python3 bench/torch/dcgan_torch.py --count-flops
+  /usr/bin/python3 bench/torch/dcgan_torch.py --model image-dcgan --image-size 64 --ddp --batch-size 128
   python3 bench/torch/dcgan_torch.py --device cuda --precision bf16 --warmup 10 --steps 100
 
 Debian's torch runs its transposed convolutions and Linear layers on the reference BLAS;
@@ -57,9 +58,13 @@ import torch.distributed as dist
 import torch.nn as nn
 
 import cuda_settings
-import dcgan_model as model
-from dcgan_model import Discriminator, Generator, count_params
+import dcgan_model
+import image_dcgan_model
 from op_counter import MacCounter
+
+# The model measured: dcgan_model (the 28x28 DCGAN, --model dcgan) or an
+# image_dcgan_model.Bench (--model image-dcgan); main() sets it.
+model = dcgan_model
 
 POOL_BATCHES = 4
 
@@ -80,6 +85,13 @@ def make_parser(default_device):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=__doc__.split("\n", 2)[2])
+    p.add_argument("--model", choices=["dcgan", "image-dcgan"], default="dcgan",
+                   help="dcgan: the 28x28 DCGAN (dcgan_model.py); image-dcgan: examples/dcgan's "
+                        "network (image_dcgan_model.py), gantry's --dataset images")
+    p.add_argument("--image-size", type=int, choices=[32, 64, 128], default=64,
+                   help="image-dcgan: the image side (default 64)")
+    p.add_argument("--channels", type=int, choices=[1, 2, 3, 4], default=3,
+                   help="image-dcgan: colour channels (default 3)")
     p.add_argument("--device", choices=["cpu", "cuda"], default=default_device,
                    help=f"where to train (default {default_device})")
     p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
@@ -263,7 +275,7 @@ def summarise(args, device, world, batch, times, elapsed):
     median = statistics.median(times)
     sps = batch * len(times) / elapsed
     return {
-        "bench": "dcgan_torch", "torch": torch.__version__, "device": device.type,
+        "bench": "dcgan_torch", "model": getattr(model, "name", "dcgan"), "torch": torch.__version__, "device": device.type,
         "device_name": device_name(device), "precision": args.precision,
         "tf32": cuda_settings.tf32_enabled() if device.type == "cuda" else None,
         "ddp": args.ddp, "world_size": world, "threads": torch.get_num_threads(),
@@ -304,7 +316,8 @@ def header_lines(args, device, world):
                  f"thread(s) per process",
                  "  timing: wall clock per step" + (", rank 0's" if args.ddp else "")]
     timed = f"{args.steps} timed steps" if args.steps > 0 else f"~{args.seconds:g} s timed"
-    lines.append(f"  model: G {count_params(Generator()):,} + D {count_params(Discriminator()):,}"
+    lines.append(f"  model: {getattr(model, 'name', 'DCGAN 1x28x28')}: G {model.count_params(model.Generator()):,} + "
+                 f"D {model.count_params(model.Discriminator()):,}"
                  f" parameters; {model.FLOPS_PER_SAMPLE / 1e6:.1f} MFLOP/sample/step; "
                  f"{args.warmup} warm-up, {timed} per batch size; batch = global batch")
     last = "peak_MiB" if device.type == "cuda" else "others"
@@ -336,8 +349,16 @@ def set_up_device(args):
     return torch.device("cpu")
 
 
+def select_model(args):
+    """Sets the module-level `model` from --model (in every process: spawned ranks import
+    this file afresh)."""
+    global model
+    model = image_dcgan_model.Bench(args.image_size, args.channels) if args.model == "image-dcgan" else dcgan_model
+
+
 def run_rank(rank, world, args):
     """One process's whole run: every batch size; rank 0 prints and writes the results."""
+    select_model(args)
     if args.ddp:
         dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world)
         if args.pin:
@@ -387,9 +408,9 @@ def count_flops(args):
     step = make_step(args, device, 0, batch)
     with MacCounter() as counter:
         step(0)
-    G, D = Generator(), Discriminator()
-    print(f"parameters: G {count_params(G):,} + D {count_params(D):,} = "
-          f"{count_params(G) + count_params(D):,}")
+    G, D = model.Generator(), model.Discriminator()
+    print(f"parameters: G {model.count_params(G):,} + D {model.count_params(D):,} = "
+          f"{model.count_params(G) + model.count_params(D):,}")
     print(f"multiply-adds of one training step per sample ({args.precision}, batch {batch}):")
     print(f"  {'operator':<28}{'weight / operand shapes':<42}{'dtype':<16}{'MACs':>13}")
     for op, shapes, dtype, macs in counter.records:
@@ -397,7 +418,7 @@ def count_flops(args):
     counted = counter.total() // batch
     agree = counted == model.MACS_PER_SAMPLE
     print(f"  total {counted:,} MACs = {2 * counted / 1e6:.1f} MFLOP per sample; "
-          f"dcgan_model.MACS_PER_SAMPLE {model.MACS_PER_SAMPLE:,}: "
+          f"the model's MACS_PER_SAMPLE {model.MACS_PER_SAMPLE:,}: "
           + ("the same" if agree else "DIFFERENT"))
     return 0 if agree else 1
 
@@ -407,6 +428,7 @@ def main(argv=None, default_device="cpu", prog=None):
     if prog:
         parser.prog = prog
     args = parser.parse_args(argv)
+    select_model(args)
     error = settings_error(args)
     if error:
         print(f"{parser.prog}: {error}", file=sys.stderr)

@@ -2,7 +2,7 @@
 """Gantry's exported networks in PyTorch, and PyTorch weights for gantry (docs/export.md).
 
 `gantry-worker export` writes one network of a trained run as the state_dict of its
-PyTorch twin (bench/torch/dcgan_model.py, bench/torch/pix2pix_model.py) in a safetensors
+PyTorch twin (bench/torch/dcgan_model.py, image_dcgan_model.py, pix2pix_model.py) in a safetensors
 file; `gantry-worker train --init-from` reads such files. This module reads and writes
 the format itself (the standard library and torch; the safetensors package is not
 needed) and rebuilds the twin from the file's __metadata__:
@@ -27,6 +27,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dcgan_model  # noqa: E402
+import image_dcgan_model  # noqa: E402
 import pix2pix_model  # noqa: E402
 
 DTYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
@@ -72,6 +73,11 @@ def write(path, tensors, metadata=None):
 def build(metadata):
     """The PyTorch twin the metadata describes (fp32, not yet loaded)."""
     model, network = metadata["model"], metadata["network"]
+    if model == "dcgan" and "image_size" in metadata:  # the image DCGAN (--dataset images)
+        size, channels = int(metadata["image_size"]), int(metadata["channels"])
+        if network == "generator":
+            return image_dcgan_model.Generator(size, channels, int(metadata["ngf"]), int(metadata["noise_dim"]))
+        return image_dcgan_model.Discriminator(size, channels, int(metadata["ndf"]))
     if model == "dcgan":
         expected = {"noise_dim": dcgan_model.NOISE_DIM, "leaky_slope": dcgan_model.LEAKY_SLOPE,
                     "bn_eps": dcgan_model.BN_EPS}

@@ -1,5 +1,6 @@
 #include "coordinator/http/metrics_series.h"
 
+#include <cmath>
 #include <functional>
 #include <optional>
 
@@ -33,15 +34,27 @@ const Row* NewestEpoch(const v1::JobReport& report) {
   return report.epochs().empty() ? nullptr : &report.epochs(report.epochs_size() - 1);
 }
 
-// Whether the judge scored this epoch (quality_fd is -1 when it did not; a row from a
-// worker that predates the quality columns has every field 0, and a softmax's top class
-// probability is never 0).
-bool Scored(const Row& row) { return row.quality_fd() >= 0 && row.quality_confidence() > 0; }
+// Whether the epoch has a Kernel Inception Distance (unset when it was not scored so, as
+// in a judge's run or a row from a worker that predates the field).
+bool HasKid(const Row& row) { return row.has_quality_kid() && std::isfinite(row.quality_kid().value()); }
+
+// Whether the epoch was scored (quality_fd is -1 when it was not; a row from a worker that
+// predates the quality columns has every field 0): by the judge (a softmax's top class
+// probability is never 0) or by the random features (a KID).
+bool Scored(const Row& row) { return row.quality_fd() >= 0 && (row.quality_confidence() > 0 || HasKid(row)); }
 
 // The newest scored epoch (rows are in sweep order), if any.
 const Row* NewestScored(const v1::JobReport& report) {
   for (int i = report.epochs_size() - 1; i >= 0; --i) {
     if (Scored(report.epochs(i))) return &report.epochs(i);
+  }
+  return nullptr;
+}
+
+// The newest epoch with a KID, if any.
+const Row* NewestWithKid(const v1::JobReport& report) {
+  for (int i = report.epochs_size() - 1; i >= 0; --i) {
+    if (HasKid(report.epochs(i))) return &report.epochs(i);
   }
   return nullptr;
 }
@@ -238,6 +251,10 @@ const std::vector<Series>& AllSeries() {
        "Frechet distance of the judge's features of an active job's newest scored samples to the test set's "
        "(--quality; lower is better).",
        EpochFigure(NewestScored, [](const Row& r) { return r.quality_fd(); })},
+      {"gantry_job_quality_kernel_inception_distance", Type::kGauge,
+       "Kernel Inception Distance of the random-network features of an active job's newest samples that have one "
+       "to the reference images' (the label-free score; lower is better, about 0 at a match, may dip below 0).",
+       EpochFigure(NewestWithKid, [](const Row& r) { return r.quality_kid().value(); })},
       {"gantry_job_quality_class_entropy_nats", Type::kGauge,
        "Mean per-sample class entropy of an active job's newest scored samples (lower: more recognisable).",
        EpochFigure(NewestScored, [](const Row& r) { return r.quality_class_entropy(); })},

@@ -40,9 +40,15 @@ absl::Status CheckEachSetting(const SpecSettings& settings) {
 }
 
 // A dataset is a folder of IDX files; a file there would only fail later, on a worker.
-absl::Status CheckIsFolder(const std::string& field, const std::string& resolved) {
+// Your own images (--dataset images) are a folder of images or one packed image set.
+absl::Status CheckDataPlace(const std::string& field, const std::string& dataset, const std::string& resolved) {
   struct stat st {};
   if (::stat(resolved.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return absl::OkStatus();
+  if (dataset == "images") {
+    if (S_ISREG(st.st_mode)) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(field, ": '", resolved, "' is neither a folder of images nor a ",
+                                                   "file packed by gantry-worker make-dataset"));
+  }
   return absl::InvalidArgumentError(absl::StrCat(field, ": '", resolved,
                                                  "' is a file, expected a folder (the one holding the dataset's "
                                                  "IDX files; give its folder, not one of its files)"));
@@ -78,7 +84,7 @@ absl::StatusOr<ResolvedSpec> SpecValidator::Resolve(const v1::RunSpec& spec) con
                                 ? absl::StrCat("spec.data_dir (unset: the ", config->dataset, " default location)")
                                 : std::string("spec.data_dir");
   ASSIGN_OR_RETURN(std::string data_dir, roots_.Confine(field, EffectiveDataDir(*config)));
-  RETURN_IF_ERROR(CheckIsFolder(field, data_dir));
+  RETURN_IF_ERROR(CheckDataPlace(field, config->dataset, data_dir));
   // Weights to start from are read by the pool's rank 0: inside the data roots too.
   for (const absl::string_view file : absl::StrSplit(config->init_from, ',', absl::SkipEmpty())) {
     RETURN_IF_ERROR(roots_.Confine("spec.init_from", std::string(file)).status());

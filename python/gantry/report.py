@@ -5,6 +5,8 @@ same order (report/epoch_metrics.h), so a row is that message as a dict in field
 with the unrounded values the group measured. epochs_csv() prints rows as the worker
 writes epochs.csv, byte for byte, with the C++ table's formats below.
 """
+import math
+
 from gantry._stubs import metrics_pb2
 
 # How epochs.csv prints each column (report/epoch_metrics.cc, EpochColumns()). A column
@@ -17,10 +19,11 @@ CSV_FORMATS = {
     "skipped_steps_d": "%d", "peak_rss_mb": "%.1f", "energy_j": "%.1f", "energy_j_per_sample": "%.6g",
     "energy_estimated": "%d", "quality_fd": "%.4f", "quality_class_entropy": "%.4f",
     "quality_marginal_entropy": "%.4f", "quality_confidence": "%.4f", "val_l1": "%.5f", "val_rel_l2": "%.5f",
-    "energy_source": "%d", "val_persistence_l1": "%.5f", "val_persistence_rel_l2": "%.5f",
+    "energy_source": "%d", "val_persistence_l1": "%.5f", "val_persistence_rel_l2": "%.5f", "quality_kid": "%.6g",
 }
 
-QUALITY_COLUMNS = ("quality_fd", "quality_class_entropy", "quality_marginal_entropy", "quality_confidence")
+QUALITY_COLUMNS = ("quality_fd", "quality_class_entropy", "quality_marginal_entropy", "quality_confidence",
+                   "quality_kid")
 
 
 def columns():
@@ -29,16 +32,25 @@ def columns():
 
 
 def row_of(metrics):
-    """A gantry.v1.EpochMetrics as {column: value}, in column order (ints stay ints)."""
-    return {name: getattr(metrics, name) for name in columns()}
+    """A gantry.v1.EpochMetrics as {column: value}, in column order (ints stay ints). A
+    column that may be unset travels as a google.protobuf.DoubleValue (quality_kid): its
+    value, or NaN where the row has none, as epochs.csv writes a KID not measured."""
+    return {f.name: _value(metrics, f) for f in metrics_pb2.EpochMetrics.DESCRIPTOR.fields}
+
+
+def _value(metrics, field):
+    if field.message_type is None:
+        return getattr(metrics, field.name)
+    return getattr(metrics, field.name).value if metrics.HasField(field.name) else math.nan
 
 
 def quality_of(row):
-    """The judge's scores of an epoch ({"fd": ..., "class_entropy": ..., ...}), or None
-    when the epoch was not scored (quality_fd is -1: --quality off, or no judge cached)."""
+    """The quality scores of an epoch ({"fd": ..., "class_entropy": ..., ..., "kid": ...}),
+    or None when the epoch was not scored (quality_fd is -1: --quality off, or no judge
+    cached). "kid" is NaN where the epoch has no KID (the judge's runs)."""
     if row.get("quality_fd", -1) < 0:
         return None
-    return {name[len("quality_"):]: row[name] for name in QUALITY_COLUMNS}
+    return {name[len("quality_"):]: row.get(name, math.nan) for name in QUALITY_COLUMNS}
 
 
 def epochs_csv(rows):

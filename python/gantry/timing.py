@@ -7,6 +7,7 @@ batch size; then energy and sample quality when measured, and every epoch. The t
 the CLI's byte for byte (the package's tests compare them).
 """
 import collections
+import math
 
 from gantry.report import as_dataframe, row_of
 from gantry.time_to_target import goal_of, time_to_target_markdown, times_to_target
@@ -122,10 +123,13 @@ def _quality_markdown(rows):
     for r in rows:
         if r["quality_fd"] < 0:
             continue
-        md += ("- global batch %d epoch %d: Fréchet distance %.3f, class entropy %.3f (per sample) / "
-               "%.3f (of the mean), confidence %.3f\n") % (
-            r["batch_size"], r["epoch"], r["quality_fd"], r["quality_class_entropy"],
-            r["quality_marginal_entropy"], r["quality_confidence"])
+        md += "- global batch %d epoch %d: Fréchet distance %.3f" % (r["batch_size"], r["epoch"], r["quality_fd"])
+        if r["quality_confidence"] >= 0:
+            md += ", class entropy %.3f (per sample) / %.3f (of the mean), confidence %.3f" % (
+                r["quality_class_entropy"], r["quality_marginal_entropy"], r["quality_confidence"])
+        if math.isfinite(r.get("quality_kid", math.nan)):
+            md += ", KID %.4g" % r["quality_kid"]
+        md += "\n"
     if not md:
         return md
     return ("\n## Sample quality (the dataset's judge: lower distance and per-sample entropy, higher "

@@ -132,3 +132,14 @@ def test_a_value_in_a_run_file_is_refused_naming_the_file(tmp_path):
     path = write(tmp_path, "run.yaml", "epochs: three\n")
     with pytest.raises(gantry.InvalidSpec, match=r"run.yaml: epochs: bad value 'three' \(an integer\)"):
         build_run_spec(read_run_file(path), path + ": ")
+
+
+def test_your_own_images_take_the_same_keywords_as_the_worker(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = build_run_spec({"dataset": "images", "data_dir": "emoji64.pack", "image_size": 64, "channels": 3,
+                           "mirror": True, "augment": "color,translation,cutout"})
+    assert spec.dataset == "images" and spec.data_dir == str(tmp_path / "emoji64.pack")
+    assert spec.image_size.value == 64 and spec.channels.value == 3 and spec.mirror.value is True
+    assert spec.augment == "color,translation,cutout"
+    with pytest.raises(gantry.InvalidSpec, match=r"channels: bad value 'three' \(an integer"):
+        build_run_spec({"dataset": "images", "channels": "three"})

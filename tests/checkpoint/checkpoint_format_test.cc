@@ -86,6 +86,25 @@ TEST(CheckpointFormat, AGeneratorAverageRoundTripsInItsOwnSection) {
               HasSubstr("generator average section: the values do not match the layout"));
 }
 
+// --augment's policy is its own section, written only by a run that augments, so a run
+// without one writes the bytes it wrote before the setting existed.
+TEST(CheckpointFormat, AnAugmentPolicyRoundTripsInItsOwnSection) {
+  TrainingState s = SmallState();
+  const std::vector<uint8_t> plain = EncodeCheckpoint(s);
+  s.augment = "color,translation,cutout";
+  const std::vector<uint8_t> bytes = EncodeCheckpoint(s);
+  EXPECT_GT(bytes.size(), plain.size());
+  absl::StatusOr<TrainingState> back = DecodeCheckpoint(bytes, "ckpt-21.bin");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->augment, "color,translation,cutout");
+  EXPECT_EQ(*back, s);
+  s.augment = "off";
+  EXPECT_EQ(EncodeCheckpoint(s), plain);
+  absl::StatusOr<TrainingState> without = DecodeCheckpoint(plain, "ckpt-21.bin");
+  ASSERT_TRUE(without.ok());
+  EXPECT_EQ(without->augment, "off");
+}
+
 TEST(CheckpointFormat, TruncatedFilesAreTornWrites) {
   std::vector<uint8_t> bytes = EncodeCheckpoint(SmallState());
   bytes.resize(bytes.size() - 1);

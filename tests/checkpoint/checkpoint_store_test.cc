@@ -175,6 +175,17 @@ TEST_F(LoadTest, ACheckpointOfAnotherModelOrRunIsRefusedByName) {
   averaged.g_average->param_layout[0].dims = {12544, 64};
   EXPECT_THAT(std::string(CheckMatchesRun(averaged, ExpectationsFor(other, 24), "x").message()),
               HasSubstr("x: G average parameters tensor 0: the checkpoint has 0.linear.weight [12544,64]"));
+  // --augment: a checkpoint of one policy continues only a run of the same policy.
+  other = config_;
+  other.augment = AugmentPolicy{.translation = true, .cutout = true};
+  EXPECT_THAT(fault(other, 24), HasSubstr("ckpt-4.bin: saved by a run with --augment off, this run has --augment "
+                                          "translation,cutout"));
+  TrainingState augmented = state_;
+  augmented.augment = "translation,cutout";
+  EXPECT_TRUE(CheckMatchesRun(augmented, ExpectationsFor(other, 24), "x").ok());
+  other.augment = AugmentPolicy{.color = true};
+  EXPECT_THAT(std::string(CheckMatchesRun(augmented, ExpectationsFor(other, 24), "x").message()),
+              HasSubstr("x: saved by a run with --augment translation,cutout, this run has --augment color"));
   TrainingState damaged = state_;
   damaged.shares = {3};
   EXPECT_THAT(std::string(CheckMatchesRun(damaged, ExpectationsFor(config_, 24), "x").message()),

@@ -144,5 +144,31 @@ TEST(CreateFileAtomically, NeverReplacesWhatIsThere) {
   EXPECT_EQ(ReadAll(path), "one");
 }
 
+TEST(PublishWithoutReplacing, MovesTheFileOnlyWhereNothingIs) {
+  const std::string dir = ::testing::TempDir() + "/file_io_publish";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string tmp = dir + "/out.tmp", path = dir + "/out.bin";
+  std::ofstream(tmp) << "new";
+  ASSERT_TRUE(PublishWithoutReplacing(tmp, path).ok());
+  EXPECT_EQ(ReadAll(path), "new");
+  EXPECT_FALSE(std::filesystem::exists(tmp));
+
+  // A file, a folder and a dangling link at `path` are each left alone, and so is tmp.
+  std::ofstream(tmp) << "newer";
+  const absl::Status over_file = PublishWithoutReplacing(tmp, path);
+  EXPECT_TRUE(absl::IsAlreadyExists(over_file)) << over_file;
+  EXPECT_THAT(std::string(over_file.message()), ::testing::HasSubstr(path));
+  EXPECT_EQ(ReadAll(path), "new");
+  EXPECT_EQ(ReadAll(tmp), "newer");
+  const std::string link = dir + "/dangling";
+  std::filesystem::create_symlink(dir + "/nowhere", link);
+  EXPECT_TRUE(absl::IsAlreadyExists(PublishWithoutReplacing(tmp, link)));
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  std::filesystem::create_directory(dir + "/folder");
+  EXPECT_TRUE(absl::IsAlreadyExists(PublishWithoutReplacing(tmp, dir + "/folder")));
+  EXPECT_EQ(ReadAll(tmp), "newer");
+}
+
 }  // namespace
 }  // namespace gantry

@@ -126,7 +126,7 @@ TEST(CoordinatorEndToEnd, ARateRuleAndATargetReachTheWorkerAndTheReport) {
       Gantry(port, "--json submit --dataset mnist --data-dir " + s.data +
                        " --batch-size 8,16 --epochs 1 --world-size 2 --lr-scaling linear --base-batch-size 8"
                        " --warmup-steps 5 --warmup-start 0.3 --d-lr-ratio 4 --g-ema 0.999 --target-fd 20"
-                       " --stop-at-target"),
+                       " --stop-at-target --augment cutout,color"),
       30, /*with_stderr=*/false);
   ASSERT_EQ(submitted.exit_code, 0) << submitted.output;
   const std::string id = nlohmann::json::parse(submitted.output).at("id").get<std::string>();
@@ -141,6 +141,7 @@ TEST(CoordinatorEndToEnd, ARateRuleAndATargetReachTheWorkerAndTheReport) {
   EXPECT_DOUBLE_EQ(spec.warmup_start().value(), 0.3);
   EXPECT_DOUBLE_EQ(spec.d_lr_ratio().value(), 4);
   EXPECT_DOUBLE_EQ(spec.g_ema().value(), 0.999);
+  EXPECT_EQ(spec.augment(), "cutout,color");  // as given; the worker runs color, then cutout
   EXPECT_TRUE(spec.has_stop_at_target() && spec.stop_at_target().value());
   EXPECT_FALSE(spec.has_target_rel_l2());
   for (int64_t batch : {8, 16}) {  // FD 12.5: the first scored epoch meets the target
@@ -158,6 +159,11 @@ TEST(CoordinatorEndToEnd, ARateRuleAndATargetReachTheWorkerAndTheReport) {
       Gantry(port, "submit --dataset mnist --data-dir " + s.data + " --lr-scaling cubic"), 30);
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_THAT(bad.output, HasSubstr("--lr-scaling"));
+  // The coordinator refuses what the worker would: augmentation of a conditional model.
+  const CommandResult p2p = RunCommand(
+      Gantry(port, "submit --dataset mnist --data-dir " + s.data + " --model pix2pix --augment translation"), 30);
+  EXPECT_EQ(p2p.exit_code, 2) << p2p.output;
+  EXPECT_THAT(p2p.output, HasSubstr("--augment translation applies to the unconditional GAN step"));
 }
 
 TEST(CoordinatorEndToEnd, CancelMidRunStopsTheGroup) {
@@ -200,6 +206,7 @@ TEST(CoordinatorEndToEnd, ARunFileSubmitsAsTheWorkerReadsIt) {
   std::ofstream(s.dir + "/run.yaml") << "dataset: mnist\ndata-dir: data/mnist\nbatch_size: [64, 128]\n"
                                         "epochs: 5\nbeta1: 0\nsync-bn: true\n"
                                         "lr-scaling: sqrt\nwarmup_start: 0.25\ng-ema: 0.99\ntarget-fd: 30\n"
+                                        "augment: translation\n"
                                         "stop-at-target: true\n";
   const CommandResult r = RunCommand(
       "sh -c 'cd " + s.dir + " && " + Gantry(coordinator.port(), "--json submit run.yaml --epochs 2 --world-size 2'"),
@@ -216,6 +223,7 @@ TEST(CoordinatorEndToEnd, ARunFileSubmitsAsTheWorkerReadsIt) {
   EXPECT_EQ(spec["lr_scaling"], "sqrt");
   EXPECT_EQ(spec["warmup_start"], 0.25);
   EXPECT_EQ(spec["g_ema"], 0.99);
+  EXPECT_EQ(spec["augment"], "translation");
   EXPECT_EQ(spec["target_fd"], 30.0);
   EXPECT_EQ(spec["stop_at_target"], true);
   EXPECT_EQ(spec["warmup_steps"], nullptr);

@@ -238,6 +238,7 @@ TEST_F(HttpServerTest, JsonEndpointsMirrorTheGrpcApi) {
   EXPECT_EQ(job["epochs"][0]["quality_fd"], -1);
   EXPECT_EQ(job["epochs"][1]["quality_fd"], 12.5);
   EXPECT_EQ(job["epochs"][1]["quality_confidence"], 0.875);
+  EXPECT_TRUE(job["epochs"][1]["quality_kid"].is_null());  // a row without a KID
   EXPECT_EQ(job["epochs"][1]["energy_j"], 250);
   EXPECT_EQ(job["epochs"][1]["energy_estimated"], 1);
   ASSERT_EQ(job["summary"].size(), 1u);
@@ -320,6 +321,7 @@ TEST_F(HttpServerTest, MetricsAreValidPrometheusTextWithTheJobsFigures) {
   EXPECT_EQ(e->Value("gantry_job_epoch_energy_joules", {{"job_id", id}, {"meter", "estimate"}}), 250);
   EXPECT_EQ(e->Value("gantry_job_energy_joules", {{"job_id", id}, {"source", "estimate"}}), 350);
   EXPECT_EQ(e->Find("gantry_job_quality_frechet_distance").size(), 1u);
+  EXPECT_TRUE(e->Find("gantry_job_quality_kernel_inception_distance").empty());  // the judge's rows have none
 
   // A newer epoch that was not scored (and not measured) leaves the newest scored figures
   // in place and ends the epoch energy series, while the job's total stays.
@@ -333,6 +335,24 @@ TEST_F(HttpServerTest, MetricsAreValidPrometheusTextWithTheJobsFigures) {
   EXPECT_EQ(e->Value("gantry_job_quality_frechet_distance", b32), 12.5);
   EXPECT_TRUE(e->Find("gantry_job_epoch_energy_joules").empty());
   EXPECT_EQ(e->Value("gantry_job_energy_joules", {{"job_id", id}}), 350);
+
+  // An epoch scored by the random features (no judge: confidence -1) has an FD and a KID,
+  // here a little below 0 (unbiased).
+  v1::ReportProgressRequest label_free;
+  v1::EpochMetrics random_features = testing::EpochRow(64, 2, 2);
+  random_features.set_quality_fd(20.25);
+  random_features.set_quality_class_entropy(-1);
+  random_features.set_quality_marginal_entropy(-1);
+  random_features.set_quality_confidence(-1);
+  random_features.mutable_quality_kid()->set_value(-0.000125);
+  *label_free.add_epochs() = random_features;
+  ASSERT_TRUE(group_->Report(label_free, nullptr).ok());
+  e = testing::ParsePrometheusText(http_->Get("/metrics", Bearer())->body, &error);
+  ASSERT_TRUE(e.has_value()) << error;
+  const std::map<std::string, std::string> b64 = {{"job_id", id}, {"batch_size", "64"}};
+  EXPECT_EQ(e->Value("gantry_job_quality_frechet_distance", b64), 20.25);
+  EXPECT_EQ(e->Value("gantry_job_quality_kernel_inception_distance", b64), -0.000125);
+  EXPECT_EQ(e->Find("gantry_job_quality_kernel_inception_distance").size(), 1u);
 
   // Once the job ends its per-job series end too; the state counts move.
   ASSERT_TRUE(group_->Finish(v1::JOB_STATE_SUCCEEDED).ok());

@@ -33,8 +33,8 @@ v1::Progress ProgressAt(int64_t batch_size, int64_t step, double samples_per_s) 
   return p;
 }
 
-// The active job's report: two epoch rows of batch 8 (the second scored by the judge,
-// with RAPL energy, loss scaling and skipped steps), stragglers of ranks 0 and 1, and
+// The active job's report: two epoch rows of batch 8 (the second scored by the judge and
+// with a KID, with RAPL energy, loss scaling and skipped steps), stragglers of ranks 0 and 1, and
 // progress in batch 16.
 v1::ReportProgressRequest FullReport(const std::string& group, const v1::AcquireJobResponse& acquired) {
   v1::ReportProgressRequest report = testing::Report(group, acquired);
@@ -48,6 +48,7 @@ v1::ReportProgressRequest FullReport(const std::string& group, const v1::Acquire
   second.set_skipped_steps_g(3);
   second.set_skipped_steps_d(1);
   second.set_energy_source(2);
+  second.mutable_quality_kid()->set_value(0.0625);
   *report.add_epochs() = first;
   *report.add_epochs() = second;
   for (int rank : {1, 1, 0}) {

@@ -6,7 +6,7 @@ fails listing each one that is not
   - in the --help of gantry, gantry-worker or gantry-coordinator (or of one of their
     subcommands), given as PROGRAM=PATH arguments;
   - an option literal ("--flag") in the sources of the project's own scripts and
-    benchmarks (bench/, scripts/, python/tests/), whose flags the docs also use;
+    benchmarks (bench/, scripts/, python/tests/, tests/images/), whose flags the docs also use;
   - a flag of an external tool listed by name in EXTERNAL below (mpirun, cmake, pip, ...).
 
   check_doc_flags.py ROOT gantry=BIN gantry-worker=BIN gantry-coordinator=BIN
@@ -21,7 +21,7 @@ import sys
 DOCS = ['README.md', 'docs/*.md', 'coordinator/README.md', 'deploy/README.md', 'helm/gantry/README.md',
         'bench/torch/README.md', 'python/README.md', 'tests/fuzz/README.md']
 SOURCES = ['bench/*.cc', 'bench/*.sh', 'bench/torch/*.py', 'bench/torch/*.sh', 'scripts/*.sh', 'scripts/*.py',
-           'python/tests/*.sh', 'tests/helm/*.sh', 'tests/layering/*.py', 'tests/docs/*.py']
+           'python/tests/*.sh', 'tests/helm/*.sh', 'tests/layering/*.py', 'tests/docs/*.py', 'tests/images/*.cc']
 FLAG = re.compile(r'(?<![\w/.-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*')
 
 # Flags of other programs the docs show, by program (facts of those programs' interfaces).

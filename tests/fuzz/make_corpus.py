@@ -285,6 +285,61 @@ def job_record_seeds():
     put("job_record", "bad-utf8-name", bytes([1]) + length_delimited(2, b"\xff\xfe"))
 
 
+# Packed image sets (worker/data/packed_images_format.h), written here from the layout
+# that header documents, independently of the C++ writer: the file itself.
+def packed_string(b):
+    return struct.pack("<I", len(b)) + b
+
+
+def packed_images(size, channels, records, labels, sources, fit=b"crop", alpha=b"white", classes=()):
+    record_bytes = channels * size * size
+    stride = (record_bytes + 63) // 64 * 64
+    count = len(records)
+    body = b"".join(r + bytes(stride - record_bytes) for r in records)
+    strings, offsets = b"", []
+    for source in sources:
+        offsets.append(len(strings))
+        strings += packed_string(source)
+    for s in [fit, alpha, b"catmull-rom"] + list(classes):
+        strings += packed_string(s)
+    index = b"".join(struct.pack("<Iiq", zlib.crc32(r), label, offset)
+                     for r, label, offset in zip(records, labels, offsets))
+    index_offset = 128 + count * stride
+    strings_offset = index_offset + len(index)
+    file_bytes = strings_offset + len(strings)
+    header = b"GANTRYPK" + struct.pack("<II", 1, 128) + struct.pack(
+        "<11Q", size, channels, count, stride, 128, index_offset, len(index), strings_offset, len(strings),
+        len(classes), file_bytes) + struct.pack("<I", zlib.crc32(index + strings)) + bytes(16)
+    header += struct.pack("<I", zlib.crc32(header))
+    return header + body + index + strings
+
+
+def packed_images_seeds():
+    # Mode byte 0: the file as it is; 1: the target recomputes its CRCs first.
+    def record(channels, size, seed):
+        return bytes((i * 7 + seed * 31) & 0xFF for i in range(channels * size * size))
+
+    labelled = packed_images(8, 3, [record(3, 8, i) for i in range(3)], [0, 1, 0],
+                             [b"cat/a.png", b"dog/b.jpg", b"cat/c\xe9.png"], classes=[b"cat", b"dog"])
+    put("packed_images", "labelled", b"\0" + labelled)
+    put("packed_images", "labelled-crcs-fixed", b"\1" + labelled)
+    put("packed_images", "unlabelled-gray", b"\0" + packed_images(8, 1, [record(1, 8, 4)], [-1], [b"x.png"]))
+    put("packed_images", "keep-alpha-9x9", b"\0" + packed_images(9, 4, [record(4, 9, i) for i in range(2)],
+                                                                [-1, -1], [b"a.webp", b"b.png"], alpha=b"keep"))
+    put("packed_images", "truncated", b"\0" + labelled[:-7])
+    put("packed_images", "header-only", b"\0" + labelled[:128])
+    damaged = bytearray(labelled)
+    damaged[128 + 5] ^= 1
+    put("packed_images", "damaged-record", b"\0" + bytes(damaged))
+    put("packed_images", "damaged-record-crcs-fixed", b"\1" + bytes(damaged))
+    put("packed_images", "label-out-of-range",
+        b"\1" + packed_images(8, 3, [record(3, 8, 0)], [2], [b"a.png"], classes=[b"cat", b"dog"]))
+    put("packed_images", "keep-with-3-channels",
+        b"\1" + packed_images(8, 3, [record(3, 8, 0)], [-1], [b"a.png"], alpha=b"keep"))
+    put("packed_images", "source-out-of-order",
+        b"\1" + packed_images(8, 1, [record(1, 8, 0), record(1, 8, 1)], [-1, -1], [b"a", b"b"])
+        .replace(struct.pack("<q", 5), struct.pack("<q", 6), 1))
+
 if __name__ == "__main__":
     idx_seeds()
     npy_seeds()
@@ -294,3 +349,4 @@ if __name__ == "__main__":
     run_spec_seeds()
     flow_case_seeds()
     job_record_seeds()
+    packed_images_seeds()

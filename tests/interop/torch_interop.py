@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """PyTorch interop end to end (docs/export.md): what gantry generates, PyTorch generates too.
 
-For a tiny DCGAN (Fashion-MNIST) and a tiny Pix2Pix (a flow case), trained a few steps:
+For a tiny DCGAN (Fashion-MNIST), a tiny image DCGAN (32 px colour images the test
+draws, --dataset images) and a tiny Pix2Pix (a flow case), trained a few steps:
 `gantry-worker generate` writes samples and the generator inputs it used; `gantry-worker
 export` writes the generator as a safetensors state_dict; bench/torch/gantry_safetensors.py
-loads it into the PyTorch twin (dcgan_model.py, pix2pix_model.py), feeds the same inputs
+loads it into the PyTorch twin (dcgan_model.py, image_dcgan_model.py, pix2pix_model.py), feeds the same inputs
 and must get the same samples: within fp32 round-off, and for bf16 (generate --precision
 bf16, export --dtype bf16) within the bound bf16's 8-bit significand allows. Any NaN or
 infinity fails. Then weights made by PyTorch (a freshly initialised twin) and an export
@@ -13,9 +14,11 @@ start gantry runs through train --init-from.
     torch_interop.py GANTRY_WORKER
 """
 import os
+import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 
 import numpy as np
 
@@ -104,6 +107,50 @@ def dcgan(tmp):
     return run
 
 
+def write_png(path, rgb):
+    """An 8-bit RGB PNG of `rgb` ([H, W, 3] uint8), written with zlib alone."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    h, w, _ = rgb.shape
+    raw = b"".join(b"\0" + rgb[y].tobytes() for y in range(h))
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)) +
+                chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def image_dcgan(tmp):
+    """Two class folders of 32x32 colour pictures (smooth gradients and a disc, seeded),
+    packed and trained a few steps with --ngf 8 --ndf 8."""
+    rng = np.random.default_rng(5)
+    pictures = os.path.join(tmp, "pictures")
+    yy, xx = np.mgrid[0:32, 0:32] / 31.0
+    for k in range(16):
+        folder = os.path.join(pictures, "discs" if k % 2 else "gradients")
+        os.makedirs(folder, exist_ok=True)
+        a, b, c = rng.uniform(0, 1, 3)
+        rgb = np.stack([a * xx + (1 - a) * yy, b * yy, c * (1 - xx)], axis=-1)
+        if k % 2:
+            rgb[(xx - rng.uniform(0.3, 0.7)) ** 2 + (yy - rng.uniform(0.3, 0.7)) ** 2 < 0.05] = rng.uniform(0, 1, 3)
+        write_png(os.path.join(folder, f"{k:02d}.png"), (rgb * 255).round().astype(np.uint8))
+    packed = os.path.join(tmp, "pictures.pack")
+    worker("make-dataset", "--from", pictures, "--out", packed, "--image-size", "32")
+    run = os.path.join(tmp, "image-dcgan")
+    worker("train", "--dataset", "images", "--data-dir", packed, "--ngf", "8", "--ndf", "8", "--batch-size", "8",
+           "--epochs", "1", "--max-steps", "3", "--quality", "off", "--out", run)
+    check_pair(tmp, "image-dcgan", run, ["--count", "12", "--seed", "7", "--batch", "4"])
+    # examples/dcgan's own initialisation, made by PyTorch, starts a gantry run.
+    torch.manual_seed(3)
+    G = gs.image_dcgan_model.Generator(32, 3, 8)
+    G.apply(gs.image_dcgan_model.weights_init)
+    made = os.path.join(tmp, "torch-image-g.safetensors")
+    gs.write(made, G.state_dict())
+    log = worker("train", "--dataset", "images", "--data-dir", packed, "--ngf", "8", "--ndf", "8", "--batch-size", "8",
+                 "--epochs", "1", "--max-steps", "1", "--quality", "off", "--init-from", made,
+                 "--out", os.path.join(tmp, "init-image"))
+    if f"the generator starts from {made}" not in log:
+        fail(f"train --dataset images --init-from {made} did not say it loaded the generator:\n{log}")
+
+
 def pix2pix(tmp):
     data = os.path.join(tmp, "flow")
     worker("make-flow", "--out", os.path.join(data, "case-1"), "--nx", "96", "--ny", "48", "--re", "100",
@@ -146,6 +193,7 @@ def main():
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
         run = dcgan(tmp)
+        image_dcgan(tmp)
         pix2pix(tmp)
         init_from(tmp, run)
     print("PASS")

@@ -52,7 +52,7 @@ TEST(LossesTest, SoftmaxCrossEntropyKnownValues) {
 
 TEST(LossesTest, SoftmaxCrossEntropyGradientMatchesFiniteDifferences) {
   const Tensor logits = RandomTensor(Shape{5, 7}, 4, 3.0f);
-  const std::vector<uint8_t> labels = {0, 6, 3, 3, 1};
+  const std::vector<int32_t> labels = {0, 6, 3, 3, 1};
   const LossResult r = SoftmaxCrossEntropyLoss(logits, labels);
   CheckGradientOf([&] { return SoftmaxCrossEntropyLoss(logits, labels).loss; }, logits, r.grad, "softmax ce",
                   LossOptions());

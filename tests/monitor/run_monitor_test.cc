@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -43,6 +44,7 @@ EpochRow FullRow() {
   row.quality_confidence = 0.875;
   row.val_l1 = 0.125;
   row.val_rel_l2 = 0.25;
+  row.quality_kid = 0.0625;
   return row;
 }
 
@@ -60,6 +62,7 @@ TEST(EpochScalars, EveryColumnIsAScalarOrAKeyOfTheRow) {
   }
   EXPECT_EQ(scalars.at("epoch/quality_fd"), 3.25);
   EXPECT_EQ(scalars.at("epoch/quality_confidence"), 0.875);
+  EXPECT_EQ(scalars.at("epoch/quality_kid"), 0.0625);
   EXPECT_EQ(scalars.at("epoch/val_rel_l2"), 0.25);
   EXPECT_EQ(scalars.at("epoch/energy_j"), 640);
   EXPECT_EQ(scalars.at("epoch/seconds"), 12.5);
@@ -78,6 +81,14 @@ TEST(EpochScalars, WhatAnEpochDidNotMeasureIsLeftOut) {
         << tag;
   }
   EXPECT_TRUE(scalars.contains("epoch/d_loss"));
+}
+
+TEST(EpochScalars, AJudgesEpochHasNoKidScalar) {
+  EpochRow row = FullRow();
+  row.quality_kid = std::numeric_limits<double>::quiet_NaN();  // scored by the judge only
+  const std::map<std::string, double> scalars = AsMap(EpochScalars(row, /*validated=*/true));
+  EXPECT_FALSE(scalars.contains("epoch/quality_kid"));
+  EXPECT_EQ(scalars.at("epoch/quality_fd"), 3.25);
 }
 
 TEST(RunMonitor, TensorBoardGetsTheEpochsQualityValidationAndEnergy) {

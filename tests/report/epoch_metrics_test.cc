@@ -1,5 +1,8 @@
 #include "report/epoch_metrics.h"
 
+#include <limits>
+#include <type_traits>
+
 #include "gtest/gtest.h"
 #include "report/energy_source.h"
 
@@ -43,7 +46,8 @@ TEST(EpochCsv, NewColumnsComeLastInTheirOrder) {
       << header;
   EXPECT_NE(header.find(",peak_rss_mb,energy_j,energy_j_per_sample,energy_estimated,"), std::string::npos) << header;
   EXPECT_TRUE(header.ends_with(",energy_estimated,quality_fd,quality_class_entropy,quality_marginal_entropy,"
-                               "quality_confidence,val_l1,val_rel_l2,energy_source,val_persistence_l1,val_persistence_rel_l2"))
+                               "quality_confidence,val_l1,val_rel_l2,energy_source,val_persistence_l1,val_persistence_rel_l2,"
+                               "quality_kid"))
       << header;
   EpochRow row;
   row.loss_scale_g = 1048576;
@@ -61,9 +65,29 @@ TEST(EpochCsv, NewColumnsComeLastInTheirOrder) {
   row.energy_source = static_cast<int>(EnergySource::kNvml);
   row.val_persistence_l1 = 0.25;
   row.val_persistence_rel_l2 = 0.75;
+  // No KID: nan (not -1, which an unbiased KID near 0 could be mistaken for).
   EXPECT_TRUE(EpochCsvLine(row).ends_with(
-      ",1048576,0.5,2,7,123.4,1234.6,0.0123457,1,12.3457,-1.0000,-1.0000,0.8750,0.01250,0.50000,3,0.25000,0.75000"))
+      ",1048576,0.5,2,7,123.4,1234.6,0.0123457,1,12.3457,-1.0000,-1.0000,0.8750,0.01250,0.50000,3,0.25000,0.75000,nan"))
       << EpochCsvLine(row);
+  row.quality_kid = -0.000125;  // an unbiased estimate a little below 0
+  EXPECT_TRUE(EpochCsvLine(row).ends_with(",0.75000,-0.000125")) << EpochCsvLine(row);
+  row.quality_kid = 0.0123456789;
+  EXPECT_TRUE(EpochCsvLine(row).ends_with(",0.75000,0.0123457")) << EpochCsvLine(row);
+}
+
+TEST(EpochRow, RowsAreEqualColumnByColumnAndANanMatchesANan) {
+  EpochRow a, b;
+  EXPECT_EQ(a, b);  // quality_kid NaN in both: the same row
+  b.d_loss = b.quality_kid = std::numeric_limits<double>::quiet_NaN();
+  a.d_loss = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(a, b);
+  // A difference in any one column makes them differ.
+  for (const EpochColumn& column : EpochColumns()) {
+    EpochRow c = a;
+    std::visit([&](auto member) { c.*member = static_cast<std::remove_reference_t<decltype(c.*member)>>(42); },
+               column.member);
+    EXPECT_NE(c, a) << column.name;
+  }
 }
 
 TEST(EpochCsv, LineHasAColumnPerHeaderField) {

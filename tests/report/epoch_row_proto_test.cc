@@ -1,5 +1,7 @@
 #include "report/epoch_row_proto.h"
 
+#include <cmath>
+
 #include "gtest/gtest.h"
 
 namespace gantry {
@@ -17,6 +19,11 @@ TEST(EpochRowProto, EveryColumnHasItsField) {
         std::holds_alternative<double EpochRow::*>(column.member)    ? FieldDescriptor::CPPTYPE_DOUBLE
         : std::holds_alternative<int EpochRow::*>(column.member)     ? FieldDescriptor::CPPTYPE_INT32
                                                                       : FieldDescriptor::CPPTYPE_INT64;
+    // A double that may be unset travels in a DoubleValue (quality_kid).
+    if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE && expected == FieldDescriptor::CPPTYPE_DOUBLE) {
+      EXPECT_EQ(field->message_type()->full_name(), "google.protobuf.DoubleValue") << column.name;
+      continue;
+    }
     EXPECT_EQ(field->cpp_type(), expected) << column.name;
   }
 }
@@ -32,6 +39,23 @@ TEST(EpochRowProto, RoundTripsEveryColumnUnrounded) {
   const EpochRow back = FromEpochMetrics(ToEpochMetrics(row));
   EXPECT_EQ(back, row);
   EXPECT_EQ(EpochCsvLine(back), EpochCsvLine(row));
+}
+
+TEST(EpochRowProto, AKidAbsentFromTheMessageIsNotMeasured) {
+  // A row from a worker that predates quality_kid lacks the field: NaN, not the proto's 0
+  // (which would read as a perfect score).
+  v1::EpochMetrics old;
+  old.set_quality_fd(12.5);
+  EXPECT_FALSE(old.has_quality_kid());
+  EXPECT_TRUE(std::isnan(FromEpochMetrics(old).quality_kid));
+  // Not scored (NaN) it is not sent at all (the coordinator takes finite numbers only)
+  // and comes back NaN; scored, it travels as it is, below 0 too.
+  EXPECT_FALSE(ToEpochMetrics(EpochRow{}).has_quality_kid());
+  EXPECT_EQ(FromEpochMetrics(ToEpochMetrics(EpochRow{})), EpochRow{});
+  EpochRow row;
+  row.quality_kid = -0.000125;
+  EXPECT_TRUE(ToEpochMetrics(row).has_quality_kid());
+  EXPECT_EQ(FromEpochMetrics(ToEpochMetrics(row)).quality_kid, -0.000125);
 }
 
 TEST(EpochRowProto, CsvHeaderIsTheContract) {

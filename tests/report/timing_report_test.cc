@@ -93,5 +93,21 @@ TEST(TimingReport, QualityLinePerScoredEpoch) {
   EXPECT_THAT(md, ::testing::Not(::testing::HasSubstr("epoch 1: Fréchet")));
 }
 
+TEST(TimingReport, QualityLineHasTheKidWhereTheEpochHasOne) {
+  // The label-free score: a Fréchet distance and a KID, no judge (its columns -1).
+  EpochRow a = Row(64, 1, 100, 600), b = Row(64, 2, 100, 600);
+  a.quality_fd = 20.5;
+  a.quality_kid = -0.000125;
+  b.quality_fd = 3.25;
+  b.quality_class_entropy = 0.5;
+  b.quality_marginal_entropy = 2.25;
+  b.quality_confidence = 0.875;
+  b.quality_kid = 0.0625;
+  const std::string md = TimingMarkdown({a, b}, 1);
+  EXPECT_THAT(md, ::testing::HasSubstr("- global batch 64 epoch 1: Fréchet distance 20.500, KID -0.000125\n"));
+  EXPECT_THAT(md, ::testing::HasSubstr("- global batch 64 epoch 2: Fréchet distance 3.250, class entropy 0.500 (per "
+                                       "sample) / 2.250 (of the mean), confidence 0.875, KID 0.0625\n"));
+}
+
 }  // namespace
 }  // namespace gantry

@@ -125,8 +125,10 @@ TEST(OnednnConvTest, ThreadsShareTheBackendSafely) {
 // with 64 or more channels on each side go Winograd where the 3x3 tiles of the plane the
 // pass writes (dx for backward-data, y otherwise) have at least 75% of their area inside
 // it, and batch x those tiles times the narrower channel count reach 48 Ki for
-// backward-data and 6 Ki for the others.
+// backward-data and 6 Ki for the others. First of all, a kernel over the whole unpadded
+// input (one output pixel: a matrix product over the batch) goes lowered.
 ConvRoute ExpectedRoute(const ConvProblem& p, ConvOp op) {
+  if (p.padding == 0 && p.kernel == p.in_height && p.kernel == p.in_width) return ConvRoute::kLowered;
   const bool fp32_kernels = p.precision == MathPrecision::kFp32 || !onednn::NativeBf16Kernels().native;
   if (fp32_kernels && p.out_channels == 1) return ConvRoute::kOneOutput;
   const int64_t reuse = p.batch * p.out_height * p.out_width, o = p.out_channels;
@@ -178,6 +180,8 @@ TEST(OnednnConvTest, DcganAndPix2pixProblemsRunWhereTheRoutesSay) {
   problems.push_back(Problem(2, 64, 128, 16, 16, 4, 1, 1));   // the same at batch 2: no pass
   problems.push_back(Problem(16, 256, 512, 8, 8, 4, 1, 1));   // at 64 px: a 7x7 map, 60% covered: no pass
   problems.push_back(Problem(64, 256, 512, 4, 4, 4, 1, 1));   // at 32 px: all but backward-data (4x4 dx)
+  problems.push_back(Problem(64, 512, 1, 4, 4, 4, 1, 0));     // the image DCGAN's logit: a kernel over the input
+  problems.push_back(Problem(64, 512, 100, 4, 4, 4, 1, 0));   // the adjoint of its generator's first layer
   for (MathPrecision prec : {MathPrecision::kFp32, MathPrecision::kBf16}) {
     for (ConvProblem p : problems) {
       p.precision = prec;

@@ -30,7 +30,7 @@ ConvProblem WinogradProblem(int64_t n, int64_t c, int64_t o, int64_t h, int64_t 
 std::vector<ConvProblem> Problems() {
   return {
       WinogradProblem(2, 5, 3, 9, 12, 1),     // odd output height, even width
-      WinogradProblem(1, 3, 4, 4, 4, 0),      // one output pixel: a single tile, eight ninths dropped
+      WinogradProblem(1, 3, 4, 5, 4, 0),      // a 2x1 output: a single tile, seven ninths dropped
       WinogradProblem(3, 17, 19, 10, 9, 2),   // channels off any blocking, odd width
       WinogradProblem(2, 8, 6, 7, 8, 3),      // the largest padding (backward-data then reads dy unpadded)
       WinogradProblem(9, 6, 20, 25, 25, 1),   // 64 tiles a sample: the batch runs in two chunks
@@ -141,7 +141,7 @@ Operands MakeOperands(const ConvProblem& p) {
           RandomTensor(Shape{p.out_channels, p.in_channels, 4, 4}, 14)};
 }
 
-TEST(WinogradConvTest, AppliesToStrideOneFourByFourKernelsWithPaddingBelowTheKernel) {
+TEST(WinogradConvTest, AppliesToStrideOneFourByFourKernelsWithPaddingBelowTheKernelThatDoNotCoverTheInput) {
   EXPECT_TRUE(WinogradConvApplies(WinogradProblem(2, 256, 512, 32, 32, 1)));
   EXPECT_TRUE(WinogradConvApplies(WinogradProblem(1, 3, 4, 4, 4, 3)));
   ConvProblem strided = WinogradProblem(2, 8, 8, 16, 16, 1);
@@ -152,6 +152,8 @@ TEST(WinogradConvTest, AppliesToStrideOneFourByFourKernelsWithPaddingBelowTheKer
   five.kernel = 5;
   five.out_height = five.out_width = ConvOutSize(16, 5, 1, 2);
   EXPECT_FALSE(WinogradConvApplies(five));
+  // A kernel over the whole unpadded input is a matrix product (the lowered route's).
+  EXPECT_FALSE(WinogradConvApplies(WinogradProblem(1, 3, 4, 4, 4, 0)));
 }
 
 // Columns and coverage count the 3x3 tiles of the plane each pass writes: y for forward

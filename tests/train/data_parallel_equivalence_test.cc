@@ -46,6 +46,20 @@ TEST(DataParallelEquivalence, UnevenSharesAreWeightedExactly) {
   ExpectEquivalent(2, setup);
 }
 
+// --augment draws each image's transform from its row of the GLOBAL batch, so however the
+// batch is split, every image is transformed as on one rank: the same update.
+TEST(DataParallelEquivalence, AugmentedStepsOnTwoRanksEqualOneRank) {
+  EquivalenceSetup setup;
+  setup.augment = AugmentPolicy{.color = true, .translation = true, .cutout = true};
+  ExpectEquivalent(2, setup);
+  setup.shares = {5, 3};
+  ExpectEquivalent(2, setup);
+  // And the augmentation is really on: the same steps without it end elsewhere.
+  const TrainedParams augmented = TrainOnRanks(1, setup)[0];
+  setup.augment = AugmentPolicy{};
+  EXPECT_GT(MaxScaledDifference(TrainOnRanks(1, setup)[0].d, augmented.d), 100 * kTolerance);
+}
+
 TEST(DataParallelEquivalence, AdamToo) {
   // Adam divides by sqrt(v) + eps, so a gradient element near zero turns round-off into
   // a visible relative change; its updates are bounded by lr (1e-4) per step, so compare

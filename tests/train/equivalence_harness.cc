@@ -47,7 +47,7 @@ uint64_t Fingerprint(const void* data, size_t bytes, uint64_t h) {
 absl::StatusOr<TrainedParams> TrainFewSteps(Communicator& comm, const EquivalenceSetup& setup) {
   DcganConfig config;
   config.dropout = 0.0f;  // dropout masks depend on the local row index
-  Dcgan model(config);
+  Dcgan model(config, Device::kCpu, setup.augment);
   model.Initialize(InitScheme::kGlorotUniform, comm.rank() == 0 ? 11 : 12345);
   const CommOptions opts{30.0};
   RETURN_IF_ERROR(BroadcastModel(comm, model, opts));
@@ -70,8 +70,8 @@ absl::StatusOr<TrainedParams> TrainFewSteps(Communicator& comm, const Equivalenc
   for (int s = 0; s < setup.steps; ++s) {
     const Tensor real = FixedBatch(100 + s, Shape{setup.global_batch, 1, 28, 28}, false);
     const Tensor z = FixedBatch(200 + s, Shape{setup.global_batch, 100}, true);
-    ASSIGN_OR_RETURN(auto result, step.Run(GanInputs{real.Slice(rows.begin, rows.end), z.Slice(rows.begin, rows.end)},
-                                           setup.global_batch, /*dropout_seed=*/s));
+    const GanInputs inputs{real.Slice(rows.begin, rows.end), z.Slice(rows.begin, rows.end), rows.begin};
+    ASSIGN_OR_RETURN(auto result, step.Run(inputs, setup.global_batch, /*dropout_seed=*/s));
     out.g_steps.push_back(Observe(model.g_params(), *g_opt, step.g_scaler(), result.g_stepped));
     out.d_steps.push_back(Observe(model.d_params(), *d_opt, step.d_scaler(), result.d_stepped));
   }

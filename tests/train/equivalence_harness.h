@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runspec/augment_policy.h"
 #include "runspec/mixed_precision.h"
 #include "worker/comm/communicator.h"
 
@@ -18,6 +19,7 @@ struct EquivalenceSetup {
   bool sync_bn = true;
   std::string optimizer = "sgd";
   MixedPrecision mixed;         // loss scaling, wire format, forced overflow
+  AugmentPolicy augment;        // --augment: D's inputs transformed per global row
 };
 
 // What one network looked like after one step.

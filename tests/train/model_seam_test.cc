@@ -43,7 +43,7 @@ class TinyGan final : public GanModel {
   Shape SampleShape() const override { return Shape{4}; }
   GanInputs StepInputs(const Tensor& rows, Rng& rng, int64_t global_rows, int64_t begin, int64_t end,
                        Device device) const override {
-    return GanInputs{rows, NormalNoise(rng, global_rows, 2).Slice(begin, end).On(device)};
+    return GanInputs{rows, NormalNoise(rng, global_rows, 2).Slice(begin, end).On(device), begin};
   }
   GanStepResult ComputeGradients(const Context& ctx, const GanInputs& in, const GanLossWeights& w) override {
     return ComputeGanGradients(ctx, *this, in.real, in.generator_input, w);

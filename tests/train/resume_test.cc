@@ -280,6 +280,34 @@ TEST(Resume, AGeneratorAverageResumesBitIdenticallyAndMakesTheSamples) {
   EXPECT_NE(ReadAll(plain.out + "/samples/epoch_002.npy"), ReadAll(straight.out + "/samples/epoch_002.npy"));
 }
 
+// --augment across a mid-epoch checkpoint: the draws are a function of (seed, step, row),
+// so the resumed run augments exactly as the uninterrupted one; the checkpoints record the
+// policy; and the policy changes the training (the same run without it ends elsewhere).
+TEST(Resume, AnAugmentedRunResumesBitIdentically) {
+  const ImageDataset data = testing::TinyImages(24);
+  auto config = [](const std::string& name, AugmentPolicy augment) {
+    TrainConfig c = QuickRunConfig(FreshTestDir(name) + "/run");
+    c.augment = augment;
+    return c;
+  };
+  const AugmentPolicy all{.color = true, .translation = true, .cutout = true};
+  const TrainConfig straight = config("augment_straight", all);
+  ASSERT_TRUE(RunProcess(straight, data, false).ok());
+  const TrainConfig c = config("augment_resumed", all);
+  EXPECT_EQ(RunProcess(c, data, false, 9).status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(NewestState(c, 24).position.run_step, 8);
+  ASSERT_TRUE(RunProcess(c, data, true).ok());
+  ExpectSameRun(straight, c, 24);
+  EXPECT_EQ(NewestState(c, 24).augment, "color,translation,cutout");
+
+  const TrainConfig plain = config("augment_none", AugmentPolicy{});
+  ASSERT_TRUE(RunProcess(plain, data, false).ok());
+  const TrainingState p = NewestState(plain, 24);
+  EXPECT_EQ(p.augment, "off");
+  EXPECT_FALSE(SameBits(p.g.params, NewestState(straight, 24).g.params));
+  EXPECT_FALSE(SameBits(p.d.params, NewestState(straight, 24).d.params));
+}
+
 // Mixed precision with dynamic loss scaling and a skipped D step (the scalers' state and
 // skip counts cross the checkpoint), SGD with momentum, and a checkpoint at an epoch end.
 TEST(Resume, EpochEndCheckpointResumesBitIdenticallyWithLossScaling) {

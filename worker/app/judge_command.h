@@ -1,6 +1,9 @@
 // `gantry-worker train-judge --dataset mnist|fashion-mnist [--data-dir DIR]`: trains the
 // dataset's quality judge once (judge.h), prints its test accuracy, and caches it where
 // runs find it (judge_store.h), unless its accuracy is below the dataset's threshold.
+// `--dataset images --data-dir FILE` trains one on a packed image set's class folders
+// (a tenth of its images held out as the test images); runs with that --data-dir then
+// score with it instead of the label-free score.
 // Exit 0: a judge is cached (trained now, or already there); 1: the judge trained but
 // is not good enough (nothing cached); 2: bad input (unknown dataset, missing files).
 #pragma once
@@ -22,6 +25,8 @@ class JudgeCommand {
   int Run();
 
  private:
+  int RunImages(const std::string& file);
+
   CLI::App* command_;
   std::unique_ptr<NumberFlags> numbers_;
   std::string dataset_ = "fashion-mnist";

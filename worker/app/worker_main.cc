@@ -1,7 +1,8 @@
 // gantry-worker: trains GANs (train), serves a worker pool (serve), checks
 // checkpoints (inspect-checkpoint), trains quality judges (train-judge), generates flow
-// data (make-flow), rolls flow models out (rollout), draws samples from trained runs
-// (generate) and exports their networks (export). Each subcommand is one file in
+// data (make-flow), packs folders of images (make-dataset), rolls flow models out
+// (rollout), draws samples from trained runs (generate) and exports their networks
+// (export). Each subcommand is one file in
 // worker/app/; this is the only main().
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "worker/app/generate_command.h"
 #include "worker/app/inspect_command.h"
 #include "worker/app/judge_command.h"
+#include "worker/app/make_dataset_command.h"
 #include "worker/app/make_flow_command.h"
 #include "worker/app/rollout_command.h"
 #include "worker/app/serve_command.h"
@@ -26,6 +28,7 @@ int main(int argc, char** argv) {
   JudgeCommand judge(app);  // the quality judge of a dataset (--quality)
   ServeCommand serve(app);  // the worker pool mode (worker/pool)
   MakeFlowCommand make_flow(app);  // flow data from the lattice Boltzmann solver (worker/flow)
+  MakeDatasetCommand make_dataset(app);  // a folder of images packed for training (worker/data)
   RolloutCommand rollout(app);
   GenerateCommand generate(app);  // samples from a trained run (worker/generate)
   ExportCommand export_command(app);  // a trained network for PyTorch (worker/export)
@@ -40,6 +43,7 @@ int main(int argc, char** argv) {
   if (judge.selected()) return judge.Run();
   if (serve.selected()) return serve.Run(&argc, &argv);
   if (make_flow.selected()) return make_flow.Run(&argc, &argv);
+  if (make_dataset.selected()) return make_dataset.Run();
   if (rollout.selected()) return rollout.Run(&argc, &argv);
   if (generate.selected()) return generate.Run(&argc, &argv);
   if (export_command.selected()) return export_command.Run();

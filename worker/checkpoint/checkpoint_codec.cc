@@ -265,6 +265,10 @@ std::vector<uint8_t> EncodeCheckpoint(const TrainingState& s) {
   if (s.g_average) {
     sections.push_back(Section(SectionTag::kGeneratorAverage, [&](ByteWriter& w) { PutNetwork(w, *s.g_average); }));
   }
+  // Only a run that augments writes the section: a run without keeps the bytes it had.
+  if (s.augment != kAugmentOfCheckpointsWithout) {
+    sections.push_back(Section(SectionTag::kAugment, [&](ByteWriter& w) { w.String(s.augment); }));
+  }
   return FrameCheckpoint(sections);
 }
 
@@ -309,6 +313,9 @@ absl::StatusOr<TrainingState> DecodeCheckpoint(std::span<const uint8_t> file, co
   if (by_tag.contains(SectionTag::kGeneratorAverage)) {
     RETURN_IF_ERROR(read(SectionTag::kGeneratorAverage, [&](ByteReader& r) { s.g_average = GetNetwork(r); }));
     RETURN_IF_ERROR(CheckNetwork(*s.g_average, absl::StrCat(name, ": generator average section")));
+  }
+  if (by_tag.contains(SectionTag::kAugment)) {
+    RETURN_IF_ERROR(read(SectionTag::kAugment, [&](ByteReader& r) { s.augment = r.String("augment policy"); }));
   }
   return s;
 }

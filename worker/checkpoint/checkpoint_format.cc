@@ -16,7 +16,7 @@ namespace {
 constexpr char kMagic[8] = {'G', 'A', 'N', 'T', 'R', 'Y', 'C', 'K'};
 constexpr size_t kHeaderCrcOffset = 28;
 constexpr size_t kSectionFrameBytes = 16;
-constexpr uint32_t kLastKnownTag = static_cast<uint32_t>(SectionTag::kGeneratorAverage);
+constexpr uint32_t kLastKnownTag = static_cast<uint32_t>(SectionTag::kAugment);
 
 absl::Status Corrupt(const std::string& name, const std::string& what) {
   return absl::DataLossError(absl::StrCat(name, ": ", what));
@@ -68,6 +68,7 @@ std::string SectionName(SectionTag tag) {
     case SectionTag::kModel: return "model";
     case SectionTag::kEpochRowColumns: return "epoch row columns";
     case SectionTag::kGeneratorAverage: return "generator average";
+    case SectionTag::kAugment: return "augment";
   }
   return absl::StrCat("section ", static_cast<uint32_t>(tag));
 }

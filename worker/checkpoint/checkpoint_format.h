@@ -43,6 +43,7 @@ enum class SectionTag : uint32_t {
   kModel = 11,  // the --model name; absent in checkpoints from before the model seam (DCGAN)
   kEpochRowColumns = 12,  // the epoch rows' columns after the first 20, by name; absent in older checkpoints
   kGeneratorAverage = 13,  // --g-ema: the generator's weight average; absent without one
+  kAugment = 14,           // --augment's policy name; absent without one (off)
 };
 
 // "position", "generator", ...: how errors name a section.

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "runspec/augment_policy.h"
 #include "worker/checkpoint/network_state.h"
 #include "worker/data/batch_sampler.h"
 #include "worker/models/model_registry.h"
@@ -85,6 +86,7 @@ CheckpointExpectations ExpectationsFor(const TrainConfig& config, int64_t datase
   e.seed = config.seed;
   e.dataset_images = dataset_images;
   e.g_average = config.g_ema > 0;
+  e.augment = AugmentPolicyName(config.augment);
   return e;
 }
 
@@ -101,6 +103,10 @@ absl::Status CheckMatchesRun(const TrainingState& s, const CheckpointExpectation
   }
   if (p.seed != run.seed) {
     return Mismatch(name, absl::StrCat("saved by a run with seed ", p.seed, ", this run's seed is ", run.seed));
+  }
+  if (s.augment != run.augment) {
+    return Mismatch(name, absl::StrCat("saved by a run with --augment ", s.augment, ", this run has --augment ",
+                                       run.augment, " (D would see other images than the run it continues)"));
   }
   if (p.dataset_images != run.dataset_images) {
     return Mismatch(name, absl::StrCat("saved by a run on ", p.dataset_images, " training images, this run has ",

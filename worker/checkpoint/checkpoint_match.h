@@ -23,6 +23,7 @@ struct CheckpointExpectations {
   uint64_t seed = 0;
   int64_t dataset_images = 0;
   bool g_average = false;           // --g-ema: the checkpoint holds G's weight average
+  std::string augment = kAugmentOfCheckpointsWithout;  // --augment's policy name (AugmentPolicyName)
 };
 
 // What the run of `config` on `dataset_images` images expects (builds its model once to

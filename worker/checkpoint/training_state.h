@@ -7,6 +7,8 @@
 // of the remaining steps:
 //   - both networks' flat parameters and BatchNorm buffers, both optimizers' buffers
 //     and step counts, both loss scalers, the generator's weight average (--g-ema);
+//   - the augmentation policy (--augment), to refuse a resume that would augment otherwise
+//     (its draws need nothing: a pure function of (seed, steps done, row));
 //   - the sampler position: the epoch's permutation is a pure function of (seed,
 //     epoch), so (epoch, steps done in it) says which samples come next;
 //   - the noise generator's state (one integer). Dropout masks need nothing: they are
@@ -80,6 +82,9 @@ struct EpochInProgress {
 
 // The model of a checkpoint without a model section (written before models were named).
 inline constexpr char kModelOfUnnamedCheckpoints[] = "dcgan";
+// The --augment policy of a checkpoint without an augment section: a run without one, or
+// one from before the setting (runspec/augment_policy.h's name of no policy).
+inline constexpr char kAugmentOfCheckpointsWithout[] = "off";
 
 struct TrainingState {
   std::string model = kModelOfUnnamedCheckpoints;  // GanModel::name() of the run that saved it
@@ -88,6 +93,9 @@ struct TrainingState {
   // --g-ema: the generator's weight average (weight_average.h), with G's layouts; absent
   // in a run without one and in checkpoints from before it.
   std::optional<NetworkState> g_average;
+  // --augment's canonical policy name (AugmentPolicyName): which transforms D's inputs
+  // passed through. A resumed run must augment alike (checkpoint_match.h).
+  std::string augment = kAugmentOfCheckpointsWithout;
   OptimizerState g_opt, d_opt;
   LossScalerState g_scaler, d_scaler;
   std::vector<int64_t> shares;   // rows of each global batch per rank

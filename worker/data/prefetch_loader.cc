@@ -1,6 +1,5 @@
 #include "worker/data/prefetch_loader.h"
 
-#include <cstring>
 #include <utility>
 
 #include "common/check.h"
@@ -9,7 +8,18 @@ namespace gantry {
 
 PrefetchLoader::PrefetchLoader(const ImageDataset& dataset, const EpochSampler& sampler, int64_t batch_size,
                                int64_t epoch, PrefetchOptions options)
-    : dataset_(dataset),
+    : PrefetchLoader(std::make_unique<InMemoryRows>(dataset), nullptr, sampler, batch_size, epoch, options) {
+  CHECK_EQ(static_cast<int64_t>(dataset.pixels.size()), dataset.count * dataset.sample_numel());
+}
+
+PrefetchLoader::PrefetchLoader(const SampleRows& rows, const EpochSampler& sampler, int64_t batch_size,
+                               int64_t epoch, PrefetchOptions options)
+    : PrefetchLoader(nullptr, &rows, sampler, batch_size, epoch, options) {}
+
+PrefetchLoader::PrefetchLoader(std::unique_ptr<SampleRows> owned, const SampleRows* rows, const EpochSampler& sampler,
+                               int64_t batch_size, int64_t epoch, PrefetchOptions options)
+    : owned_rows_(std::move(owned)),
+      source_(rows != nullptr ? *rows : *owned_rows_),
       sampler_(sampler),
       batch_size_(batch_size),
       epoch_(epoch),
@@ -17,8 +27,7 @@ PrefetchLoader::PrefetchLoader(const ImageDataset& dataset, const EpochSampler& 
       first_step_(options.first_step),
       end_step_(StepsPerEpoch(sampler.dataset_size(), batch_size)),
       clock_(*options.clock) {
-  CHECK_EQ(sampler.dataset_size(), dataset.count) << "the sampler was built for another dataset";
-  CHECK_EQ(static_cast<int64_t>(dataset.pixels.size()), dataset.count * dataset.sample_numel());
+  CHECK_EQ(sampler.dataset_size(), source_.count()) << "the sampler was built for another dataset";
   CHECK(0 <= rows_.begin && rows_.begin <= rows_.end && rows_.end <= batch_size)
       << "rows [" << rows_.begin << "," << rows_.end << ") of a batch of " << batch_size;
   CHECK(0 <= first_step_ && first_step_ <= end_step_) << "first_step " << first_step_ << " of " << end_step_;
@@ -82,14 +91,12 @@ void PrefetchLoader::Produce() {
 }
 
 Tensor PrefetchLoader::Assemble(const std::vector<int64_t>& order, int64_t step) const {
-  const int64_t n = dataset_.sample_numel();
-  Tensor batch =
-      Tensor::Zeros(Shape{rows_.end - rows_.begin, dataset_.channels, dataset_.height, dataset_.width});
+  const Shape shape = source_.sample_shape();
+  const int64_t n = shape.numel();
+  Tensor batch = Tensor::Uninitialized(Shape{rows_.end - rows_.begin, shape[0], shape[1], shape[2]});
   float* out = batch.data();
   for (int64_t r = rows_.begin; r < rows_.end; ++r) {
-    const int64_t sample = order[static_cast<size_t>(step * batch_size_ + r)];
-    std::memcpy(out + (r - rows_.begin) * n, dataset_.pixels.data() + sample * n,
-                static_cast<size_t>(n) * sizeof(float));
+    source_.CopySample(order[static_cast<size_t>(step * batch_size_ + r)], out + (r - rows_.begin) * n);
   }
   return batch;
 }

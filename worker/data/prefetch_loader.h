@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "common/clock.h"
 #include "worker/data/batch_sampler.h"
 #include "worker/data/mnist_dataset.h"
+#include "worker/data/sample_rows.h"
 #include "worker/tensor/tensor.h"
 
 namespace gantry {
@@ -31,13 +33,15 @@ struct PrefetchOptions {
 // incomplete tail of the permutation is dropped (see StepsPerEpoch).
 //
 // One background thread, started by the constructor, assembles batches and keeps up to
-// kDepth of them ready. `dataset` must outlive the loader. Next() and wait_seconds() are
+// kDepth of them ready. `rows` (or `dataset`) must outlive the loader. Next() and wait_seconds() are
 // for one consumer thread. The destructor stops the thread and joins it, also part way
 // through an epoch.
 class PrefetchLoader {
  public:
   static constexpr size_t kDepth = 2;
 
+  PrefetchLoader(const SampleRows& rows, const EpochSampler& sampler, int64_t batch_size, int64_t epoch,
+                 PrefetchOptions options = {});
   PrefetchLoader(const ImageDataset& dataset, const EpochSampler& sampler, int64_t batch_size, int64_t epoch,
                  PrefetchOptions options = {});
   // Rows [row_begin, row_end) of each global batch, from the epoch's first step.
@@ -59,10 +63,14 @@ class PrefetchLoader {
   int64_t steps() const { return end_step_ - first_step_; }
 
  private:
+  // `rows` when given, else `owned` (an ImageDataset's adapter).
+  PrefetchLoader(std::unique_ptr<SampleRows> owned, const SampleRows* rows, const EpochSampler& sampler,
+                 int64_t batch_size, int64_t epoch, PrefetchOptions options);
   void Produce();
   Tensor Assemble(const std::vector<int64_t>& order, int64_t step) const;
 
-  const ImageDataset& dataset_;
+  std::unique_ptr<SampleRows> owned_rows_;  // the ImageDataset constructor's
+  const SampleRows& source_;
   const EpochSampler sampler_;
   const int64_t batch_size_;
   const int64_t epoch_;

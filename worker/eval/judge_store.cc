@@ -18,7 +18,8 @@ namespace gantry {
 namespace {
 
 constexpr char kMagic[] = "GANTRYJG";
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kMnistVersion = 1;   // the 1x28x28, 10-class judge; no shape recorded
+constexpr uint32_t kShapedVersion = 2;  // any other shape, recorded
 constexpr size_t kMaxJudgeBytes = 64 << 20;
 
 std::string FirstPath(const std::string& dataset, const std::string& data_dir) {
@@ -62,7 +63,15 @@ std::vector<std::string> JudgePaths(const std::string& dataset, const std::strin
 std::vector<uint8_t> EncodeJudge(const Judge& judge) {
   ByteWriter w;
   w.Raw(kMagic, 8);
-  w.U32(kVersion);
+  const JudgeShape& shape = judge.shape();
+  if (shape == JudgeShape{}) {
+    w.U32(kMnistVersion);
+  } else {
+    w.U32(kShapedVersion);
+    w.I64(shape.channels);
+    w.I64(shape.side);
+    w.I64(shape.classes);
+  }
   w.String(judge.dataset);
   w.F64(judge.test_accuracy);
   const Tensor& p = judge.params().params();
@@ -87,15 +96,28 @@ absl::StatusOr<std::unique_ptr<Judge>> DecodeJudge(std::span<const uint8_t> byte
   const std::span<const uint8_t> body = bytes.first(bytes.size() - 4);
   ByteReader r(body.subspan(8), name);
   const uint32_t version = r.U32("version");
-  if (version != kVersion) {
+  if (version != kMnistVersion && version != kShapedVersion) {
     return absl::FailedPreconditionError(absl::StrCat(name, ": judge format version ", version, ", this build reads ",
-                                                      kVersion, "; run gantry-worker train-judge again"));
+                                                      kMnistVersion, " and ", kShapedVersion,
+                                                      "; run gantry-worker train-judge again"));
   }
   if (Crc32c(body) != stored) {
     return absl::DataLossError(absl::StrCat(name, ": the CRC does not match (damaged); delete it and run "
                                                   "gantry-worker train-judge again"));
   }
-  auto judge = std::make_unique<Judge>();
+  JudgeShape shape;
+  if (version == kShapedVersion) {
+    shape.channels = r.I64("channels");
+    shape.side = r.I64("side");
+    shape.classes = r.I64("classes");
+    if (!r.status().ok()) return r.status();
+    if (absl::Status s = CheckJudgeShape(shape); !s.ok()) {
+      return absl::DataLossError(absl::StrCat(name, ": records a judge of ", JudgeShapeName(shape),
+                                              ", which no judge has (", s.message(),
+                                              "); delete it and run gantry-worker train-judge again"));
+    }
+  }
+  auto judge = std::make_unique<Judge>(shape);
   judge->dataset = r.String("dataset");
   judge->test_accuracy = r.F64("test accuracy");
   const std::vector<float> params = r.Floats("parameters");
@@ -135,7 +157,8 @@ absl::StatusOr<std::string> SaveJudge(const Judge& judge, const std::string& dat
 }
 
 absl::StatusOr<std::pair<std::unique_ptr<Judge>, std::string>> FindJudge(const std::string& dataset,
-                                                                         const std::string& data_dir) {
+                                                                         const std::string& data_dir,
+                                                                         const JudgeShape& shape) {
   const std::vector<std::string> paths = JudgePaths(dataset, data_dir);
   for (const std::string& path : paths) {
     std::error_code ec;  // not throwing; a path that cannot be looked at is refused by the read below
@@ -147,6 +170,11 @@ absl::StatusOr<std::pair<std::unique_ptr<Judge>, std::string>> FindJudge(const s
     if ((*judge)->dataset != dataset) {
       return absl::FailedPreconditionError(absl::StrCat(path, ": a judge of ", (*judge)->dataset, ", not of ", dataset,
                                                         "; run gantry-worker train-judge --dataset ", dataset));
+    }
+    if ((*judge)->shape() != shape) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          path, ": a judge of ", JudgeShapeName((*judge)->shape()), ", this run's are ", JudgeShapeName(shape),
+          "; train one for them with gantry-worker train-judge --dataset ", dataset, " --retrain"));
     }
     return std::make_pair(std::move(*judge), path);
   }

@@ -75,11 +75,13 @@ bool EncodeCanvas(const uint8_t* canvas, png_uint_32 width, png_uint_32 height, 
 }  // namespace
 
 absl::StatusOr<std::string> EncodePng(std::span<const uint8_t> pixels, int64_t width, int64_t height, int channels) {
-  if (width <= 0 || height <= 0 || width > kMaxSide || height > kMaxSide || (channels != 1 && channels != 3)) {
+  if (width <= 0 || height <= 0 || width > kMaxSide || height > kMaxSide || channels < 1 || channels > 4) {
     return absl::InvalidArgumentError(absl::StrCat("cannot encode a ", width, "x", height, " PNG of ", channels,
                                                    " channel(s): sides must be 1 to ", kMaxSide,
-                                                   ", channels 1 (gray) or 3 (RGB)"));
+                                                   ", channels 1 (gray), 2 (gray, alpha), 3 (RGB) or 4 (RGBA)"));
   }
+  static constexpr int kColorType[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
+                                       PNG_COLOR_TYPE_RGB_ALPHA};
   const size_t row_bytes = static_cast<size_t>(width) * static_cast<size_t>(channels);
   if (pixels.size() != row_bytes * static_cast<size_t>(height)) {
     return absl::InvalidArgumentError(absl::StrCat("a ", width, "x", height, "x", channels, " PNG needs ",
@@ -88,7 +90,7 @@ absl::StatusOr<std::string> EncodePng(std::span<const uint8_t> pixels, int64_t w
   }
   PngSink sink;
   if (!EncodeCanvas(pixels.data(), static_cast<png_uint_32>(width), static_cast<png_uint_32>(height),
-                    channels == 1 ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB, row_bytes, &sink)) {
+                    kColorType[channels - 1], row_bytes, &sink)) {
     return absl::InternalError(absl::StrCat("PNG encoding failed: ", sink.error));
   }
   return std::move(sink.bytes);

@@ -195,7 +195,8 @@ absl::Status RunGenerateJob(Communicator& comm, const GenerateRequest& request, 
   e.count = count;
   if (comm.rank() != 0) return absl::OkStatus();
   e.out = request.out;
-  const GeneratedSamples generated{plan.inputs, std::move(samples), plan.sample_shape};
+  const GeneratedSamples generated{plan.inputs, std::move(samples), plan.sample_shape,
+                                   /*colour_images=*/!trained.model->SamplesFromData()};
   RETURN_IF_ERROR(WriteGeneratedFiles(output->staging(), generated,
                                       InfoJson(request, trained, plan, comm.size(), std::string(backend.name()))));
   RETURN_IF_ERROR(output->Publish());

@@ -82,13 +82,23 @@ absl::Status GenerateOutput::Publish() {
 absl::Status WriteGeneratedFiles(const std::string& folder, const GeneratedSamples& g, const std::string& info_json) {
   const int64_t k = g.inputs.dim(0);
   const int64_t c = g.sample_shape[0], h = g.sample_shape[1], w = g.sample_shape[2];
-  for (int64_t i = 0; i < k; ++i) {
-    RETURN_IF_ERROR(WritePngGrid(folder + "/" + SampleName(i, k), g.samples.data() + i * c * h * w, c, h, w, c));
+  if (g.colour_images) {
+    // An image model's grid is square-ish, in its images' colours.
+    for (int64_t i = 0; i < k; ++i) {
+      RETURN_IF_ERROR(
+          WriteColorPngGrid(folder + "/" + SampleName(i, k), g.samples.data() + i * c * h * w, 1, c, h, w, 1));
+    }
+    const int64_t shown = std::min(k, kGridImages);
+    const int64_t columns = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(shown))));
+    RETURN_IF_ERROR(WriteColorPngGrid(folder + "/grid.png", g.samples.data(), shown, c, h, w, columns));
+  } else {
+    // A next-frame model's fields side by side, one sample a row.
+    for (int64_t i = 0; i < k; ++i) {
+      RETURN_IF_ERROR(WritePngGrid(folder + "/" + SampleName(i, k), g.samples.data() + i * c * h * w, c, h, w, c));
+    }
+    const int64_t shown = std::min(k, kGridFrames);
+    RETURN_IF_ERROR(WritePngGrid(folder + "/grid.png", g.samples.data(), shown * c, h, w, c));
   }
-  // An image model's grid is square-ish; a next-frame model's shows one sample a row.
-  const int64_t shown = std::min(k, c == 1 ? kGridImages : kGridFrames);
-  const int64_t columns = c == 1 ? static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(shown)))) : c;
-  RETURN_IF_ERROR(WritePngGrid(folder + "/grid.png", g.samples.data(), shown * c, h, w, columns));
   std::vector<int64_t> shape = {k};
   shape.insert(shape.end(), g.sample_shape.begin(), g.sample_shape.end());
   RETURN_IF_ERROR(WriteNpy(folder + "/samples.npy", g.samples.data(), shape));

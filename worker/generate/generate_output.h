@@ -2,8 +2,8 @@
 // under a temporary name beside it and renamed into place once complete, so it never
 // holds part of a result and nothing already there is replaced.
 //
-// Contents (docs/export.md): sample-00000.png ... (one per sample; a next-frame model's
-// three channels side by side), grid.png (the first kGridImages samples of an image
+// Contents (docs/export.md): sample-00000.png ... (one per sample, in colour for a colour
+// image model; a next-frame model's three channels side by side), grid.png (the first kGridImages samples of an image
 // model, or kGridFrames of a next-frame model, one per row), samples.npy ([K, C, H, W]
 // float32, the generator's outputs as they are: tanh, in [-1, 1]), inputs.npy (the
 // generator's inputs, [K, ...]: what to feed a PyTorch twin to compare) and
@@ -50,6 +50,10 @@ struct GeneratedSamples {
   Tensor inputs;                     // [K, ...]
   std::vector<float> samples;
   std::vector<int64_t> sample_shape; // {C, H, W}
+  // An image model's samples are pictures whose C channels are colours (1 grey, 3 RGB;
+  // 2, 4 with alpha): each PNG is in colour. Else (a next-frame model) the channels are
+  // fields, drawn side by side in grey.
+  bool colour_images = false;
 };
 
 // Writes the files of the top comment but generate.json (`info_json` goes there) into

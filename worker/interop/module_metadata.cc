@@ -16,6 +16,17 @@ void AddDcgan(const DcganConfig& c, std::map<std::string, std::string>& m) {
   m["bn_momentum"] = Number(1.0 - static_cast<double>(c.bn_momentum));
 }
 
+void AddImageDcgan(const ImageDcganConfig& c, std::map<std::string, std::string>& m) {
+  m["image_size"] = absl::StrCat(c.image_size);
+  m["channels"] = absl::StrCat(c.channels);
+  m["noise_dim"] = absl::StrCat(c.noise_dim);
+  m["ngf"] = absl::StrCat(c.ngf);
+  m["ndf"] = absl::StrCat(c.ndf);
+  m["leaky_slope"] = Number(c.leaky_slope);
+  m["bn_eps"] = Number(c.bn_eps);
+  m["bn_momentum"] = Number(1.0 - static_cast<double>(c.bn_momentum));
+}
+
 void AddPix2pix(const Pix2pixConfig& c, std::map<std::string, std::string>& m) {
   m["image_size"] = absl::StrCat(c.image_size);
   m["ngf"] = absl::StrCat(c.ngf);
@@ -36,7 +47,11 @@ void AddPix2pix(const Pix2pixConfig& c, std::map<std::string, std::string>& m) {
 std::map<std::string, std::string> TorchModuleMetadata(const TrainConfig& config, GanNetwork network) {
   std::map<std::string, std::string> m = {
       {"format", "gantry-state-dict-v1"}, {"model", config.model}, {"network", std::string(GanNetworkName(network))}};
-  if (config.model == "dcgan") AddDcgan(config.dcgan, m);
+  if (UsesImageDcgan(config)) {
+    AddImageDcgan(config.image_dcgan, m);
+  } else if (config.model == "dcgan") {
+    AddDcgan(config.dcgan, m);
+  }
   if (config.model == "pix2pix") AddPix2pix(config.pix2pix, m);
   return m;
 }

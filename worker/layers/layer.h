@@ -35,6 +35,10 @@ struct Context {
   Backend* backend = &CpuBackend();
   bool training = true;           // batch statistics and dropout on
   uint64_t dropout_seed = 0;      // fresh per forward pass, from the step's RNG
+  // This rank's first row of the global batch: row i of a layer's input is row
+  // row_offset + i of the step's batch, so a per-row draw (DiffAugment's) can be a function
+  // of the global row and come out the same however many ranks share the batch.
+  int64_t row_offset = 0;
   bool param_grads = true;        // Backward accumulates parameter gradients
   ReplicaReducer* sync_bn = nullptr;  // null: per-rank batch statistics
   MathPrecision precision = MathPrecision::kFp32;  // operands of GEMMs and convolutions

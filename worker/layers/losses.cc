@@ -12,7 +12,7 @@ LossResult BceWithLogitsLoss(const Context& ctx, const Tensor& logits, float tar
   return r;
 }
 
-LossResult SoftmaxCrossEntropyLoss(const Tensor& logits, const std::vector<uint8_t>& labels) {
+LossResult SoftmaxCrossEntropyLoss(const Tensor& logits, const std::vector<int32_t>& labels) {
   CHECK_EQ(logits.shape().rank(), 2) << "softmax cross-entropy of " << logits.shape().ToString();
   const int64_t n = logits.dim(0), k = logits.dim(1);
   CHECK_EQ(static_cast<int64_t>(labels.size()), n) << "one label per row";
@@ -21,7 +21,7 @@ LossResult SoftmaxCrossEntropyLoss(const Tensor& logits, const std::vector<uint8
   const float* x = logits.data();
   float* g = r.grad.data();
   for (int64_t i = 0; i < n; ++i) {
-    CHECK_LT(static_cast<int64_t>(labels[i]), k) << "label " << int{labels[i]} << " of row " << i;
+    CHECK(labels[i] >= 0 && labels[i] < k) << "label " << labels[i] << " of row " << i << " of " << k << " classes";
     // Shifted by the row's maximum so exp never overflows.
     const float* row = x + i * k;
     double top = row[0];

@@ -20,7 +20,7 @@ LossResult BceWithLogitsLoss(const Context& ctx, const Tensor& logits, float tar
 // Mean over the N rows of logits [N, K] of the cross-entropy of softmax(row) against
 // the class labels[n] (each < K); the gradient is (softmax - one_hot) / N. Computed on
 // the host (CPU tensors only): it trains the small quality judge, not the GANs.
-LossResult SoftmaxCrossEntropyLoss(const Tensor& logits, const std::vector<uint8_t>& labels);
+LossResult SoftmaxCrossEntropyLoss(const Tensor& logits, const std::vector<int32_t>& labels);
 
 // Mean absolute error; the gradient is sign(pred - target) / numel (0 where equal).
 LossResult L1Loss(const Context& ctx, const Tensor& pred, const Tensor& target);

@@ -61,8 +61,9 @@ Sequential MakeDcganDiscriminator(const DcganConfig& c) {
   return d;
 }
 
-Dcgan::Dcgan(const DcganConfig& config, Device device)
+Dcgan::Dcgan(const DcganConfig& config, Device device, const AugmentPolicy& augment)
     : config_(config),
+      augment_(augment),
       generator_(MakeDcganGenerator(config)),
       discriminator_(MakeDcganDiscriminator(config)) {
   const std::vector<Layer*> g_layers = generator_.layers();
@@ -76,11 +77,11 @@ Dcgan::Dcgan(const DcganConfig& config, Device device)
 GanInputs Dcgan::StepInputs(const Tensor& rows, Rng& rng, int64_t global_rows, int64_t begin, int64_t end,
                             Device device) const {
   CHECK_EQ(rows.dim(0), end - begin) << "the data rows and the row range differ";
-  return GanInputs{rows, NormalNoise(rng, global_rows, config_.noise_dim).Slice(begin, end).On(device)};
+  return GanInputs{rows, NormalNoise(rng, global_rows, config_.noise_dim).Slice(begin, end).On(device), begin};
 }
 
 GanStepResult Dcgan::ComputeGradients(const Context& ctx, const GanInputs& inputs, const GanLossWeights& weights) {
-  return ComputeGanGradients(ctx, *this, inputs.real, inputs.generator_input, weights);
+  return ComputeGanGradients(ctx, *this, inputs.real, inputs.generator_input, weights, augment_);
 }
 
 Tensor Dcgan::SampleInputs(Rng& rng, int64_t count) const { return NormalNoise(rng, count, config_.noise_dim); }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "runspec/augment_policy.h"
 #include "runspec/model_config.h"
 #include "worker/layers/sequential.h"
 #include "worker/models/gan_model.h"
@@ -30,11 +31,13 @@ Sequential MakeDcganDiscriminator(const DcganConfig& config);
 class Dcgan final : public GanModel {
  public:
   // Both flat buffers on `device` (the backend that trains the model must work there).
-  explicit Dcgan(const DcganConfig& config, Device device = Device::kCpu);
+  // `augment`: what D's inputs pass through in a training step (--augment; gan_step.h).
+  explicit Dcgan(const DcganConfig& config, Device device = Device::kCpu, const AugmentPolicy& augment = {});
   Dcgan(const Dcgan&) = delete;
   Dcgan& operator=(const Dcgan&) = delete;
 
   const DcganConfig& config() const { return config_; }
+  const AugmentPolicy& augment() const { return augment_; }
   std::string name() const override { return "dcgan"; }
   Sequential& generator() override { return generator_; }
   Sequential& discriminator() override { return discriminator_; }
@@ -45,7 +48,7 @@ class Dcgan final : public GanModel {
   // The rows are the real images; the noise is drawn for the whole global batch.
   GanInputs StepInputs(const Tensor& rows, Rng& rng, int64_t global_rows, int64_t begin, int64_t end,
                        Device device) const override;
-  // The unconditional GAN loss (gan_step.h).
+  // The unconditional GAN loss (gan_step.h), D's inputs augmented as `augment` says.
   GanStepResult ComputeGradients(const Context& ctx, const GanInputs& inputs, const GanLossWeights& weights) override;
   // Noise rows, as in training.
   Tensor SampleInputs(Rng& rng, int64_t count) const override;
@@ -54,6 +57,7 @@ class Dcgan final : public GanModel {
 
  private:
   DcganConfig config_;
+  AugmentPolicy augment_;
   Sequential generator_;
   Sequential discriminator_;
   std::unique_ptr<FlatParameters> g_params_;

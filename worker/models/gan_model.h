@@ -26,6 +26,7 @@ namespace gantry {
 struct GanInputs {
   Tensor real;             // [b, SampleShape()...]: the data rows D learns to call real
   Tensor generator_input;  // [b, ...]: what G turns into fakes (noise, or a condition image)
+  int64_t row_offset = 0;  // the global batch's row of real's first row (Context::row_offset)
 };
 
 struct GanStepResult {
@@ -65,7 +66,7 @@ class GanModel {
   // given the data rows it holds (`rows`, already on `device`). Any randomness (the
   // DCGAN's noise) is drawn from `rng` for the WHOLE global batch and sliced, so the
   // global batch is the same whatever the number of ranks or their shares, and every
-  // rank's `rng` advances alike.
+  // rank's `rng` advances alike. The inputs' row_offset is `begin`.
   virtual GanInputs StepInputs(const Tensor& rows, Rng& rng, int64_t global_rows, int64_t begin, int64_t end,
                                Device device) const = 0;
 

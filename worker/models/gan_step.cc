@@ -1,5 +1,6 @@
 #include "worker/models/gan_step.h"
 
+#include "worker/layers/diff_augment.h"
 #include "worker/layers/losses.h"
 #include "worker/tensor/random.h"
 
@@ -13,10 +14,17 @@ LossResult WeightedBce(const Context& ctx, const Tensor& logits, float target, f
   return r;
 }
 
+AugmentTransforms TransformsOf(const AugmentPolicy& p) {
+  return AugmentTransforms{.color = p.color, .translation = p.translation, .cutout = p.cutout};
+}
+
 }  // namespace
 
+uint64_t RealAugmentSeed(uint64_t step_seed) { return Mix64(step_seed ^ 0x6175672d7265616cull); }  // "aug-real"
+uint64_t FakeAugmentSeed(uint64_t step_seed) { return Mix64(step_seed ^ 0x6175672d66616b65ull); }  // "aug-fake"
+
 GanStepResult ComputeGanGradients(const Context& ctx, GanModel& model, const Tensor& real, const Tensor& z,
-                                  const GanLossWeights& weights) {
+                                  const GanLossWeights& weights, const AugmentPolicy& augment) {
   CHECK_EQ(real.dim(0), z.dim(0)) << "real and noise batches differ";
   Sequential& g = model.generator();
   Sequential& d = model.discriminator();
@@ -27,11 +35,21 @@ GanStepResult ComputeGanGradients(const Context& ctx, GanModel& model, const Ten
   real_ctx.dropout_seed = Mix64(ctx.dropout_seed ^ 0x7265616cull);  // "real"
   fake_ctx.dropout_seed = Mix64(ctx.dropout_seed ^ 0x66616b65ull);  // "fake"
 
+  // D's inputs: T(real) and T(fake) with independent draws, or the images themselves
+  // (views, no copy) without a policy.
+  DiffAugment transform(TransformsOf(augment));
+  Context real_augment_ctx = ctx, fake_augment_ctx = ctx;
+  real_augment_ctx.dropout_seed = RealAugmentSeed(ctx.dropout_seed);
+  fake_augment_ctx.dropout_seed = FakeAugmentSeed(ctx.dropout_seed);
+  ActivationCache real_augment_cache, fake_augment_cache;
+
   GanStepResult r;
   SequentialCache g_cache, d_real_cache, d_fake_cache;
   r.fake = g.Forward(ctx, z, &g_cache);
-  r.real_logits = d.Forward(real_ctx, real, &d_real_cache);
-  r.fake_logits = d.Forward(fake_ctx, r.fake, &d_fake_cache);
+  const Tensor d_real_input = transform.Forward(real_augment_ctx, real, &real_augment_cache);
+  const Tensor d_fake_input = transform.Forward(fake_augment_ctx, r.fake, &fake_augment_cache);
+  r.real_logits = d.Forward(real_ctx, d_real_input, &d_real_cache);
+  r.fake_logits = d.Forward(fake_ctx, d_fake_input, &d_fake_cache);
 
   // Discriminator tape: both passes accumulate into D's gradient buffer.
   const LossResult d_real = WeightedBce(ctx, r.real_logits, 1.0f, weights.d);
@@ -39,11 +57,13 @@ GanStepResult ComputeGanGradients(const Context& ctx, GanModel& model, const Ten
   d.Backward(real_ctx, d_real.grad, d_real_cache, /*want_input_grad=*/false);
   d.Backward(fake_ctx, d_fake.grad, d_fake_cache, /*want_input_grad=*/false);
 
-  // Generator tape: through D (input gradient only), then into G.
+  // Generator tape: through D (input gradient only) and T, then into G.
   const LossResult g_fool = WeightedBce(ctx, r.fake_logits, 1.0f, weights.g);
   Context no_param_grads = fake_ctx;
   no_param_grads.param_grads = false;
-  const Tensor d_fake_image = d.Backward(no_param_grads, g_fool.grad, d_fake_cache, /*want_input_grad=*/true);
+  const Tensor d_fake_input_grad = d.Backward(no_param_grads, g_fool.grad, d_fake_cache, /*want_input_grad=*/true);
+  const Tensor d_fake_image =
+      transform.Backward(fake_augment_ctx, d_fake_input_grad, fake_augment_cache, /*want_input_grad=*/true);
   g.Backward(ctx, d_fake_image, g_cache, /*want_input_grad=*/false);
 
   r.d_loss = d_real.loss + d_fake.loss;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "worker/models/dcgan.h"
+#include "worker/models/image_dcgan.h"
 #include "worker/models/pix2pix.h"
 
 namespace gantry {
@@ -17,7 +18,14 @@ struct ModelEntry {
 
 const std::vector<ModelEntry>& Entries() {
   static const auto* entries = new std::vector<ModelEntry>{
-      {"dcgan", [](const TrainConfig& c, Device d) { return std::make_unique<Dcgan>(c.dcgan, d); }},
+      // The DCGAN follows the data: the TPU paper's 28x28 network on MNIST-format sets, the
+      // DCGAN paper's 32-128 px network on your own images (UsesImageDcgan).
+      {"dcgan",
+       [](const TrainConfig& c, Device d) -> std::unique_ptr<GanModel> {
+         if (UsesImageDcgan(c)) return std::make_unique<ImageDcgan>(c.image_dcgan, d, c.augment);
+         return std::make_unique<Dcgan>(c.dcgan, d, c.augment);
+       }},
+      // No --augment: ResolveTrainConfig refuses it for this conditional model.
       {"pix2pix", [](const TrainConfig& c, Device d) { return std::make_unique<Pix2pix>(c.pix2pix, d); }},
   };
   return *entries;

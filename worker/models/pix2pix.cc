@@ -138,6 +138,7 @@ GanInputs Pix2pix::StepInputs(const Tensor& rows, Rng& /*rng*/, int64_t global_r
   GanInputs in;
   in.generator_input = Channels(rows, 0, Pix2pixConfig::kInputChannels, device);
   in.real = Channels(rows, Pix2pixConfig::kInputChannels, Pix2pixConfig::kOutputChannels, device);
+  in.row_offset = begin;
   return in;
 }
 

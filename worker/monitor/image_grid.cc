@@ -26,10 +26,15 @@ uint8_t ToByte(float v) {
 
 absl::Status WritePngGrid(const std::string& path, const float* images, int64_t count, int64_t height,
                           int64_t width, int64_t columns) {
-  if (count <= 0 || height <= 0 || width <= 0 || columns <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot draw a grid of ", count, " images of ",
-                                                   height, "x", width, " in ", columns,
-                                                   " columns (all must be positive)"));
+  return WriteColorPngGrid(path, images, count, 1, height, width, columns);
+}
+
+absl::Status WriteColorPngGrid(const std::string& path, const float* images, int64_t count, int64_t channels,
+                               int64_t height, int64_t width, int64_t columns) {
+  if (count <= 0 || height <= 0 || width <= 0 || columns <= 0 || channels < 1 || channels > 4) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": cannot draw a grid of ", count, " images of ", channels,
+                                                   "x", height, "x", width, " in ", columns,
+                                                   " columns (all must be positive, channels at most 4)"));
   }
   CHECK(images != nullptr);
   const int64_t grid_cols = std::min(columns, count);
@@ -41,19 +46,26 @@ absl::Status WritePngGrid(const std::string& path, const float* images, int64_t 
                                                    " grid is larger than a PNG may be here (", kMaxSide,
                                                    " pixels a side); use fewer images or more columns"));
   }
-
-  std::vector<uint8_t> canvas(static_cast<size_t>(canvas_w * canvas_h), kGridGapValue);
+  // Interleaved pixels; the gaps mid-grey, and opaque where there is an alpha channel.
+  std::vector<uint8_t> canvas(static_cast<size_t>(canvas_w * canvas_h * channels), kGridGapValue);
+  if (channels % 2 == 0) {
+    for (size_t p = static_cast<size_t>(channels - 1); p < canvas.size(); p += static_cast<size_t>(channels)) {
+      canvas[p] = 255;
+    }
+  }
+  const int64_t plane = height * width;
   for (int64_t i = 0; i < count; ++i) {
     const int64_t x0 = (i % grid_cols) * (width + kGridGap);
     const int64_t y0 = (i / grid_cols) * (height + kGridGap);
-    const float* image = images + i * height * width;
+    const float* image = images + i * channels * plane;
     for (int64_t y = 0; y < height; ++y) {
-      uint8_t* out = canvas.data() + (y0 + y) * canvas_w + x0;
-      for (int64_t x = 0; x < width; ++x) out[x] = ToByte(image[y * width + x]);
+      uint8_t* out = canvas.data() + ((y0 + y) * canvas_w + x0) * channels;
+      for (int64_t x = 0; x < width; ++x) {
+        for (int64_t c = 0; c < channels; ++c) out[x * channels + c] = ToByte(image[c * plane + y * width + x]);
+      }
     }
   }
-
-  absl::StatusOr<std::string> png = EncodePng(canvas, canvas_w, canvas_h, 1);
+  absl::StatusOr<std::string> png = EncodePng(canvas, canvas_w, canvas_h, static_cast<int>(channels));
   if (!png.ok()) return absl::Status(png.status().code(), absl::StrCat(path, ": ", png.status().message()));
   return WriteFileAtomically(path, *png);
 }

@@ -19,6 +19,12 @@ namespace gantry {
 absl::Status WritePngGrid(const std::string& path, const float* images, int64_t count, int64_t height,
                           int64_t width, int64_t columns);
 
+// The same for images of 1-4 colour channels, each channels x height x width floats
+// (planar, as the networks make them): 1 grey, 2 grey and alpha, 3 RGB, 4 RGBA; the
+// grid's PNG has that many channels (gaps and empty cells mid-grey, alpha opaque).
+absl::Status WriteColorPngGrid(const std::string& path, const float* images, int64_t count, int64_t channels,
+                               int64_t height, int64_t width, int64_t columns);
+
 // Writes an 8-bit RGB image (height x width pixels of 3 bytes, row-major) as a PNG,
 // atomically as WritePngGrid does.
 absl::Status WriteRgbPng(const std::string& path, const uint8_t* rgb, int64_t height, int64_t width);

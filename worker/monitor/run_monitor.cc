@@ -1,5 +1,6 @@
 #include "worker/monitor/run_monitor.h"
 
+#include <cmath>
 #include <variant>
 
 #include "absl/container/flat_hash_set.h"
@@ -33,6 +34,7 @@ std::vector<std::pair<std::string, double>> EpochScalars(const EpochRow& row, bo
     const std::string name = column.name;
     if (kLabels->contains(name)) continue;
     if (absl::StartsWith(name, "quality_") && row.quality_fd < 0) continue;
+    if (name == "quality_kid" && !std::isfinite(row.quality_kid)) continue;  // no KID (the judge's runs)
     if (absl::StartsWith(name, "val_") && !validated) continue;
     if (absl::StartsWith(name, "energy_") && row.energy_source == static_cast<int>(EnergySource::kNone)) continue;
     std::visit([&](auto member) { scalars.emplace_back("epoch/" + name, static_cast<double>(row.*member)); },

@@ -24,7 +24,8 @@ absl::Status WriteGeneratorSamples(Backend& backend, const Sequential& generator
   if (images_out != nullptr) *images_out = images;
   const int64_t n = images.dim(0);
   const int64_t columns = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(n))));
-  RETURN_IF_ERROR(WritePngGrid(png_path, images.data(), n, images.dim(2), images.dim(3), columns));
+  RETURN_IF_ERROR(
+      WriteColorPngGrid(png_path, images.data(), n, images.dim(1), images.dim(2), images.dim(3), columns));
   return WriteNpy(npy_path, images.data(), images.shape().dims());
 }
 

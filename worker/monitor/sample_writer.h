@@ -1,5 +1,6 @@
-// Renders the generator's images for a fixed noise batch: an 8x8 PNG grid to look at
-// and the same images as a float32 .npy ([N,1,28,28], values in [-1,1]) to load.
+// Renders the generator's images for a fixed noise batch: an 8x8 PNG grid to look at (in
+// colour for colour images) and the same images as a float32 .npy ([N,C,H,W], values in
+// [-1,1]) to load.
 #pragma once
 
 #include <string>
@@ -11,7 +12,7 @@ namespace gantry {
 
 // Runs G in inference mode (BatchNorm on running statistics, as the TF tutorial's
 // generate_and_save_images does) on `noise` and writes both files.
-// `images`, when given, receives the images (on the CPU, [N,1,28,28]).
+// `images`, when given, receives the images (on the CPU, [N,C,H,W]).
 absl::Status WriteGeneratorSamples(Backend& backend, const Sequential& generator, const Tensor& noise,
                                    const std::string& png_path, const std::string& npy_path, Tensor* images = nullptr);
 

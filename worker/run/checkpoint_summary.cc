@@ -75,6 +75,7 @@ absl::StatusOr<std::string> CheckpointSummaryJson(const std::string& path) {
   j["loss_scale_g"] = state.g_scaler.scale;
   j["loss_scale_d"] = state.d_scaler.scale;
   j["generator_average"] = state.g_average.has_value();  // --g-ema
+  j["augment"] = state.augment;                            // --augment
   nlohmann::ordered_json crcs;
   ByteWriter state_crcs;
   for (const SectionView& s : sections) {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "common/host_name.h"
 #include "nlohmann/json.hpp"
+#include "runspec/augment_policy.h"
 
 namespace gantry {
 namespace {
@@ -71,6 +72,7 @@ nlohmann::ordered_json ConfigJson(const TrainConfig& c, const std::string& data_
                           {"warmup_start", rate.warmup_start},
                           {"d_ratio", rate.d_ratio}};
   cfg["g_ema"] = c.g_ema;
+  cfg["augment"] = AugmentPolicyName(c.augment);
   cfg["dcgan"] = {{"noise_dim", c.dcgan.noise_dim}, {"leaky_slope", Shortest(c.dcgan.leaky_slope)},
                   {"dropout", Shortest(c.dcgan.dropout)},     {"bn_eps", Shortest(c.dcgan.bn_eps)},
                   {"bn_momentum", Shortest(c.dcgan.bn_momentum)}};
@@ -96,15 +98,32 @@ nlohmann::ordered_json ConfigJson(const TrainConfig& c, const std::string& data_
   cfg["allreduce_dtype"] = WireDtypeName(c.mixed.allreduce_dtype);
   AddDebugSettings(c, cfg);
   if (c.model == "pix2pix") cfg["pix2pix"] = Pix2pixJson(c.pix2pix);
+  if (UsesImageDcgan(c)) {
+    const ImageDcganConfig& d = c.image_dcgan;
+    cfg["image_dcgan"] = {{"image_size", d.image_size},
+                          {"channels", d.channels},
+                          {"noise_dim", d.noise_dim},
+                          {"ngf", d.ngf},
+                          {"ndf", d.ndf},
+                          {"leaky_slope", Shortest(d.leaky_slope)},
+                          {"bn_eps", Shortest(d.bn_eps)},
+                          {"bn_momentum", Shortest(d.bn_momentum)}};
+    cfg["mirror"] = c.mirror;
+  }
   return cfg;
 }
 
 // run.json's "settings": what was given, plus the settings whose defaults may change
-// (--predict, --lr-scaling), so a later change of a default cannot change what resuming
-// or rolling out this run builds.
+// (--predict, --lr-scaling) or that the run took from its data (the image DCGAN's size
+// and channels, a packed set's), so neither a later change of a default nor of the data
+// can change what resuming, generating from or exporting this run builds.
 RawSettings RecordedSettings(const TrainConfig& c, const RawSettings& settings) {
   RawSettings recorded = settings;
   if (c.model == "pix2pix") recorded.try_emplace("predict", NextFramePredictionName(c.pix2pix.predict));
+  if (UsesImageDcgan(c)) {
+    recorded.try_emplace("image-size", std::to_string(c.image_dcgan.image_size));
+    recorded.try_emplace("channels", std::to_string(c.image_dcgan.channels));
+  }
   recorded.try_emplace("lr-scaling", LrScalingName(c.rate_rule.scaling));
   return recorded;
 }

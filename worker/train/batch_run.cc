@@ -2,6 +2,7 @@
 
 #include "common/batch_shares.h"
 #include "common/status_macros.h"
+#include "runspec/augment_policy.h"
 #include "worker/checkpoint/checkpoint_match.h"
 #include "worker/checkpoint/network_state.h"
 
@@ -26,6 +27,7 @@ BatchRun::BatchRun(const TrainConfig& c, std::unique_ptr<GanModel> model, int64_
     : batch_index(batch_index),
       batch(c.batch_sizes[static_cast<size_t>(batch_index)]),
       model(std::move(model)),
+      augment(AugmentPolicyName(c.augment)),
       sampler(dataset_rows, c.seed),
       noise_rng(Mix64(c.seed ^ kNoiseStream)),
       shares(EvenShares(batch, world)),
@@ -48,6 +50,7 @@ TrainingState CaptureBatchRun(BatchRun& run, const EpochInProgress& epoch, uint6
   p.world_size = world_size;
   p.noise_rng_state = run.noise_rng.state();
   p.skips_logged = run.skips_logged;
+  s.augment = run.augment;
   s.model = run.model->name();
   s.g = CaptureNetwork(run.model->g_params());
   s.d = CaptureNetwork(run.model->d_params());

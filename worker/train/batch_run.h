@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -40,6 +41,7 @@ struct BatchRun {
   std::unique_ptr<Optimizer> g_opt, d_opt;
   std::unique_ptr<DataParallelStep> step;
   std::unique_ptr<WeightAverage> g_average;  // --g-ema, rank 0 only (the one that samples and saves)
+  std::string augment;          // --augment's policy name, which checkpoints record
   EpochSampler sampler;
   Rng noise_rng;                // the model's per-step randomness (GanModel::StepInputs)
   std::vector<int64_t> shares;  // rows of each global batch per rank; sums to batch

@@ -98,6 +98,7 @@ absl::StatusOr<DataParallelStepResult> DataParallelStep::Run(const GanInputs& in
   Context ctx;
   ctx.backend = &backend_;
   ctx.dropout_seed = dropout_seed;
+  ctx.row_offset = inputs.row_offset;  // this rank's rows of the global batch start here
   ctx.sync_bn = (sync_bn_ && comm_.size() > 1) ? &reducer_ : nullptr;
   ctx.precision = mixed_.precision;
   const double share = static_cast<double>(inputs.real.dim(0)) / static_cast<double>(global_batch);

@@ -77,8 +77,9 @@ class DataParallelStep {
                    DebugSlowdown slowdown = {}, const MixedPrecision& mixed = {},
                    Communicator* gradient_comm = nullptr);
 
-  // inputs: this rank's b rows of the step (GanModel::StepInputs); global_batch: B.
-  // dropout_seed must be the same on every rank.
+  // inputs: this rank's b rows of the step (GanModel::StepInputs), from row
+  // inputs.row_offset of the global batch on; global_batch: B. dropout_seed must be the
+  // same on every rank.
   absl::StatusOr<DataParallelStepResult> Run(const GanInputs& inputs, int64_t global_batch, uint64_t dropout_seed);
 
   const LossScaler& g_scaler() const { return g_scaler_; }

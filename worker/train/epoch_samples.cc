@@ -50,16 +50,29 @@ absl::Status EpochSamples::WriteHeldOut(GanModel& model, const std::string& png,
   return WriteNextFrameSamples(backend_, model.generator(), *validation_, kFlowSampleRows, png, npy);
 }
 
+Tensor EpochSamples::FullQualitySamples(GanModel& model) const {
+  // Its own fixed noise, the same every epoch, so the epochs' scores compare.
+  Rng quality_rng(Mix64(config_.seed ^ kQualityStream));
+  return GenerateImages(backend_, model.generator(), model.SampleInputs(quality_rng, kFullQualitySamples));
+}
+
 void EpochSamples::ScoreQuality(GanModel& model, const Tensor& samples, EpochRow& row) const {
-  if (judge_ == nullptr) return;
-  Tensor scored = samples;
-  if (judge_full_) {
-    // Its own fixed noise, the same every epoch, so the epochs' scores compare.
-    Rng quality_rng(Mix64(config_.seed ^ kQualityStream));
-    scored = GenerateImages(backend_, model.generator(), model.SampleInputs(quality_rng, kFullQualitySamples));
+  // The scorers' weights are host memory: a host backend scores, whatever trains.
+  Backend& host = *FindBackend(DefaultBackendName());
+  if (judge_ == nullptr && scorer_ != nullptr) {
+    const Tensor scored = scorer_full_ ? FullQualitySamples(model) : samples;
+    const absl::StatusOr<ImageQuality> q = scorer_->Score(host, scored.data(), scored.dim(0), *reference_);
+    if (!q.ok()) {
+      spdlog::warn("batch {} epoch {}: not scored: {}", row.batch_size, row.epoch, std::string(q.status().message()));
+      return;
+    }
+    row.quality_fd = q->fd;
+    row.quality_kid = q->kid;
+    return;
   }
-  // The judge's weights are host memory: a host backend scores, whatever trains.
-  const QualityScores q = ScoreImages(*FindBackend(DefaultBackendName()), *judge_, scored.data(), scored.dim(0));
+  if (judge_ == nullptr) return;
+  const Tensor scored = judge_full_ ? FullQualitySamples(model) : samples;
+  const QualityScores q = ScoreImages(host, *judge_, scored.data(), scored.dim(0));
   row.quality_fd = q.frechet;
   row.quality_class_entropy = q.classes.mean_entropy;
   row.quality_marginal_entropy = q.classes.marginal_entropy;

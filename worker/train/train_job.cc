@@ -20,7 +20,14 @@
 #include "worker/checkpoint/share_checkpoint.h"
 #include "worker/data/flow_dataset.h"
 #include "worker/data/mnist_dataset.h"
+#include "worker/data/packed_image_rows.h"
+#include "worker/data/sample_rows.h"
+#include "worker/comm/broadcast_string.h"
+#include "worker/train/image_set_for_run.h"
+#include "worker/eval/image_reference.h"
 #include "worker/eval/judge_store.h"
+#include "worker/eval/random_feature_scorer.h"
+#include "worker/tensor/backend_registry.h"
 #include "worker/models/model_registry.h"
 #include "worker/monitor/nvml_energy.h"
 #include "worker/run/resume.h"
@@ -111,7 +118,8 @@ absl::StatusOr<std::unique_ptr<Judge>> QualityJudge(const TrainConfig& config, c
                                                    need.needed_by, " makes ", need.channels, "x", need.height, "x",
                                                    need.width, "; use --quality off"));
   }
-  auto found = FindJudge(config.dataset, data_dir);
+  auto found = FindJudge(config.dataset, data_dir,
+                         {.channels = need.channels, .side = need.height, .classes = kJudgeClasses});
   if (!found.ok()) {
     if (asked) return absl::Status(found.status().code(), absl::StrCat("--quality ", config.quality, ": ",
                                                                        found.status().message()));
@@ -254,20 +262,60 @@ class TrainJob {
       spdlog::info("training on {}", device_->description);
       spdlog::info("loading {} from {} on {} rank(s)", config.dataset, data_dir_, comm_.size());
     }
-    absl::StatusOr<const ImageDataset*> data = LoadData(request_.data, config, data_dir_, owned_, validation_);
-    RETURN_IF_ERROR(AgreeAllOk(data.status(), "loading the data"));
-    data_ = *data;
-    if (root_ && config.limit_images > data_->count) {
+    if (config.dataset == "images") {
+      RETURN_IF_ERROR(LoadImageSet());
+    } else {
+      absl::StatusOr<const ImageDataset*> data = LoadData(request_.data, config, data_dir_, owned_, validation_);
+      RETURN_IF_ERROR(AgreeAllOk(data.status(), "loading the data"));
+      rows_ = std::make_unique<InMemoryRows>(**data);
+    }
+    const int64_t held = rows_->count() / (config.mirror ? 2 : 1);
+    if (root_ && config.limit_images > held) {
       // Said, not silent: the run trains on fewer images than asked for.
       spdlog::warn("--limit-images {} is more than the {} images in {}; training on all {}", config.limit_images,
-                   data_->count, data_dir_, data_->count);
+                   held, data_dir_, held);
     }
+    return absl::OkStatus();
+  }
+
+  // --dataset images: rank 0 finds (or packs) the set, every rank maps it and fits the
+  // image DCGAN to it; each rank then reads only the records of its rows.
+  absl::Status LoadImageSet() {
+    TrainConfig& config = result_.config;
+    std::string path;
+    absl::Status found;
+    if (root_) {
+      absl::StatusOr<std::string> p = PackedSetForRun(config, data_dir_);
+      found = p.status();
+      if (p.ok()) path = *p;
+    }
+    RETURN_IF_ERROR(AgreeAllOk(found, "packing the images"));
+    if (absl::Status s = BroadcastString(comm_, path, 0, opts_); !s.ok()) {
+      result_.collective_failed = true;
+      return s;
+    }
+    absl::StatusOr<std::unique_ptr<PackedImages>> set = PackedImages::Open(path);
+    absl::Status fits = set.status();
+    if (fits.ok()) fits = FitRunToImageSet(config, shared_.raw, (*set)->info(), path);
+    RETURN_IF_ERROR(AgreeAllOk(fits, "opening the packed images"));
+    if (root_) {
+      const PackedImagesInfo& info = (*set)->info();
+      spdlog::info("{}: {} images of {}x{}x{}, {}{}", path, info.count, info.channels, info.image_size,
+                   info.image_size, info.class_names.empty() ? "unlabelled" : absl::StrCat(info.class_names.size(), " classes"),
+                   config.mirror ? "; with their mirror images (--mirror)" : "");
+    }
+    auto rows = std::make_unique<PackedImageRows>(std::shared_ptr<const PackedImages>(std::move(*set)),
+                                                  config.limit_images, config.mirror);
+    packed_rows_ = rows.get();
+    rows_ = std::move(rows);
     return absl::OkStatus();
   }
 
   absl::Status OpenQualityJudge() {
     absl::Status status;
-    if (root_) {
+    if (root_ && packed_rows_ != nullptr) {
+      status = OpenImageQuality();
+    } else if (root_) {
       absl::StatusOr<std::unique_ptr<Judge>> opened = QualityJudge(result_.config, data_dir_);
       status = opened.status();
       if (opened.ok()) judge_ = std::move(*opened);
@@ -275,11 +323,57 @@ class TrainJob {
     return AgreeAllOk(status, "opening the quality judge");
   }
 
+  // Rank 0, --dataset images: the set's judge when train-judge made one (a set with
+  // class folders), else the label-free score (random_feature_scorer.h) against up to
+  // kImageReferenceCount of the set's images (image_reference.h). --quality auto
+  // and full score 1024 samples an epoch, fast the 64 of the grid.
+  absl::Status OpenImageQuality() {
+    const TrainConfig& config = result_.config;
+    if (config.quality == "off") return absl::OkStatus();
+    const bool asked = config.quality != "auto";
+    const ImageDcganConfig& d = config.image_dcgan;
+    const PackedImagesInfo& info = packed_rows_->set().info();
+    if (!info.class_names.empty()) {
+      auto found = FindJudge(config.dataset, data_dir_,
+                             {.channels = d.channels, .side = d.image_size,
+                              .classes = static_cast<int64_t>(info.class_names.size())});
+      if (found.ok()) {
+        spdlog::info("quality: scoring {} samples per epoch with the judge {} (test accuracy {:.4f})",
+                     config.quality == "fast" ? 64 : 1024, found->second, found->first->test_accuracy);
+        judge_ = std::move(found->first);
+        judge_full_ = config.quality != "fast";
+        return absl::OkStatus();
+      }
+      if (!absl::IsNotFound(found.status())) spdlog::warn("quality: {}", std::string(found.status().message()));
+    }
+    absl::StatusOr<RandomFeatureScorer> scorer = RandomFeatureScorer::Create(d.channels, d.image_size);
+    if (!scorer.ok()) {
+      if (asked) return absl::InvalidArgumentError(absl::StrCat("--quality ", config.quality, ": ",
+                                                                scorer.status().message(), "; use --quality off"));
+      spdlog::info("quality: epochs not scored: {}", std::string(scorer.status().message()));
+      return absl::OkStatus();
+    }
+    const int64_t n = std::min(kImageReferenceCount, info.count);
+    const int64_t numel = packed_rows_->sample_shape().numel();
+    const std::vector<int64_t> order = ImageReferenceOrder(info.count);
+    std::vector<float> images(static_cast<size_t>(n * numel));
+    for (int64_t i = 0; i < n; ++i) packed_rows_->CopySample(order[static_cast<size_t>(i)], &images[i * numel]);
+    ASSIGN_OR_RETURN(ReferenceFeatures reference,
+                     scorer->Reference(*FindBackend(DefaultBackendName()), images.data(), n));
+    spdlog::info("quality: scoring {} samples per epoch by the Fréchet distance and KID of their random features "
+                 "to {} of the set's images (no labels needed; docs/quality.md)",
+                 config.quality == "fast" ? 64 : 1024, n);
+    scorer_.emplace(*std::move(scorer));
+    reference_.emplace(std::move(reference));
+    judge_full_ = config.quality != "fast";
+    return absl::OkStatus();
+  }
+
   // The newest usable checkpoint of the run on every rank (the same error everywhere).
   absl::Status LoadCheckpoint() {
     const CheckpointStore store(root_ ? folder_->CheckpointDir() : "");
     absl::StatusOr<SharedCheckpoint> loaded = ShareCheckpoint(
-        comm_, root_ ? &store : nullptr, ExpectationsFor(result_.config, data_->count), /*step=*/0, opts_);
+        comm_, root_ ? &store : nullptr, ExpectationsFor(result_.config, rows_->count()), /*step=*/0, opts_);
     if (!loaded.ok()) {
       return absl::Status(loaded.status().code(),
                           absl::StrCat("cannot resume ", result_.config.out, ": ", loaded.status().message()));
@@ -304,7 +398,7 @@ class TrainJob {
     const Backend& backend = *device_->backend;
     const std::string transport = device_->gradient_comm ? device_->gradient_comm->backend_name()
                                                          : comm_.backend_name();  // of the gradients
-    return folder_->WriteRunJson(RunManifestJson(result_.config, shared_.raw, data_dir_, data_->count,
+    return folder_->WriteRunJson(RunManifestJson(result_.config, shared_.raw, data_dir_, rows_->count(),
                                                  std::string(backend.name()),
                                                  backend.ProductPath(result_.config.mixed.precision), comm_.size(),
                                                  transport));
@@ -313,10 +407,12 @@ class TrainJob {
   absl::Status Train() {
     const TrainConfig& config = result_.config;
     Backend& backend = *device_->backend;
-    Trainer trainer(config, *data_, folder_ ? &*folder_ : nullptr, comm_, Clock::Real(), backend);
+    Trainer trainer(config, *rows_, folder_ ? &*folder_ : nullptr, comm_, Clock::Real(), backend);
     trainer.set_observer(request_.observer);
     trainer.set_gradient_communicator(device_->gradient_comm.get());
-    trainer.set_judge(judge_.get(), config.quality == "full");
+    const bool full = packed_rows_ != nullptr ? judge_full_ : config.quality == "full";
+    trainer.set_judge(judge_.get(), full);
+    if (scorer_) trainer.set_feature_scorer(&*scorer_, &*reference_, full);
     if (validation_) trainer.set_validation(&*validation_);
     const std::optional<NvmlEnergyCounter> gpu_energy = OpenGpuEnergy(*device_, comm_);
     if (gpu_energy) trainer.set_gpu_energy(&*gpu_energy);
@@ -336,8 +432,12 @@ class TrainJob {
   std::optional<RunFolder> folder_;  // rank 0
   std::string data_dir_;
   std::optional<ImageDataset> owned_, validation_;
-  const ImageDataset* data_ = nullptr;
-  std::unique_ptr<Judge> judge_;  // rank 0; null: no quality scores
+  std::unique_ptr<SampleRows> rows_;  // the training rows: in memory, or a packed set's
+  const PackedImageRows* packed_rows_ = nullptr;  // rows_, when they are a packed set's
+  std::unique_ptr<Judge> judge_;  // rank 0; null: no quality scores (or the label-free ones)
+  bool judge_full_ = false;        // rank 0, images: score 1024 samples an epoch
+  std::optional<RandomFeatureScorer> scorer_;   // rank 0, images without a judge
+  std::optional<ReferenceFeatures> reference_;  // its features of the set's images
   std::optional<TrainingState> state_;  // resuming: the checkpoint's
 };
 

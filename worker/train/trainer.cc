@@ -38,6 +38,19 @@ DebugSlowdown SlowdownFor(const TrainConfig& c, int rank) {
   return DebugSlowdown{c.debug_slow_ms, c.debug_slow_factor};
 }
 
+// The quality part of an epoch's log line: the judge's class scores where it scored, the
+// KID where the epoch has one; empty for an epoch not scored.
+std::string QualityText(const EpochRow& row) {
+  if (row.quality_fd < 0) return std::string();
+  std::string text = absl::StrFormat(", quality: FD %.3f", row.quality_fd);
+  if (row.quality_confidence >= 0) {
+    absl::StrAppendFormat(&text, ", class entropy %.3f/%.3f, confidence %.3f", row.quality_class_entropy,
+                          row.quality_marginal_entropy, row.quality_confidence);
+  }
+  if (std::isfinite(row.quality_kid)) absl::StrAppendFormat(&text, ", KID %.4g", row.quality_kid);
+  return text;
+}
+
 // The log line of a finished epoch.
 void LogEpochDone(const EpochRow& row, const std::vector<int64_t>& shares, const std::string& png) {
   spdlog::info("batch {} epoch {} done: {:.1f} s, {} steps, steady {:.1f} ms/step, {:.1f} samples/s, all-reduce "
@@ -47,11 +60,7 @@ void LogEpochDone(const EpochRow& row, const std::vector<int64_t>& shares, const
                row.allreduce_ms, 100.0 * row.allreduce_share, row.d_loss, row.g_loss, absl::StrJoin(shares, "/"),
                row.loss_scale_g, row.loss_scale_d, row.skipped_steps_g, row.skipped_steps_d, row.peak_rss_mb,
                row.energy_j, absl::StrCat(" (", EnergySourceName(row.energy_source), ")"),
-               row.quality_fd >= 0 ? absl::StrFormat(", quality: FD %.3f, class entropy %.3f/%.3f, confidence %.3f",
-                                                     row.quality_fd, row.quality_class_entropy,
-                                                     row.quality_marginal_entropy, row.quality_confidence)
-                                   : std::string(),
-               png);
+               QualityText(row), png);
 }
 
 }  // namespace
@@ -61,7 +70,7 @@ struct Trainer::Epoch {
   Epoch(const Trainer& t, BatchRun& run)
       : number(run.epoch),
         first(run.step_in_epoch),
-        end(std::min(StepsPerEpoch(t.data_.count, run.batch), first + run.steps_left)),
+        end(std::min(StepsPerEpoch(t.data_.count(), run.batch), first + run.steps_left)),
         rows(ShareRanges(run.shares)[static_cast<size_t>(t.comm_.rank())]),
         before(first > 0 ? run.resumed : EpochInProgress{}),
         acc(run.batch, number, before.sums),
@@ -97,8 +106,17 @@ struct Trainer::Epoch {
 
 Trainer::Trainer(const TrainConfig& config, const ImageDataset& data, const RunFolder* folder, Communicator& comm,
                  const Clock& clock, Backend& backend)
+    : Trainer(config, std::make_unique<InMemoryRows>(data), nullptr, folder, comm, clock, backend) {}
+
+Trainer::Trainer(const TrainConfig& config, const SampleRows& data, const RunFolder* folder, Communicator& comm,
+                 const Clock& clock, Backend& backend)
+    : Trainer(config, nullptr, &data, folder, comm, clock, backend) {}
+
+Trainer::Trainer(const TrainConfig& config, std::unique_ptr<SampleRows> owned, const SampleRows* data,
+                 const RunFolder* folder, Communicator& comm, const Clock& clock, Backend& backend)
     : config_(config),
-      data_(data),
+      owned_data_(std::move(owned)),
+      data_(data != nullptr ? *data : *owned_data_),
       folder_(folder),
       comm_(comm),
       clock_(clock),
@@ -109,22 +127,22 @@ Trainer::Trainer(const TrainConfig& config, const ImageDataset& data, const RunF
   if (is_root()) {
     store_.emplace(folder_->CheckpointDir());
     monitor_.emplace(config_, *folder_);
-    expectations_ = ExpectationsFor(config_, data_.count);
+    expectations_ = ExpectationsFor(config_, data_.count());
   }
 }
 
 absl::Status Trainer::CheckRunFits() const {
   ASSIGN_OR_RETURN(const std::unique_ptr<GanModel> model, MakeModel(config_));
-  const Shape rows{data_.channels, data_.height, data_.width};
+  const Shape rows = data_.sample_shape();
   if (rows != model->SampleShape()) {
     return absl::InvalidArgumentError(absl::StrCat("the dataset's images are ", rows.ToString(), " but --model ",
                                                    model->name(), " trains on ", model->SampleShape().ToString(),
                                                    " rows; use a dataset of that shape or another --model"));
   }
   for (int64_t batch : config_.batch_sizes) {
-    if (batch > data_.count) {
-      return absl::InvalidArgumentError(absl::StrCat("--batch-size ", batch, " exceeds the ", data_.count,
-                                                     " training images; use a batch size <= ", data_.count));
+    if (batch > data_.count()) {
+      return absl::InvalidArgumentError(absl::StrCat("--batch-size ", batch, " exceeds the ", data_.count(),
+                                                     " training images; use a batch size <= ", data_.count()));
     }
     RETURN_IF_ERROR(CheckBatchFitsRanks(config_, batch, comm_.size()));
   }
@@ -203,7 +221,7 @@ absl::Status Trainer::SetUp(BatchRun& run, const TrainingState* resume) {
 
 absl::Status Trainer::TrainOneBatchSize(int64_t batch_index, const TrainingState* resume) {
   ASSIGN_OR_RETURN(std::unique_ptr<GanModel> model, MakeModel(config_, backend_.device()));
-  BatchRun run(config_, std::move(model), data_.count, batch_index, comm_.size(), clock_);
+  BatchRun run(config_, std::move(model), data_.count(), batch_index, comm_.size(), clock_);
   RETURN_IF_ERROR(SetUp(run, resume));
   if (run.Done(config_.epochs)) return absl::OkStatus();  // resumed after its last epoch
   if (is_root()) {
@@ -240,11 +258,11 @@ absl::Status Trainer::StopAtTarget(BatchRun& run, const EpochRow& row) {
 }
 
 void Trainer::LogBatchSizeStart(const BatchRun& run, bool resumed) const {
-  const int64_t steps_per_epoch = StepsPerEpoch(data_.count, run.batch);
+  const int64_t steps_per_epoch = StepsPerEpoch(data_.count(), run.batch);
   spdlog::info("training {} at global batch {} on {} rank(s) in {}: {} steps/epoch x {} epochs ({} images, {} left "
                "out per epoch)",
                config_.model, run.batch, comm_.size(), DescribePrecision(config_.mixed, comm_.size()), steps_per_epoch,
-               config_.epochs, data_.count, data_.count - steps_per_epoch * run.batch);
+               config_.epochs, data_.count(), data_.count() - steps_per_epoch * run.batch);
   spdlog::info("learning rate at global batch {}: {}", run.batch,
                DescribeLearningRate(config_.optimizer.lr, config_.rate_rule, run.batch));
   if (config_.g_ema > 0) {
@@ -422,7 +440,7 @@ absl::Status Trainer::FinishEpoch(BatchRun& run, EpochRow& row) {
 
 absl::Status Trainer::SaveCheckpoint(BatchRun& run, const EpochInProgress& epoch) {
   const double t0 = clock_.NowSeconds();
-  TrainingState state = CaptureBatchRun(run, epoch, config_.seed, data_.count, comm_.size());
+  TrainingState state = CaptureBatchRun(run, epoch, config_.seed, data_.count(), comm_.size());
   state.position.run_step = run_step_;
   state.rows = rows_;
   state.straggler_rows = straggler_rows_;

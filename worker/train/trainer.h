@@ -9,6 +9,7 @@
 // the global batch (even, or rebalanced by measured speed with --rebalance).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "worker/checkpoint/training_state.h"
 #include "worker/comm/communicator.h"
 #include "worker/data/mnist_dataset.h"
+#include "worker/data/sample_rows.h"
 #include "worker/eval/judge.h"
 #include "worker/monitor/nvml_energy.h"
 #include "worker/monitor/run_monitor.h"
@@ -36,6 +38,9 @@ class Trainer {
  public:
   // `folder` is used on rank 0 only and may be null elsewhere. All references must
   // outlive the Trainer.
+  Trainer(const TrainConfig& config, const SampleRows& data, const RunFolder* folder, Communicator& comm,
+          const Clock& clock, Backend& backend);
+  // The same over a data set held in memory.
   Trainer(const TrainConfig& config, const ImageDataset& data, const RunFolder* folder, Communicator& comm,
           const Clock& clock, Backend& backend);
 
@@ -63,6 +68,11 @@ class Trainer {
   // Rank 0: scores each epoch's samples with `judge` (not owned; null: no scores), on
   // the 64 fixed-noise samples, or with `full` on 1024 of them. Before Run().
   void set_judge(const Judge* judge, bool full) { samples_.set_judge(judge, full); }
+  // Rank 0, without a judge: scores each epoch's samples by their random features' FD
+  // and KID against `reference` (epoch_samples.h). Before Run().
+  void set_feature_scorer(const RandomFeatureScorer* scorer, const ReferenceFeatures* reference, bool full) {
+    samples_.set_feature_scorer(scorer, reference, full);
+  }
   // Held-out rows {7, S, S} of --dataset flow (not owned; rank 0 uses them): each
   // epoch's G is scored on them (epochs.csv val_l1, val_rel_l2) and the samples show
   // the first few as input | prediction | truth instead of the model's sample grid.
@@ -75,6 +85,10 @@ class Trainer {
 
  private:
   struct Epoch;  // the state of the epoch in progress (trainer.cc)
+
+  // `data` when given, else `owned` (an ImageDataset's adapter).
+  Trainer(const TrainConfig& config, std::unique_ptr<SampleRows> owned, const SampleRows* data,
+          const RunFolder* folder, Communicator& comm, const Clock& clock, Backend& backend);
 
   absl::Status CheckRunFits() const;
   absl::Status StartFromCheckpoint(const TrainingState& resume);
@@ -107,7 +121,8 @@ class Trainer {
   bool is_root() const { return comm_.rank() == 0; }
 
   const TrainConfig& config_;
-  const ImageDataset& data_;
+  std::unique_ptr<SampleRows> owned_data_;
+  const SampleRows& data_;
   const RunFolder* folder_;
   Communicator& comm_;
   const Clock& clock_;

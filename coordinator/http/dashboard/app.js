@@ -156,9 +156,18 @@ function lineChart(container, series, xLabel) {
   container.replaceChildren(s);
 }
 
-// Whether the judge scored an epoch (quality_fd is -1 when not; a row from an older
-// worker has no quality fields at all).
-function scored(e) { return e.quality_fd !== undefined && e.quality_fd >= 0 && e.quality_confidence > 0; }
+// Whether an epoch has a Kernel Inception Distance (null when not: a judge's run, or a row
+// from a worker before the field).
+function hasKid(e) { return Number.isFinite(e.quality_kid); }
+
+// Whether an epoch was scored (quality_fd is -1 when not; a row from an older worker has
+// no quality fields at all): by the judge (a confidence above 0) or by random features (a KID).
+function scored(e) {
+  return e.quality_fd !== undefined && e.quality_fd >= 0 && (e.quality_confidence > 0 || hasKid(e));
+}
+
+// What the judge alone measures: its columns are -1 for an epoch the random features scored.
+function judged(e) { return scored(e) && e.quality_confidence > 0; }
 
 // energy_source: 1 estimate, 2 RAPL, 3 NVML (the GPUs); 0 or absent in older rows.
 function energyCell(e) {
@@ -208,9 +217,9 @@ function renderJob(d) {
     fmt(e.step_p50_ms), fmt(e.step_p99_ms), fmt(100 * e.allreduce_share, 1) + "%", fmt(e.d_loss, 4), fmt(e.g_loss, 4),
     fmt(e.loss_scale_g, 0) + " / " + fmt(e.loss_scale_d, 0), e.skipped_steps_g + " / " + e.skipped_steps_d,
     e.straggler_flags, e.world_size,
-    scored(e) ? fmt(e.quality_fd, 3) : "-", scored(e) ? fmt(e.quality_class_entropy, 3) : "-",
-    scored(e) ? fmt(e.quality_marginal_entropy, 3) : "-", scored(e) ? fmt(e.quality_confidence, 3) : "-",
-    energyCell(e)]));
+    scored(e) ? fmt(e.quality_fd, 3) : "-", judged(e) ? fmt(e.quality_class_entropy, 3) : "-",
+    judged(e) ? fmt(e.quality_marginal_entropy, 3) : "-", judged(e) ? fmt(e.quality_confidence, 3) : "-",
+    hasKid(e) ? Number(e.quality_kid).toPrecision(3) : "-", energyCell(e)]));
   renderQuality(d.epochs);
   fillTable($("stragglers"), d.stragglers_by_rank.map(r => [r.rank, r.events, fmt(r.max_ratio) + "x"]));
   $("stragglers-none").hidden = d.stragglers_by_rank.length > 0;

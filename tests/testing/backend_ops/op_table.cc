@@ -79,6 +79,8 @@ const std::vector<ConvProblem> kConvProblems = {
     Conv(1, 3, 1, 37, 35, 5, 3, 2),     // one output channel, rows wider than a block
     Conv(2, 16, 32, 16, 16, 4, 2, 1),   // a U-Net block's shape (4x4, stride 2)
     Conv(4, 64, 64, 16, 16, 4, 1, 1),   // PatchGAN's stride-1 4x4 (Winograd's, on oneDNN fp32)
+    Conv(3, 40, 1, 4, 4, 4, 1, 0),      // a kernel over the whole input (the image DCGAN's logit)
+    Conv(3, 24, 10, 4, 4, 4, 1, 0),     // ... into several channels (its generator's first layer's adjoint)
 };
 // The fused backwards' problems: where oneDNN runs both passes on its kernels and shares
 // dy (the U-Net block at fp32), where a pass is lowered or staged, and odd shapes.

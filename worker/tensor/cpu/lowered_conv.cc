@@ -69,6 +69,14 @@ Lowering PrepareLowering(const ConvProblem& p, int64_t chunk) {
   return l;
 }
 
+// A kernel over the whole unpadded input (one output pixel): a sample's column is its
+// input as it lies in memory (c, y, x is the kernel's c, ky, kx order), so the batch's
+// inputs [batch, in * k * k] are the column matrix transposed and each pass is one GEMM
+// over the whole batch, with no im2col (which costs a call per kernel row per sample).
+bool KernelCoversInput(const ConvProblem& p) {
+  return p.padding == 0 && p.kernel == p.in_height && p.kernel == p.in_width;
+}
+
 }  // namespace
 
 int64_t ColumnFloatsPerSample(const ConvProblem& p) {
@@ -78,6 +86,13 @@ int64_t ColumnFloatsPerSample(const ConvProblem& p) {
 
 void LoweredConvForward(const ConvProblem& p, int64_t chunk, const float* x, const float* w, float* y,
                         const LoweringGemm& gemm) {
+  if (KernelCoversInput(p)) {
+    CheckChunk(p, chunk);
+    // y [batch, out] = x [batch, rows] * W^T.
+    const int64_t rows = p.in_image_size();
+    gemm(false, true, p.batch, p.out_channels, rows, 1.0f, x, rows, w, rows, 0.0f, y, p.out_channels);
+    return;
+  }
   const Lowering l = PrepareLowering(p, chunk);
   const ConvGeometry& g = l.g;
   const int64_t rows = l.rows, pixels = l.pixels, out = l.out;
@@ -97,6 +112,13 @@ void LoweredConvForward(const ConvProblem& p, int64_t chunk, const float* x, con
 
 void LoweredConvBackwardData(const ConvProblem& p, int64_t chunk, const float* dy, const float* w, float* dx,
                              const LoweringGemm& gemm) {
+  if (KernelCoversInput(p)) {
+    CheckChunk(p, chunk);
+    // dx [batch, rows] = dy [batch, out] * W [out, rows].
+    const int64_t rows = p.in_image_size();
+    gemm(false, false, p.batch, rows, p.out_channels, 1.0f, dy, p.out_channels, w, rows, 0.0f, dx, rows);
+    return;
+  }
   const Lowering l = PrepareLowering(p, chunk);
   const ConvGeometry& g = l.g;
   const int64_t rows = l.rows, pixels = l.pixels, out = l.out;
@@ -114,6 +136,13 @@ void LoweredConvBackwardData(const ConvProblem& p, int64_t chunk, const float* d
 
 void LoweredConvBackwardWeights(const ConvProblem& p, int64_t chunk, const float* x, const float* dy, float* dw,
                                 const LoweringGemm& gemm) {
+  if (KernelCoversInput(p)) {
+    CheckChunk(p, chunk);
+    // dW [out, rows] += dy^T [out, batch] * x [batch, rows].
+    const int64_t rows = p.in_image_size();
+    gemm(true, false, p.out_channels, rows, p.batch, 1.0f, dy, p.out_channels, x, rows, 1.0f, dw, rows);
+    return;
+  }
   const Lowering l = PrepareLowering(p, chunk);
   const ConvGeometry& g = l.g;
   const int64_t rows = l.rows, pixels = l.pixels, out = l.out;

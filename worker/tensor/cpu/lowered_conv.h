@@ -28,7 +28,8 @@ using LoweringGemm = std::function<void(bool trans_a, bool trans_b, int64_t m, i
 int64_t ColumnFloatsPerSample(const ConvProblem& p);
 
 // The three ops of Backend (y = conv(x, w); dx = the input gradient; dw += the weight
-// gradient) on chunks of `chunk` samples (1..p.batch; the last chunk may be smaller).
+// gradient) on chunks of `chunk` samples (1..p.batch; the last chunk may be smaller). A
+// kernel that covers the whole unpadded input is one GEMM over the batch (no im2col).
 // Scratch is per thread, so ranks running as threads may call them concurrently.
 void LoweredConvForward(const ConvProblem& p, int64_t chunk, const float* x, const float* w, float* y,
                         const LoweringGemm& gemm);

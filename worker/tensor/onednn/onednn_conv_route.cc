@@ -96,6 +96,15 @@
 //    backward-weights) or 48 Ki (backward-data: a loss at 18 Ki and 37 Ki, a draw at 37
 //    Ki, wins from 62 Ki). The whole layer at 256 px batch 8 (gantry-bench-pix2pix
 //    --profile, per step): 1368 -> ~540 ms, the step 4.83 -> 3.97 s.
+//  - A kernel that covers the whole unpadded input (the image DCGAN's 4x4 -> 1x1 logit,
+//    512 -> 1 channels, and its generator's first layer, the adjoint of 512x4x4 -> 100x1x1)
+//    is a matrix product over the batch: goes kLowered, whose column matrix is then the
+//    batch's inputs side by side and whose one GEMM per chunk is the whole op. Measured
+//    (gantry-bench-step --model image-dcgan --image-size 64 --batch-size 128 --profile,
+//    2 ranks, fp32, AVX2 Zen 3, CPU ms per step of rank 0): the logit layer's forward,
+//    backward-data and both-backward ran 20 + 30 + 87 ms on kOneOutput (whose per-plane
+//    copies dominate 1-pixel outputs), and G's first layer 16 + 11 ms natively (9-13
+//    GFLOP/s).
 //  - Except on AVX2 (a CPU without AVX-512, or ONEDNN_MAX_CPU_ISA=AVX2): there oneDNN's
 //    kernels run the one-input-channel backward-weights at 13 GFLOP/s, the reference's
 //    im2col + Eigen GEMM at 55-58, lowered at 48-49 (fp32; bf16 on rounded operands 12 /
@@ -114,6 +123,11 @@ namespace {
 
 // -1: no override; else a ConvRoute.
 std::atomic<int> forced_route{-1};
+
+// A kernel over the whole unpadded input: one output pixel, a matrix product.
+bool KernelCoversInput(const ConvProblem& p) {
+  return p.padding == 0 && p.kernel == p.in_height && p.kernel == p.in_width;
+}
 
 // Where kLowered beats oneDNN's fp32 kernels (see the top comment).
 bool LoweredWins(const ConvProblem& p, ConvOp op) {
@@ -185,6 +199,7 @@ ConvRoute OnednnBackend::ChooseConvRoute(const ConvProblem& p, ConvOp op) {
   };
   const int forced = forced_route.load();
   if (forced >= 0) return native_or_rounded(static_cast<ConvRoute>(forced));
+  if (KernelCoversInput(p)) return ConvRoute::kLowered;
   if (p.precision == MathPrecision::kFp32 || fp32_kernels) {
     if (OneOutputConvApplies(p)) return ConvRoute::kOneOutput;
     if (LoweredWins(p, op)) return ConvRoute::kLowered;
