@@ -30,6 +30,7 @@ TEST(ImagesEndToEnd, PackedSetsAndFoldersTrainAsJobsAndGenerateInColour) {
   if (access(GANTRY_MPIEXEC, X_OK) != 0) GTEST_FAIL() << "no mpirun at " << GANTRY_MPIEXEC << " (bash scripts/install_deps.sh)";
   const std::string dir = testing::MakeTempDir("images_e2e");
   const std::string data = dir + "/data", pictures = data + "/pictures", packed = data + "/pictures.pack";
+  std::filesystem::create_directories(data);
   // Two class folders of PNG, JPEG and WebP pictures (and files make-dataset skips).
   CommandResult made = RunCommand(absl::StrCat(GANTRY_MAKE_TEST_IMAGES_BIN, " ", pictures), 60);
   ASSERT_EQ(made.exit_code, 0) << made.output;
