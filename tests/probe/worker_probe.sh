@@ -398,7 +398,11 @@ json.dump(j, open(path, "w"), indent=2)' "$r/run.json" "$name" "$value"
     probe resume "$says" "$worker" train --resume "$r"
     r=$scratch/r/flag
     copy_run "$scratch/run" "$r"
-    probe resume "--$name" "$worker" train --resume "$r" "--$name" "$value"
+    if [[ $value == true ]]; then  # a switch takes no value on the command line
+      probe resume "--$name" "$worker" train --resume "$r" "--$name"
+    else
+      probe resume "--$name" "$worker" train --resume "$r" "--$name" "$value"
+    fi
     rm -rf "$scratch/r"
   done
   # The recorded value, or the default the run used, is no change (issue 45, item 6).
