@@ -23,9 +23,9 @@ class GenerateCommand : public Command {
 
  private:
   GenerateArgs args_;
-  std::map<std::string, int64_t> numbers_;
+  std::map<std::string, std::string> numbers_;  // as typed; checked by the options' validators
   std::map<std::string, CLI::Option*> number_options_;
-  uint64_t seed_ = 1;
+  std::string seed_;
   CLI::Option* seed_option_ = nullptr;
 };
 

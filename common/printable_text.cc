@@ -121,4 +121,10 @@ std::string EscapeForTerminal(absl::string_view text) {
   return out;
 }
 
+std::string NameForMessage(absl::string_view name) {
+  std::string out = EscapeForTerminal(name.substr(0, kMaxQuotedNameBytes));
+  if (name.size() > kMaxQuotedNameBytes) absl::StrAppend(&out, "\u2026 (", name.size(), " bytes)");
+  return out;
+}
+
 }  // namespace gantry

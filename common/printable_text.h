@@ -36,6 +36,13 @@ absl::StatusOr<std::string> CleanToken(absl::string_view raw, absl::string_view 
 // output is unambiguous and holds no control sequence. Printable UTF-8 passes unchanged.
 std::string EscapeForTerminal(absl::string_view text);
 
+// A name read from a file (a tensor name of a safetensors file or of a checkpoint's
+// layout) as every message quotes it: its first kMaxQuotedNameBytes bytes through
+// EscapeForTerminal (a NUL is \x00, so two names that differ only there print apart), then
+// "… (N bytes)" when it is longer (a 50 MB name cannot fill a log).
+inline constexpr size_t kMaxQuotedNameBytes = 200;
+std::string NameForMessage(absl::string_view name);
+
 // "byte 0x1b at position 3": how the messages above name an unprintable byte.
 std::string DescribeUnprintable(const UnprintableByte& bad);
 

@@ -1,6 +1,8 @@
 #include "runspec/generate_spec_check.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -32,10 +34,14 @@ absl::Status CheckName(const std::string& name) {
 }
 
 absl::Status CheckWalk(const v1::GenerateSpec& g) {
-  const std::vector<std::string> ends = absl::StrSplit(g.interpolate(), ',');
-  int64_t a = 0, b = 0;
-  if (ends.size() != 2 || !absl::SimpleAtoi(ends[0], &a) || !absl::SimpleAtoi(ends[1], &b) || a < 0 || b < 0) {
-    return Invalid("interpolate", absl::StrCat("'", g.interpolate(), "': give two latent rows as A,B"));
+  const absl::StatusOr<std::pair<int64_t, int64_t>> ends = InterpolateEnds(g.interpolate());
+  if (!ends.ok()) return Invalid("interpolate", std::string(ends.status().message()));
+  // A submission's walk is between rows of the seeded draw (it has no noise file), which
+  // the worker draws at most kMaxGenerateSamples of; compared without adding one.
+  const int64_t last = std::max(ends->first, ends->second);
+  if (last >= kMaxGenerateSamples) {
+    return Invalid("interpolate", absl::StrCat("'", g.interpolate(), "': row ", last,
+                                               " is past the seeded draw's rows 0 to ", kMaxGenerateSamples - 1));
   }
   if (!g.has_steps() || g.steps().value() < 2 || g.steps().value() > kMaxGenerateSamples) {
     return Invalid("steps", absl::StrCat("a walk needs 2 to ", kMaxGenerateSamples, " points"));
@@ -43,6 +49,22 @@ absl::Status CheckWalk(const v1::GenerateSpec& g) {
   if (g.has_count()) return Invalid("count", "leave it unset with interpolate: the walk has `steps` samples");
   return absl::OkStatus();
 }
+
+}  // namespace
+
+absl::StatusOr<std::pair<int64_t, int64_t>> InterpolateEnds(const std::string& text) {
+  const std::vector<std::string> parts = absl::StrSplit(text, ',');
+  constexpr IntRange kRow{0, std::numeric_limits<int64_t>::max()};
+  if (parts.size() == 2) {
+    const absl::StatusOr<int64_t> a = ParseIntIn("A", parts[0], kRow);
+    const absl::StatusOr<int64_t> b = ParseIntIn("B", parts[1], kRow);
+    if (a.ok() && b.ok()) return std::make_pair(*a, *b);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("'", text, "': give two latent rows as A,B, whole numbers from 0 to ", kRow.hi));
+}
+
+namespace {
 
 absl::Status CheckNumbers(const v1::GenerateSpec& g) {
   if (g.has_count()) RETURN_IF_ERROR(CheckIntIn("generate.count", g.count().value(), kGenerateCount));

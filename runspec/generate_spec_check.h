@@ -6,8 +6,10 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "common/bounded_number.h"
 #include "gantry/v1/generate_spec.pb.h"
 #include "runspec/generate_limits.h"
@@ -26,11 +28,16 @@ inline constexpr IntRange kGenerateFrame{0, 1'000'000'000};
 // A checkpoint named by its run step (generate, export).
 inline constexpr IntRange kCheckpointStep{1, kMaxRunSteps};
 
+// "A,B" of an interpolate walk: two decimal rows in [0, INT64_MAX], or INVALID_ARGUMENT
+// "'TEXT': give two latent rows as A,B ..." quoting the text as typed (a row past INT64_MAX
+// is refused, never wrapped).
+absl::StatusOr<std::pair<int64_t, int64_t>> InterpolateEnds(const std::string& text);
+
 // Each field on its own: source_job_id given, name of [A-Za-z0-9._-] (at most
 // kMaxGenerateNameChars, not "." or ".."), count in [1, kMaxGenerateSamples], checkpoint
 // >= 1, precision fp32 | bf16, batch in [1, kMaxGenerateBatch], interpolate "A,B" of
-// rows >= 0 with steps in [2, kMaxGenerateSamples] (and no count), frame >= 0.
-// INVALID_ARGUMENT naming the field ("generate.count: ...").
+// rows in [0, kMaxGenerateSamples) (the seeded draw's, as the worker refuses) with steps in [2, kMaxGenerateSamples]
+// (and no count), frame >= 0. INVALID_ARGUMENT naming the field ("generate.count: ...").
 absl::Status CheckGenerateSpec(const v1::GenerateSpec& generate);
 
 // Against the source run's resolved settings: an image model (dcgan) generates from

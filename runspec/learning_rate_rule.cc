@@ -49,6 +49,44 @@ double WarmedUpRate(double scaled, const LearningRateRule& rule, int64_t step) {
   return scaled * (rule.warmup_start + (1.0 - rule.warmup_start) * progress);
 }
 
+namespace {
+
+// The flags behind one effective rate, in the order they apply: "--lr 0.01, --lr-scaling
+// linear from --base-batch-size 4 (x128), --d-lr-ratio 1000".
+std::string RateFlags(double lr, const LearningRateRule& rule, int64_t batch, bool discriminator, bool first) {
+  std::string flags = absl::StrFormat("--lr %g", lr);
+  if (rule.scaling != LrScaling::kNone) {
+    absl::StrAppendFormat(&flags, ", --lr-scaling %s from --base-batch-size %d (x%g)", LrScalingName(rule.scaling),
+                          rule.base_batch_size, ScaledLearningRate(1.0, rule, batch));
+  }
+  if (first) absl::StrAppendFormat(&flags, ", --warmup-start %g (with --warmup-steps)", rule.warmup_start);
+  if (discriminator && rule.d_ratio != 1.0) absl::StrAppendFormat(&flags, ", --d-lr-ratio %g", rule.d_ratio);
+  return flags;
+}
+
+}  // namespace
+
+absl::Status CheckEffectiveRates(double lr, const LearningRateRule& rule, const std::vector<int64_t>& batch_sizes) {
+  for (int64_t batch : batch_sizes) {
+    const double g = ScaledLearningRate(lr, rule, batch);
+    for (const bool discriminator : {false, true}) {
+      const double rate = discriminator ? DiscriminatorRate(g, rule) : g;
+      const bool warm = rule.warmup_steps > 0;
+      // The largest rate is the scaled one; the smallest the warm-up's first.
+      const double lowest = warm ? rate * rule.warmup_start : rate;
+      const bool too_high = !(rate <= kMaxEffectiveRate);
+      if (!too_high && lowest >= kMinEffectiveRate) continue;
+      const double bad = too_high ? rate : lowest;
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "the %s's %slearning rate at global batch %d would be %g, outside [%g, %g]: made by %s; change them so "
+          "that each network's rate stays in that range at every batch size",
+          discriminator ? "discriminator" : "generator", !too_high && warm ? "first warm-up " : "", batch, bad,
+          kMinEffectiveRate, kMaxEffectiveRate, RateFlags(lr, rule, batch, discriminator, !too_high && warm)));
+    }
+  }
+  return absl::OkStatus();
+}
+
 std::string DescribeLearningRate(double lr, const LearningRateRule& rule, int64_t global_batch) {
   const double scaled = ScaledLearningRate(lr, rule, global_batch);
   std::string out = absl::StrFormat("%g", scaled);

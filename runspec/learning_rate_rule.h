@@ -50,6 +50,19 @@ double DiscriminatorRate(double g_rate, const LearningRateRule& rule);
 // checkpoint (which keeps the optimizer's step count) continues the ramp exactly.
 double WarmedUpRate(double scaled, const LearningRateRule& rule, int64_t step);
 
+// The range every effective rate must lie in: --lr's own, so scaling, the warm-up and
+// --d-lr-ratio cannot make a rate the flag would refuse (1280 trains to a loss of 1e13; a
+// rate under 1e-12 trains nothing, and one under float's range becomes 0).
+inline constexpr double kMinEffectiveRate = 1e-12;
+inline constexpr double kMaxEffectiveRate = 10;
+
+// OK when, at every batch size of `batch_sizes`, both networks' rates after scaling
+// (and the warm-up's first rate, with a warm-up) lie in [kMinEffectiveRate,
+// kMaxEffectiveRate]; else INVALID_ARGUMENT naming the network, the batch size, the rate
+// and the flags that produced it (--lr, --lr-scaling with --base-batch-size,
+// --warmup-start, --d-lr-ratio), so the run is refused before it trains.
+absl::Status CheckEffectiveRates(double lr, const LearningRateRule& rule, const std::vector<int64_t>& batch_sizes);
+
 // "0.0008 (linear scaling of 0.0001 from batch 64), warm-up over 20 steps from 10 %",
 // for logs and timing.md; with a --d-lr-ratio other than 1 also
 // "; discriminator 4x: 0.0032".

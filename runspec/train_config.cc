@@ -407,6 +407,8 @@ absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings) {
     RETURN_IF_ERROR(CheckImageOnlySettings(settings, config));
   }
   RETURN_IF_ERROR(FinishPrecisionSettings(settings, config.mixed));
+  // Each network's rate after scaling, at every batch size (the float the optimizer takes).
+  RETURN_IF_ERROR(CheckEffectiveRates(config.optimizer.lr, config.rate_rule, config.batch_sizes));
   RETURN_IF_ERROR(CheckQualityTarget(config));
   RETURN_IF_ERROR(CheckAugment(config));
   // The tracker's own rule, so what it would CHECK is refused here by name.

@@ -70,8 +70,8 @@ class Client:
         spec = build_run_spec(read_run_file(run_file), os.fspath(run_file) + ": ") if run_file is not None \
             else None
         spec = build_run_spec(settings, "", spec)
-        request = coordinator_pb2.SubmitJobRequest(spec=spec, world_size=world_size,
-                                                   max_attempts=max_attempts, name=name)
+        request = coordinator_pb2.SubmitJobRequest(spec=spec, **_job_fields("submit", world_size, max_attempts,
+                                                                            name=name))
         return Job(self, self._call("SubmitJob", request))
 
     def rollout(self, source_job, case_dir, steps, *, start_frame=None, tile=None, overlap=None, blend="",
@@ -83,14 +83,15 @@ class Client:
         source that is not a finished pix2pix flow run (Conflict when it has not
         succeeded), a case outside its data roots, a bad tile, overlap or blend."""
         source_id = source_job.id if isinstance(source_job, Job) else str(source_job)
-        spec = rollout_spec_pb2.RolloutSpec(source_job_id=source_id, steps=_int("steps", steps), blend=blend,
+        spec = rollout_spec_pb2.RolloutSpec(source_job_id=source_id, steps=_int("steps", steps),
+                                            blend=_str("blend", blend),
                                             case_dir=os.path.normpath(os.path.abspath(os.fspath(case_dir))))
         for field, value in (("start_frame", start_frame), ("tile", tile), ("overlap", overlap),
                              ("group", group), ("tile_batch", tile_batch)):
             if value is not None:
                 getattr(spec, field).value = _int(field, value)
-        request = coordinator_pb2.SubmitJobRequest(rollout=spec, world_size=world_size,
-                                                   max_attempts=max_attempts, name=name)
+        request = coordinator_pb2.SubmitJobRequest(rollout=spec, **_job_fields("rollout", world_size, max_attempts,
+                                                                               name=name))
         return Job(self, self._call("SubmitJob", request))
 
     def generate(self, source_job, count=None, *, seed=None, name="", checkpoint=None, precision="", batch=None,
@@ -105,16 +106,17 @@ class Client:
         finished training run (Conflict when it has not succeeded), a bad name, count,
         precision or walk, options of the other kind of model."""
         source_id = source_job.id if isinstance(source_job, Job) else str(source_job)
-        spec = generate_spec_pb2.GenerateSpec(source_job_id=source_id, name=name, precision=precision,
-                                              interpolate=interpolate)
+        spec = generate_spec_pb2.GenerateSpec(source_job_id=source_id, name=_str("name", name, "generate"),
+                                              precision=_str("precision", precision, "generate"),
+                                              interpolate=_str("interpolate", interpolate, "generate"))
         if case_dir is not None:
             spec.case_dir = os.path.normpath(os.path.abspath(os.fspath(case_dir)))
         for field, value in (("count", count), ("seed", seed), ("checkpoint", checkpoint), ("batch", batch),
                              ("steps", steps), ("frame", frame)):
             if value is not None:
                 getattr(spec, field).value = _int(field, value, "generate")
-        request = coordinator_pb2.SubmitJobRequest(generate=spec, world_size=world_size,
-                                                   max_attempts=max_attempts, name=label)
+        request = coordinator_pb2.SubmitJobRequest(generate=spec, **_job_fields("generate", world_size,
+                                                                                max_attempts, label=label))
         return Job(self, self._call("SubmitJob", request))
 
     def job(self, job_id):
@@ -151,5 +153,27 @@ class Client:
 
 def _int(name, value, kind="rollout"):
     if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidSpec("{}: {}: bad value {!r} (an integer)".format(kind, name, value))
+        raise InvalidSpec("{}: {}: bad value {} (an integer)".format(kind, name, _excerpt(value)))
     return value
+
+
+def _str(name, value, kind="rollout"):
+    """A text argument, checked before protobuf sees it (which raises a bare TypeError)."""
+    if not isinstance(value, str):
+        raise InvalidSpec("{}: {}: bad value {} of type {} (a string)".format(kind, name, _excerpt(value),
+                                                                                 type(value).__name__))
+    return value
+
+
+def _job_fields(kind, world_size, max_attempts, **name):
+    """SubmitJobRequest's fields of every kind of job, checked: world_size and
+    max_attempts integers, the name (or label) a string."""
+    (field, value), = name.items()
+    return {"world_size": _int("world_size", world_size, kind), "max_attempts": _int("max_attempts", max_attempts, kind),
+            "name": _str(field, value, kind)}
+
+
+def _excerpt(value):
+    """A value as a message shows it: its repr, cut after 200 characters."""
+    text = repr(value)
+    return text if len(text) <= 200 else text[:200] + "... ({} characters)".format(len(text))

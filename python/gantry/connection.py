@@ -59,11 +59,20 @@ def resolve_token(given, source):
     return _clean_token(given, source)
 
 
+# The longest token a call can carry: gRPC refuses a call whose headers pass its 8 KiB
+# metadata limit with an error about metadata, not about the token.
+MAX_TOKEN_CHARS = 4096
+
+
 def _clean_token(raw, source):
     token = raw.strip(" \t\n\r\f\v")
     if not token:
         raise ConfigurationError(source + ": the token is empty; give the coordinator's token "
                                  "(make one with `openssl rand -hex 32`)")
+    if len(token) > MAX_TOKEN_CHARS:
+        raise ConfigurationError("{}: the token has {} characters, more than the {} a call's header can carry; "
+                                 "give the coordinator's token (e.g. from `openssl rand -hex 32`)".format(
+                                     source, len(token), MAX_TOKEN_CHARS))
     for i, ch in enumerate(token):
         if not " " <= ch <= "~":
             raise ConfigurationError(

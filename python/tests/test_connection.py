@@ -53,6 +53,29 @@ def test_a_token_that_is_not_printable_ascii_is_refused(no_gantry_environment, t
         gantry.Client("127.0.0.1:1", token=str(blank))
 
 
+def test_a_token_too_long_for_a_header_is_refused_before_any_call(no_gantry_environment):
+    # gRPC's own error would be about metadata; the client names the token and its length.
+    with pytest.raises(gantry.ConfigurationError, match="token=: the token has 102400 characters, more than the 4096"):
+        gantry.Client("127.0.0.1:1", token="a" * 102400)
+    assert gantry.Client("127.0.0.1:1", token="a" * 4096)
+
+
+def test_arguments_of_the_wrong_type_raise_invalid_spec_before_any_call(no_gantry_environment):
+    # Protobuf would raise a bare TypeError; nothing listens at port 1, so nothing is sent.
+    client = gantry.Client("127.0.0.1:1")
+    with pytest.raises(gantry.InvalidSpec, match="submit: name: bad value 5 of type int \\(a string\\)"):
+        client.submit(name=5)
+    with pytest.raises(gantry.InvalidSpec, match="generate: label: bad value 5 of type int"):
+        client.generate("job-1", count=1, label=5)
+    with pytest.raises(gantry.InvalidSpec, match="generate: name: bad value b'x' of type bytes"):
+        client.generate("job-1", count=1, name=b"x")
+    with pytest.raises(gantry.InvalidSpec, match="rollout: world_size: bad value '2' \\(an integer\\)"):
+        client.rollout("job-1", "/tmp", 3, world_size="2")
+    # A huge value is quoted in part.
+    with pytest.raises(gantry.InvalidSpec, match="\\.\\.\\. \\(100003 characters\\) of type bytes"):
+        client.submit(name=b"x" * 100000)
+
+
 def test_an_unreadable_ca_file_is_refused(no_gantry_environment, tmp_path):
     with pytest.raises(gantry.ConfigurationError, match="tls_ca: cannot read .*missing.pem"):
         gantry.Client("127.0.0.1:1", tls_ca=str(tmp_path / "missing.pem"))

@@ -1,5 +1,6 @@
 // The checkpoint file format: a round trip keeps every field, and each kind of damage
 // is reported with its own message.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -103,6 +104,33 @@ TEST(CheckpointFormat, AnAugmentPolicyRoundTripsInItsOwnSection) {
   absl::StatusOr<TrainingState> without = DecodeCheckpoint(plain, "ckpt-21.bin");
   ASSERT_TRUE(without.ok());
   EXPECT_EQ(without->augment, "off");
+}
+
+// The settings record (issue 45): its own section with a digest; absent in a checkpoint
+// from before it, which decodes without one; a digest that does not match its pairs is
+// damage.
+TEST(CheckpointFormat, TheSettingsRecordRoundTripsWithItsDigest) {
+  TrainingState s = SmallState();
+  const std::vector<uint8_t> plain = EncodeCheckpoint(s);
+  s.settings = std::map<std::string, std::string>{{"lr", "0.001"}, {"quality", "fast"}};
+  const std::vector<uint8_t> bytes = EncodeCheckpoint(s);
+  absl::StatusOr<TrainingState> back = DecodeCheckpoint(bytes, "ckpt-21.bin");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, s);
+  absl::StatusOr<TrainingState> old = DecodeCheckpoint(plain, "ckpt-21.bin");
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(old->settings.has_value());
+  // The pairs edited and the CRCs recomputed: the digest still says "fast".
+  std::vector<uint8_t> edited = bytes;
+  const std::string fast = "fast";
+  auto at = std::search(edited.begin(), edited.end(), fast.begin(), fast.end());
+  ASSERT_NE(at, edited.end());
+  std::memcpy(&*at, "full", 4);
+  const uint32_t crc =
+      Crc32(std::span<const uint8_t>(edited.data() + kCheckpointHeaderBytes, edited.size() - kCheckpointHeaderBytes));
+  std::memcpy(edited.data() + 24, &crc, sizeof(crc));
+  ResealHeader(edited);
+  EXPECT_THAT(DecodeStatus(edited).message(), HasSubstr("ckpt-21.bin: settings section: its digest"));
 }
 
 TEST(CheckpointFormat, TruncatedFilesAreTornWrites) {

@@ -62,6 +62,15 @@ TEST(CleanToken, RefusesAnyOtherControlOrNonAsciiByteByName) {
   EXPECT_THAT(CleanToken("\n", "--token-file /x").status().message(), HasSubstr("--token-file /x: the token is empty"));
 }
 
+TEST(NameForMessage, EscapesAndCutsANameFromAFile) {
+  EXPECT_EQ(NameForMessage("conv1.weight"), "conv1.weight");
+  // A NUL shows, so two names that differ there do not print alike.
+  EXPECT_EQ(NameForMessage(std::string("fc.bias\0x", 9)), "fc.bias\\x00x");
+  EXPECT_EQ(NameForMessage(std::string(kMaxQuotedNameBytes, 'a')), std::string(kMaxQuotedNameBytes, 'a'));
+  EXPECT_EQ(NameForMessage(std::string(50'000'000, 'a')),
+            std::string(kMaxQuotedNameBytes, 'a') + "\u2026 (50000000 bytes)");
+}
+
 TEST(EscapeForTerminal, ShowsControlsAndEscapesButKeepsPrintableText) {
   EXPECT_EQ(EscapeForTerminal("plain name é"), "plain name é");
   EXPECT_EQ(EscapeForTerminal("a\nb\r\tc"), "a\\nb\\r\\tc");

@@ -97,6 +97,12 @@ TEST_F(GeneratorInputs, BadRequestsAreRefusedNamingTheFlagAndTheFix) {
   EXPECT_THAT(Refusal({.count = 3, .noise_file = two}).message(), HasSubstr("holds 2 rows"));
   EXPECT_THAT(Refusal({.noise_file = two, .interpolate = "0,5", .steps = 3}).message(), HasSubstr("row 5 is past"));
   EXPECT_THAT(Refusal({.noise_file = dir_ + "/none.npy"}).message(), HasSubstr("none.npy"));
+  // Issue 45, item 7: the last row of INT64_MAX is past the draw, not "row -9223372036854775808".
+  const std::string far(Refusal({.interpolate = "0,9223372036854775807", .steps = 3}).message());
+  EXPECT_THAT(far, HasSubstr("row 9223372036854775807 is past the seeded draw's rows 0 to 999"));
+  EXPECT_THAT(far, ::testing::Not(HasSubstr("-9223372036854775808")));
+  EXPECT_THAT(Refusal({.interpolate = "0,9223372036854775808", .steps = 3}).message(),
+              HasSubstr("'0,9223372036854775808': give two latent rows as A,B"));
 }
 
 TEST_F(GeneratorInputs, ConditionFilesMustHoldFramesOfTheModelsSide) {
@@ -106,6 +112,13 @@ TEST_F(GeneratorInputs, ConditionFilesMustHoldFramesOfTheModelsSide) {
   EXPECT_THAT(ConditionInputs(32, {.condition_file = Npy("big.npy", {2, 4, 64, 64}, 0)}, 10).status().message(),
               HasSubstr("the model takes [N, 4, 32, 32]"));
   EXPECT_THAT(ConditionInputs(32, {}, 10).status().message(), HasSubstr("give --condition FILE.npy or --case"));
+  // Issue 45, item 9: as --noise-file, NaN and inf frames are refused by value.
+  int n = 0;
+  for (const float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    const std::string path = Npy("bad" + std::to_string(n++) + ".npy", {4, 32, 32}, bad);
+    EXPECT_THAT(ConditionInputs(32, {.condition_file = path}, 10).status().message(),
+                HasSubstr("--condition " + path + " holds "));
+  }
   EXPECT_THAT(ConditionInputs(32, {.condition_file = "a.npy", .case_dir = "b"}, 10).status().message(),
               HasSubstr("give --condition FILE.npy or --case"));
 }

@@ -175,6 +175,43 @@ TEST_F(StateDictRefusal, ANonFiniteWeightIsRefused) {
   ExpectRefused("'conv1.bias' holds nan");
 }
 
+// Issue 45, item 9: finite values that cannot be a trained network's, named by file and tensor.
+TEST_F(StateDictRefusal, AHugeFiniteWeightIsRefusedNamingTheTensor) {
+  const float huge = 1e30f;
+  std::memcpy(Named("conv2.weight").bytes.data() + 8, &huge, 4);
+  ExpectRefused("tensor 'conv2.weight' holds 1e+30; a weight of a trained network lies within +-10000");
+}
+
+TEST(StateDictValues, ANegativeRunningVarianceIsRefusedNamingTheFileAndTheTensor) {
+  Dcgan model{DcganConfig{}}, target{DcganConfig{}};
+  model.Initialize(InitScheme::kGlorotUniform, 5);
+  const TorchNames names = model.TorchStateDictNames(GanNetwork::kGenerator);
+  ASSERT_FALSE(names.buffers.empty());
+  StFile file = ThroughBytes(model.g_params(), names, StDtype::kF32);
+  const std::string var = names.buffers[1];
+  ASSERT_TRUE(var.ends_with("running_var")) << var;
+  for (StTensor& t : file.tensors) {
+    if (t.name != var) continue;
+    const float negative = -0.5f;
+    std::memcpy(t.bytes.data() + 4, &negative, 4);
+  }
+  const absl::Status s = LoadSafetensorsIntoNetwork(file, "g.safetensors", names, target.g_params());
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_THAT(s.message(), HasSubstr("g.safetensors: tensor '" + var +
+                                     "' holds -0.5; a BatchNorm running variance "
+                                     "cannot be negative"));
+}
+
+// Issue 45, item 10: a name from a file is escaped and cut wherever a message quotes it.
+TEST_F(StateDictRefusal, TensorNamesInMessagesAreEscapedAndCut) {
+  file_.tensors.push_back({std::string("fc.bias\0x", 9), StDtype::kF32, {1}, std::string(4, '\0')});
+  ExpectRefused("unexpected 1: fc.bias\\x00x");
+  file_.tensors.back().name = std::string(100000, 'n');
+  const std::string message(Load().message());
+  EXPECT_THAT(message, HasSubstr(std::string(200, 'n') + "\u2026 (100000 bytes)"));
+  EXPECT_LT(message.size(), 1000u);
+}
+
 TEST_F(StateDictRefusal, PyTorchsBatchCountersAndOtherFloatTypesAreAccepted) {
   file_.tensors.push_back({"conv1.num_batches_tracked", StDtype::kI64, {}, std::string(8, '\0')});
   StTensor& bias = Named("fc.bias");

@@ -4,7 +4,7 @@
 # tens of minutes on two cores), not as a CTest:
 #
 #   bash tests/probe/worker_probe.sh [BUILD_DIR] [CLASS...]     BUILD_DIR: build (default)
-#   CLASS: numbers | entries | outputs | inputs (default: all four)
+#   CLASS: numbers | entries | outputs | inputs | resume (default: all five)
 #   PROBE_TIMEOUT=60 (seconds per run), PROBE_KEEP=1 (keep the scratch folder)
 #
 # Classes:
@@ -15,7 +15,13 @@
 #            under inspect-checkpoint, train --resume, rollout, generate and export;
 #   outputs  outputs that exist already (make-flow, rollout, generate, export, train);
 #   inputs   bad flow.json, .npy and IDX files (the fuzz corpora, and files that are not
-#            regular files) under rollout, generate and train.
+#            regular files) under rollout, generate and train;
+#   resume   train --resume with the run's settings changed: each of the settings issue 45
+#            edited in run.json (and more), and the same as flags; each must be refused
+#            naming the setting (the checkpoint's record is the truth), the run and its
+#            checkpoints untouched. Repeating a recorded value or its default must run.
+# numbers also gives generate's --seed, --count and --interpolate to gantry-worker and
+# to the gantry CLI (parsed before any connection) values that must not wrap or clamp.
 # Each run is counted once:
 #   refused   exit 2 (or 1, the documented code of a failure while running) with a
 #             message naming the thing (the flag, or the path);
@@ -32,10 +38,11 @@ set -uo pipefail
 build=${1:-build}
 shift || true
 classes=("$@")
-((${#classes[@]})) || classes=(numbers entries outputs inputs)
+((${#classes[@]})) || classes=(numbers entries outputs inputs resume)
 here=$(cd "$(dirname "$0")/../.." && pwd)
 worker=$(cd "$build" 2>/dev/null && pwd)/bin/gantry-worker
 [[ -x $worker ]] || { echo "no gantry-worker in $build/bin (build it first)"; exit 2; }
+gantry_cli=$(cd "$build" 2>/dev/null && pwd)/bin/gantry
 timeout_s=${PROBE_TIMEOUT:-60}
 scratch=$(mktemp -d /tmp/worker_probe.XXXXXX)
 [[ ${PROBE_KEEP:-0} == 1 ]] || trap 'rm -rf "$scratch"' EXIT
@@ -185,6 +192,27 @@ numbers() {
     done < <(bad_pairs "$sub")
     ((pairs > 0)) || { echo "no numeric flags found in $sub --help"; exit 2; }
   done
+  generate_numbers
+}
+
+# generate's numbers that once wrapped, clamped or overflowed (issue 45, item 7): each must
+# be refused quoting the value typed, by gantry-worker generate and by the gantry CLI.
+generate_numbers() {
+  local v
+  for v in -1 18446744073709551616 1e23 -0 +1 " 1" 0x1 99999999999999999999999; do
+    probe numbers "--seed: bad value '$v'" "$worker" generate --run "$scratch/run" --out "$scratch/n/gen" --count 2 \
+      --seed "$v"
+    [[ -x $gantry_cli ]] && probe numbers "--seed: bad value '$v'" "$gantry_cli" generate job-1 --count 2 --seed "$v"
+  done
+  for v in 9223372036854775807 9223372036854775808 99999999999999999999 1e30 100001; do
+    probe numbers "--count: bad value '$v'" "$worker" generate --run "$scratch/run" --out "$scratch/n/gen" --count "$v"
+    [[ -x $gantry_cli ]] && probe numbers "--count: bad value '$v'" "$gantry_cli" generate job-1 --count "$v"
+  done
+  for v in 0,9223372036854775807 9223372036854775807,0 0,9223372036854775808 -1,2 0,100000 1e3,2; do
+    probe numbers "--interpolate" "$worker" generate --run "$scratch/run" --out "$scratch/n/gen" --interpolate "$v" \
+      --steps 3
+  done
+  rm -rf "$scratch/n"
 }
 
 # ---------------------------------------------------------------------------- entries
@@ -340,6 +368,52 @@ flow_probe() {
     train) probe inputs "$which" "$worker" train --model pix2pix --dataset flow --data-dir "$c" --image-size 32 \
              --ngf 4 --ndf 4 --batch-size 2 --max-steps 1 --quality off --out "$scratch/i/t" ;;
   esac
+}
+
+# ---------------------------------------------------------------------------- resume
+# A finished run's settings changed on resume (issue 45, items 4-6): by hand in run.json
+# (the checkpoint's record must catch it) and as flags. Each change must be refused naming
+# the setting; a repeated value (or its default) must run.
+resume() {
+  echo "resume ..."
+  local pair name value r
+  local edits=("lr 0.001" "lr-scaling linear" "lr-scaling sqrt" "base-batch-size 32" "base-batch-size 128"
+               "warmup-steps 10" "warmup-start 0.5" "d-lr-ratio 2" "d-lr-ratio 0.5" "g-ema 0.999"
+               "target-fd 50" "stop-at-target true" "epochs 0" "quality fast" "quality full" "seed 7"
+               "batch-size 32" "optimizer sgd" "beta1 0.9" "max-steps 1" "limit-images 32" "precision bf16"
+               "augment color")
+  for pair in "${edits[@]}"; do
+    read -r name value <<<"$pair"
+    r=$scratch/r/run
+    copy_run "$scratch/run" "$r"
+    python3 -c 'import json, sys
+path, name, value = sys.argv[1:]
+j = json.load(open(path))
+j["settings"][name] = value
+json.dump(j, open(path, "w"), indent=2)' "$r/run.json" "$name" "$value"
+    # A setting the checkpoint's own fields hold (the sweep) is refused by that check,
+    # which names it in words.
+    local says=$name
+    [[ $name == batch-size ]] && says="batch size"
+    probe resume "$says" "$worker" train --resume "$r"
+    r=$scratch/r/flag
+    copy_run "$scratch/run" "$r"
+    if [[ $value == true ]]; then  # a switch takes no value on the command line
+      probe resume "--$name" "$worker" train --resume "$r" "--$name"
+    else
+      probe resume "--$name" "$worker" train --resume "$r" "--$name" "$value"
+    fi
+    rm -rf "$scratch/r"
+  done
+  # The recorded value, or the default the run used, is no change (issue 45, item 6).
+  for pair in "base-batch-size 64" "lr 1e-4" "lr 0.0001" "quality off" "batch-size 16" "lr-scaling none" \
+              "d-lr-ratio 1" "max-steps 2"; do
+    read -r name value <<<"$pair"
+    r=$scratch/r/same
+    copy_run "$scratch/run" "$r"
+    probe resume "--$name" "$worker" train --resume "$r" "--$name" "$value"
+    rm -rf "$scratch/r"
+  done
 }
 
 fixtures

@@ -78,6 +78,33 @@ TEST(LearningRateSettings, ParseAndRefuseByName) {
   }
 }
 
+// Issue 45, item 8: each network's rate after scaling, at every batch size of the sweep,
+// within --lr's own range, the refusal naming the flags that made it.
+TEST(LearningRateSettings, EffectiveRatesOutOfRangeAreRefusedNamingTheirFlags) {
+  const auto refusal = [](const RawSettings& settings) {
+    const absl::StatusOr<TrainConfig> c = ResolveTrainConfig(settings);
+    return c.ok() ? std::string("accepted") : std::string(c.status().message());
+  };
+  // 0.01 x 8192/64 = 1.28 is fine at 8192, but D's 1280 with --d-lr-ratio 1000 is not.
+  EXPECT_EQ(refusal({{"lr", "0.01"}, {"lr-scaling", "linear"}, {"batch-size", "64,8192"}}), "accepted");
+  const std::string d =
+      refusal({{"lr", "0.01"}, {"lr-scaling", "linear"}, {"batch-size", "64,8192"}, {"d-lr-ratio", "99"}});
+  EXPECT_THAT(d, HasSubstr("the discriminator's learning rate at global batch 8192 would be 126.72, outside "
+                           "[1e-12, 10]: made by --lr 0.01, --lr-scaling linear from --base-batch-size 64 (x128), "
+                           "--d-lr-ratio 99"));
+  EXPECT_THAT(refusal({{"lr", "8"}, {"lr-scaling", "sqrt"}, {"batch-size", "256"}}),
+              HasSubstr("the generator's learning rate at global batch 256 would be 16"));
+  // Too small: --d-lr-ratio 1e-300 (which a float would make 0) and a warm-up's first rate.
+  EXPECT_THAT(refusal({{"d-lr-ratio", "1e-300"}}),
+              HasSubstr("discriminator's learning rate at global batch 64 would be 1e-304, outside [1e-12, 10]: "
+                        "made by --lr 0.0001, --d-lr-ratio 1e-300"));
+  EXPECT_THAT(refusal({{"lr", "1e-12"}, {"warmup-steps", "5"}, {"warmup-start", "0.5"}}),
+              HasSubstr("generator's first warm-up learning rate at global batch 64 would be 5e-13, outside [1e-12, "
+                        "10]: made by --lr 1e-12, --warmup-start 0.5 (with --warmup-steps)"));
+  EXPECT_THAT(refusal({{"lr", "1e-11"}, {"lr-scaling", "linear"}, {"base-batch-size", "4096"}, {"batch-size", "8"}}),
+              HasSubstr("--lr-scaling linear from --base-batch-size 4096 (x0.00195312)"));
+}
+
 TEST(QualityTargetSettings, ATargetMustBeOneTheRunScores) {
   absl::StatusOr<TrainConfig> c = ResolveTrainConfig({{"target-fd", "40"}, {"stop-at-target", "true"}});
   ASSERT_TRUE(c.ok()) << c.status();

@@ -110,7 +110,8 @@ case $scenario in
     # One process is enough for these: --out with its recorded value is accepted, another
     # seed is not; a finished run is reported and left alone.
     "$worker" train --resume "$out" --out "$out" --seed 7 >"$log" 2>&1 && fail "--seed 7 was accepted with --resume"
-    grep -q "; --seed would change them (allowed with --resume: --data-dir," "$log" || fail "no message naming --seed"
+    grep -q "; --seed 7 (the run's: not given (its default, 1)) would change them (allowed with --resume: --data-dir," \
+      "$log" || fail "no message naming --seed with both values"
     "$worker" train --data-dir "$data" --resume "$out" >"$log" 2>&1 || fail "resuming a finished run: exit code $?"
     grep -q "already finished (2 epoch rows); nothing to train" "$log" || fail "a finished run was not reported"
     ;;

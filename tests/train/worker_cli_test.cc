@@ -528,10 +528,13 @@ TEST(WorkerCli, ResumeRefusesWhatItCannotContinue) {
   Result r = RunWorker("train --resume " + out);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr(out + " already finished (2 epoch rows); nothing to train"));
-  r = RunWorker("train --resume " + out + " --lr 0.5 --epochs 3 --progress-seconds 1");
+  // Fewer epochs and another rate are refused with both values (more epochs would continue).
+  r = RunWorker("train --resume " + out + " --lr 0.5 --epochs 1 --progress-seconds 1");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.output, HasSubstr("--resume continues " + out + " with the settings in its run.json; --epochs, --lr "
-                                  "would change them (allowed with --resume: --data-dir, --progress-seconds"));
+  EXPECT_THAT(r.output, HasSubstr("--resume continues " + out +
+                                  " with the settings in its run.json; --epochs 1 "
+                                  "(the run's: 2), --lr 0.5 (the run's: not given (its default, 0.0001)) would "
+                                  "change them (allowed with --resume: --data-dir, --progress-seconds"));
   r = RunWorker("train --resume " + out + " --config run.yaml");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("--config cannot be combined with --resume"));

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/byte_codec.h"
 #include "common/status_macros.h"
+#include "runspec/resume_rules.h"
 #include "worker/checkpoint/checkpoint_format.h"
 
 namespace gantry {
@@ -238,6 +239,28 @@ void GetAppendedColumns(ByteReader& r, std::vector<EpochRow>& rows) {
   }
 }
 
+void PutSettings(ByteWriter& w, const std::map<std::string, std::string>& record) {
+  w.String(SettingsDigest(record));
+  w.U64(record.size());
+  for (const auto& [name, value] : record) {
+    w.String(name);
+    w.String(value);
+  }
+}
+
+// The record, checked against its digest (a section whose pairs and digest disagree was
+// not written by gantry: the CRC alone cannot tell an edit that recomputed it).
+std::map<std::string, std::string> GetSettings(ByteReader& r, std::string* digest) {
+  *digest = r.String("settings digest");
+  std::map<std::string, std::string> record;
+  const uint64_t n = r.U64("settings count");
+  for (uint64_t i = 0; i < n && r.status().ok(); ++i) {
+    std::string name = r.String("setting name");
+    record[std::move(name)] = r.String("setting value");
+  }
+  return record;
+}
+
 template <typename Fn>
 SectionBytes Section(SectionTag tag, Fn put) {
   ByteWriter w;
@@ -268,6 +291,9 @@ std::vector<uint8_t> EncodeCheckpoint(const TrainingState& s) {
   // Only a run that augments writes the section: a run without keeps the bytes it had.
   if (s.augment != kAugmentOfCheckpointsWithout) {
     sections.push_back(Section(SectionTag::kAugment, [&](ByteWriter& w) { w.String(s.augment); }));
+  }
+  if (s.settings) {
+    sections.push_back(Section(SectionTag::kSettings, [&](ByteWriter& w) { PutSettings(w, *s.settings); }));
   }
   return FrameCheckpoint(sections);
 }
@@ -316,6 +342,15 @@ absl::StatusOr<TrainingState> DecodeCheckpoint(std::span<const uint8_t> file, co
   }
   if (by_tag.contains(SectionTag::kAugment)) {
     RETURN_IF_ERROR(read(SectionTag::kAugment, [&](ByteReader& r) { s.augment = r.String("augment policy"); }));
+  }
+  if (by_tag.contains(SectionTag::kSettings)) {
+    std::string digest;
+    RETURN_IF_ERROR(read(SectionTag::kSettings, [&](ByteReader& r) { s.settings = GetSettings(r, &digest); }));
+    if (digest != SettingsDigest(*s.settings)) {
+      return absl::DataLossError(absl::StrCat(name, ": settings section: its digest ", digest,
+                                              " does not match its settings (", SettingsDigest(*s.settings),
+                                              "); the file is damaged"));
+    }
   }
   return s;
 }

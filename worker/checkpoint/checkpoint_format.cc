@@ -16,7 +16,7 @@ namespace {
 constexpr char kMagic[8] = {'G', 'A', 'N', 'T', 'R', 'Y', 'C', 'K'};
 constexpr size_t kHeaderCrcOffset = 28;
 constexpr size_t kSectionFrameBytes = 16;
-constexpr uint32_t kLastKnownTag = static_cast<uint32_t>(SectionTag::kAugment);
+constexpr uint32_t kLastKnownTag = static_cast<uint32_t>(SectionTag::kSettings);
 
 absl::Status Corrupt(const std::string& name, const std::string& what) {
   return absl::DataLossError(absl::StrCat(name, ": ", what));
@@ -69,6 +69,7 @@ std::string SectionName(SectionTag tag) {
     case SectionTag::kEpochRowColumns: return "epoch row columns";
     case SectionTag::kGeneratorAverage: return "generator average";
     case SectionTag::kAugment: return "augment";
+    case SectionTag::kSettings: return "settings";
   }
   return absl::StrCat("section ", static_cast<uint32_t>(tag));
 }

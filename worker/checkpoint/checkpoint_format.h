@@ -40,10 +40,11 @@ enum class SectionTag : uint32_t {
   kEpochInProgress = 8,
   kEpochRows = 9,
   kStragglerRows = 10,
-  kModel = 11,  // the --model name; absent in checkpoints from before the model seam (DCGAN)
-  kEpochRowColumns = 12,  // the epoch rows' columns after the first 20, by name; absent in older checkpoints
+  kModel = 11,             // the --model name; absent in checkpoints from before the model seam (DCGAN)
+  kEpochRowColumns = 12,   // the epoch rows' columns after the first 20, by name; absent in older checkpoints
   kGeneratorAverage = 13,  // --g-ema: the generator's weight average; absent without one
   kAugment = 14,           // --augment's policy name; absent without one (off)
+  kSettings = 15,          // the settings record (digest, then name/value pairs); absent in older checkpoints
 };
 
 // "position", "generator", ...: how errors name a section.

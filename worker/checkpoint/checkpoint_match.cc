@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/printable_text.h"
 #include "common/status_macros.h"
 #include "runspec/augment_policy.h"
 #include "worker/checkpoint/network_state.h"
@@ -27,9 +28,10 @@ absl::Status CheckLayout(const std::vector<LayoutEntry>& saved, const std::vecto
   }
   for (size_t i = 0; i < saved.size(); ++i) {
     if (saved[i] != run[i]) {
-      return Mismatch(name, absl::StrCat(what, " tensor ", i, ": the checkpoint has ", saved[i].name, " ",
-                                         Dims(saved[i].dims), ", the run's model has ", run[i].name, " ",
-                                         Dims(run[i].dims), " (the checkpoint belongs to another model configuration)"));
+      return Mismatch(name,
+                      absl::StrCat(what, " tensor ", i, ": the checkpoint has ", NameForMessage(saved[i].name), " ",
+                                   Dims(saved[i].dims), ", the run's model has ", run[i].name, " ", Dims(run[i].dims),
+                                   " (the checkpoint belongs to another model configuration)"));
     }
   }
   return absl::OkStatus();

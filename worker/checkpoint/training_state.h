@@ -7,6 +7,8 @@
 // of the remaining steps:
 //   - both networks' flat parameters and BatchNorm buffers, both optimizers' buffers
 //     and step counts, both loss scalers, the generator's weight average (--g-ema);
+//   - the record of the settings that shape the run (runspec/resume_rules.h), so a resume
+//     that would train or score otherwise is refused even when run.json was edited;
 //   - the augmentation policy (--augment), to refuse a resume that would augment otherwise
 //     (its draws need nothing: a pure function of (seed, steps done, row));
 //   - the sampler position: the epoch's permutation is a pure function of (seed,
@@ -22,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,6 +99,9 @@ struct TrainingState {
   // --augment's canonical policy name (AugmentPolicyName): which transforms D's inputs
   // passed through. A resumed run must augment alike (checkpoint_match.h).
   std::string augment = kAugmentOfCheckpointsWithout;
+  // The settings record (SettingsRecordOf: every setting but the free ones, as given);
+  // absent in checkpoints from before it (a resume then trusts run.json, with a warning).
+  std::optional<std::map<std::string, std::string>> settings;
   OptimizerState g_opt, d_opt;
   LossScalerState g_scaler, d_scaler;
   std::vector<int64_t> shares;   // rows of each global batch per rank

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/file_io.h"
+#include "common/printable_text.h"
 #include "common/status_macros.h"
 #include "nlohmann/json.hpp"
 
@@ -47,11 +48,12 @@ struct Entry {
 
 absl::StatusOr<std::vector<int64_t>> ParseShape(const nlohmann::json& j, const std::string& name,
                                                 const std::string& tensor) {
-  if (!j.is_array()) return Bad(name, absl::StrCat("tensor '", tensor, "': \"shape\" is not a list"));
+  if (!j.is_array()) return Bad(name, absl::StrCat("tensor '", NameForMessage(tensor), "': \"shape\" is not a list"));
   std::vector<int64_t> shape;
   for (const nlohmann::json& d : j) {
     if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t{1} << 62)) {
-      return Bad(name, absl::StrCat("tensor '", tensor, "': \"shape\" holds something other than a size"));
+      return Bad(name,
+                 absl::StrCat("tensor '", NameForMessage(tensor), "': \"shape\" holds something other than a size"));
     }
     shape.push_back(static_cast<int64_t>(d.get<uint64_t>()));
   }
@@ -60,30 +62,30 @@ absl::StatusOr<std::vector<int64_t>> ParseShape(const nlohmann::json& j, const s
 
 absl::StatusOr<Entry> ParseEntry(const std::string& key, const nlohmann::json& j, const std::string& name) {
   if (key.empty()) return Bad(name, "a tensor has an empty name");
-  if (!j.is_object()) return Bad(name, absl::StrCat("tensor '", key, "' is not an object"));
+  if (!j.is_object()) return Bad(name, absl::StrCat("tensor '", NameForMessage(key), "' is not an object"));
   Entry e;
   e.tensor.name = key;
   const auto dtype = j.find("dtype"), shape = j.find("shape"), offsets = j.find("data_offsets");
   if (dtype == j.end() || shape == j.end() || offsets == j.end()) {
-    return Bad(name, absl::StrCat("tensor '", key, "' lacks \"dtype\", \"shape\" or \"data_offsets\""));
+    return Bad(name, absl::StrCat("tensor '", NameForMessage(key), "' lacks \"dtype\", \"shape\" or \"data_offsets\""));
   }
   const std::optional<StDtype> d = dtype->is_string() ? ParseDtype(dtype->get<std::string>()) : std::nullopt;
   if (!d) {
-    return Bad(name, absl::StrCat("tensor '", key, "' has dtype ", dtype->dump(),
+    return Bad(name, absl::StrCat("tensor '", NameForMessage(key), "' has dtype ", dtype->dump(),
                                   "; gantry reads F32, BF16, F16 and F64 (and I64 counters): convert it first"));
   }
   e.tensor.dtype = *d;
   ASSIGN_OR_RETURN(e.tensor.shape, ParseShape(*shape, name, key));
   if (!offsets->is_array() || offsets->size() != 2 || !(*offsets)[0].is_number_unsigned() ||
       !(*offsets)[1].is_number_unsigned()) {
-    return Bad(name, absl::StrCat("tensor '", key, "': \"data_offsets\" is not a pair of offsets"));
+    return Bad(name, absl::StrCat("tensor '", NameForMessage(key), "': \"data_offsets\" is not a pair of offsets"));
   }
   e.begin = (*offsets)[0].get<uint64_t>();
   e.end = (*offsets)[1].get<uint64_t>();
   const std::optional<uint64_t> bytes = ByteCount(e.tensor.dtype, e.tensor.shape);
   if (e.end < e.begin || !bytes || *bytes != e.end - e.begin) {
-    return Bad(name, absl::StrCat("tensor '", key, "': offsets [", e.begin, ", ", e.end, ") do not hold a ",
-                                  StDtypeName(e.tensor.dtype), " tensor of shape [",
+    return Bad(name, absl::StrCat("tensor '", NameForMessage(key), "': offsets [", e.begin, ", ", e.end,
+                                  ") do not hold a ", StDtypeName(e.tensor.dtype), " tensor of shape [",
                                   absl::StrJoin(e.tensor.shape, ", "), "]"));
   }
   return e;
@@ -107,7 +109,8 @@ absl::Status CheckCoverage(std::vector<Entry>& entries, uint64_t buffer, const s
   uint64_t at = 0;
   for (const Entry& e : entries) {
     if (e.begin != at) {
-      return Bad(name, absl::StrCat("tensor '", e.tensor.name, "' starts at byte ", e.begin, " of the buffer, but ",
+      return Bad(name, absl::StrCat("tensor '", NameForMessage(e.tensor.name), "' starts at byte ", e.begin,
+                                    " of the buffer, but ",
                                     e.begin < at ? "the tensor before it ends at " : "the bytes before it end at ", at,
                                     e.begin < at ? " (overlap)" : " (a hole)"));
     }
@@ -167,13 +170,14 @@ absl::StatusOr<std::string> EncodeSafetensors(const StFile& file) {
   uint64_t offset = 0;
   for (const StTensor& t : file.tensors) {
     if (t.name.empty() || t.name == kMetadataKey || header.contains(t.name)) {
-      return absl::InvalidArgumentError(absl::StrCat("safetensors: tensor name '", t.name,
-                                                     "' is empty, reserved or used twice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("safetensors: tensor name '", NameForMessage(t.name), "' is empty, reserved or used twice"));
     }
     const std::optional<uint64_t> bytes = ByteCount(t.dtype, t.shape);
     if (!bytes || *bytes != t.bytes.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("safetensors: tensor '", t.name, "' has ", t.bytes.size(),
-                                                     " bytes for shape [", absl::StrJoin(t.shape, ", "), "]"));
+      return absl::InvalidArgumentError(absl::StrCat("safetensors: tensor '", NameForMessage(t.name), "' has ",
+                                                     t.bytes.size(), " bytes for shape [", absl::StrJoin(t.shape, ", "),
+                                                     "]"));
     }
     header[t.name] = {{"dtype", std::string(StDtypeName(t.dtype))},
                       {"shape", t.shape},

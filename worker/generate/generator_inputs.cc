@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/status_macros.h"
+#include "runspec/generate_spec_check.h"
 #include "worker/data/flow_case.h"
 #include "worker/data/flow_pairs.h"
 #include "worker/formats/npy.h"
@@ -25,15 +26,15 @@ absl::Status CheckCount(int64_t count, int64_t max_count, const char* what) {
   return absl::OkStatus();
 }
 
-// "A,B" -> {A, B}.
+// "A,B" -> {A, B}: two rows in [0, INT64_MAX] (InterpolateEnds, which the coordinator
+// checks alike), refused quoting the text as typed.
 absl::StatusOr<std::pair<int64_t, int64_t>> ParseEnds(const std::string& text) {
-  const std::vector<std::string> parts = absl::StrSplit(text, ',');
-  int64_t a = 0, b = 0;
-  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &a) || !absl::SimpleAtoi(parts[1], &b) || a < 0 || b < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("--interpolate ", text,
-                                                   ": give two latent rows as A,B (e.g. --interpolate 3,17)"));
+  absl::StatusOr<std::pair<int64_t, int64_t>> ends = InterpolateEnds(text);
+  if (!ends.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--interpolate ", ends.status().message(), " (e.g. --interpolate 3,17)"));
   }
-  return std::make_pair(a, b);
+  return ends;
 }
 
 // The noise file's rows, [N, dim].
@@ -84,7 +85,12 @@ absl::StatusOr<Tensor> Walk(const GanModel& model, const LatentRequest& r, int64
   if (!r.noise_file.empty()) {
     ASSIGN_OR_RETURN(source, ReadNoiseFile(r.noise_file, dim));
   } else {
-    RETURN_IF_ERROR(CheckCount(last + 1, max_count, "--interpolate row"));
+    // A seeded walk draws rows 0..last; compared without adding one (last may be INT64_MAX).
+    if (last >= max_count) {
+      return absl::InvalidArgumentError(absl::StrCat("--interpolate ", r.interpolate, ": row ", last,
+                                                     " is past the seeded draw's rows 0 to ", max_count - 1,
+                                                     " (a walk between rows of a --noise-file can reach further)"));
+    }
     Rng rng(r.seed);
     source = model.SampleInputs(rng, last + 1);
   }
@@ -105,6 +111,13 @@ absl::StatusOr<Tensor> ConditionsFromFile(const std::string& path, int64_t s) {
         "--condition ", path, " holds an array of shape (", absl::StrJoin(array.shape, ", "), "); the model takes [N, ",
         kFlowConditionChannels, ", ", s, ", ", s, "] (normalised ux, uy, vorticity and the obstacle mask at its "
         "--image-size)"));
+  }
+  // As --noise-file: a NaN or inf frame would make NaN samples, so it is refused by value.
+  for (size_t i = 0; i < array.data.size(); ++i) {
+    if (!std::isfinite(array.data[i])) {
+      return absl::InvalidArgumentError(absl::StrCat("--condition ", path, " holds ", array.data[i], " at value ", i,
+                                                     "; the frames must be finite numbers"));
+    }
   }
   return Tensor::FromVector(Shape{shape[0], shape[1], s, s}, array.data);
 }

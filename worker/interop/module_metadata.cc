@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/printable_text.h"
 
 namespace gantry {
 namespace {
@@ -60,7 +61,7 @@ absl::Status CheckMetadataFitsModel(const std::map<std::string, std::string>& me
                                     const std::string& model) {
   const auto named = metadata.find("model");
   if (named == metadata.end() || named->second == model) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(path, " holds a --model ", named->second,
+  return absl::InvalidArgumentError(absl::StrCat(path, " holds a --model ", NameForMessage(named->second),
                                                  " network; this run trains --model ", model, ": give weights of a ",
                                                  model, " (gantry-worker export of such a run)"));
 }

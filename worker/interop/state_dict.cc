@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/bf16.h"
 #include "common/fp16.h"
+#include "common/printable_text.h"
 #include "common/status_macros.h"
 
 namespace gantry {
@@ -100,7 +101,9 @@ absl::Status CheckKeys(const std::map<std::string, const StTensor*>& found, cons
   if (missing.empty() && unexpected.empty()) return absl::OkStatus();
   auto some = [](const std::vector<std::string>& keys) {
     const size_t shown = std::min<size_t>(keys.size(), 5);
-    return absl::StrCat(absl::StrJoin(keys.begin(), keys.begin() + shown, ", "), keys.size() > shown ? ", ..." : "");
+    std::vector<std::string> quoted;
+    for (size_t i = 0; i < shown; ++i) quoted.push_back(NameForMessage(keys[i]));
+    return absl::StrCat(absl::StrJoin(quoted, ", "), keys.size() > shown ? ", ..." : "");
   };
   return absl::InvalidArgumentError(absl::StrCat(
       path, ": the tensors do not match the network's PyTorch state_dict (docs/export.md)",
@@ -108,24 +111,49 @@ absl::Status CheckKeys(const std::map<std::string, const StTensor*>& found, cons
       unexpected.empty() ? "" : absl::StrCat("; unexpected ", unexpected.size(), ": ", some(unexpected))));
 }
 
-// The values of `t` for `entry`, or why they do not fit it.
-absl::StatusOr<std::vector<float>> ValuesFor(const StTensor& t, const FlatParameters::Entry& entry,
+// The largest magnitude a loaded weight or BatchNorm statistic may have. Trained DCGAN
+// and Pix2Pix weights stay within +-10 and their running statistics far within 1e8; a
+// weight of 1e30 is finite but overflows fp32 in the first products, so it is refused by
+// the file and tensor instead of failing later as a diverging run.
+constexpr float kMaxWeightMagnitude = 1e4f;
+constexpr float kMaxBufferMagnitude = 1e8f;
+
+// The values of `t` for `entry` (`buffer`: a BatchNorm statistic), or why they do not
+// fit it: a dtype or shape of another tensor, a value that is not finite, a negative
+// running variance, or a magnitude past the bounds above.
+absl::StatusOr<std::vector<float>> ValuesFor(const StTensor& t, const FlatParameters::Entry& entry, bool buffer,
                                              const std::string& path) {
   const std::vector<int64_t>& want = entry.spec.shape.dims();
   if (t.dtype == StDtype::kI64) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", t.name, "' is I64; a weight must be F32, BF16, "
+    return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", NameForMessage(t.name),
+                                                   "' is I64; a weight must be F32, BF16, "
                                                    "F16 or F64"));
   }
   if (t.shape != want) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", t.name, "' has shape [",
+    return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", NameForMessage(t.name), "' has shape [",
                                                    absl::StrJoin(t.shape, ", "), "]; the network's is [",
                                                    absl::StrJoin(want, ", "), "] (another model size?)"));
   }
   std::vector<float> values = Decode(t);
+  const bool variance = t.name.ends_with("running_var");
+  const float bound = buffer ? kMaxBufferMagnitude : kMaxWeightMagnitude;
   for (float v : values) {
     if (!std::isfinite(v)) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", t.name, "' holds ", v,
+      return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", NameForMessage(t.name), "' holds ", v,
                                                      "; a network's weights must be finite"));
+    }
+    if (variance && v < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": tensor '", NameForMessage(t.name), "' holds ", v,
+                       "; a BatchNorm running variance cannot be negative (every "
+                       "sample would be NaN): the file is damaged or not a trained network"));
+    }
+    if (std::fabs(v) > bound) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": tensor '", NameForMessage(t.name), "' holds ", v, "; ",
+                                                     buffer ? "a BatchNorm statistic" : "a weight",
+                                                     " of a trained network lies within +-", bound,
+                                                     " (larger ones overflow the first steps): the file is "
+                                                     "damaged or not a trained network"));
     }
   }
   return values;
@@ -168,7 +196,7 @@ absl::Status LoadSafetensorsIntoNetwork(const StFile& file, const std::string& p
   RETURN_IF_ERROR(CheckKeys(found, names, path));
   std::vector<float> params(p.params().numel()), buffers(p.buffers().numel());
   for (const NamedEntry& e : pairs) {
-    ASSIGN_OR_RETURN(const std::vector<float> values, ValuesFor(*found.at(*e.key), *e.entry, path));
+    ASSIGN_OR_RETURN(const std::vector<float> values, ValuesFor(*found.at(*e.key), *e.entry, e.buffer, path));
     std::copy(values.begin(), values.end(), (e.buffer ? buffers : params).begin() + e.entry->offset);
   }
   p.params().CopyFrom(Tensor::FromVector(p.params().shape(), params));

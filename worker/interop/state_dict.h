@@ -30,7 +30,9 @@ bool HoldsNetwork(const StFile& file, const TorchNames& names);
 // key of `names` must be there with the entry's shape (a PyTorch Linear's [out, in],
 // a convolution's [out, in, k, k], a transposed one's [in, out, k, k]); counters are
 // ignored. INVALID_ARGUMENT starting with `path` and naming the key for a missing or
-// unexpected tensor, a shape or dtype that does not fit, or a value that is not finite;
+// unexpected tensor, a shape or dtype that does not fit, a value that is not finite, a
+// negative BatchNorm running variance, or a weight past +-1e4 (a statistic past +-1e8);
+// tensor names are quoted through NameForMessage (common/printable_text.h);
 // `p` is left as it was then.
 absl::Status LoadSafetensorsIntoNetwork(const StFile& file, const std::string& path, const TorchNames& names,
                                         FlatParameters& p);

@@ -17,10 +17,12 @@ namespace gantry {
 namespace {
 
 // The sections state_crc32 covers: the training state, not the report of how it went
-// (epoch rows and their appended columns hold times and energy, which differ run to run).
+// (epoch rows and their appended columns hold times and energy, which differ run to run)
+// nor the settings record (a run killed on purpose by --debug-crash-after-step records
+// that switch; the state it resumes to is still the uninterrupted run's, bit for bit).
 bool IsStateSection(SectionTag tag) {
   return tag != SectionTag::kEpochRows && tag != SectionTag::kEpochRowColumns &&
-         tag != SectionTag::kEpochInProgress && tag != SectionTag::kStragglerRows;
+         tag != SectionTag::kEpochInProgress && tag != SectionTag::kStragglerRows && tag != SectionTag::kSettings;
 }
 
 // The checkpoint to describe: the file itself, or a run folder's newest usable one as
@@ -76,6 +78,8 @@ absl::StatusOr<std::string> CheckpointSummaryJson(const std::string& path) {
   j["loss_scale_d"] = state.d_scaler.scale;
   j["generator_average"] = state.g_average.has_value();  // --g-ema
   j["augment"] = state.augment;                            // --augment
+  // The settings record (runspec/resume_rules.h); null in a checkpoint from before it.
+  j["settings"] = state.settings ? nlohmann::ordered_json(*state.settings) : nlohmann::ordered_json();
   nlohmann::ordered_json crcs;
   ByteWriter state_crcs;
   for (const SectionView& s : sections) {

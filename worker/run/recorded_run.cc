@@ -12,9 +12,6 @@
 namespace gantry {
 namespace {
 
-// The most bytes a run.json may hold: gantry writes a few KB (settings, config, host).
-constexpr size_t kMaxRunJsonBytes = 1 << 20;
-
 // RUN/run.json, parsed.
 absl::StatusOr<nlohmann::json> ReadManifest(const std::string& run_dir) {
   const std::string path = run_dir + "/run.json";

@@ -17,6 +17,9 @@
 
 namespace gantry {
 
+// The most bytes a run.json may hold: gantry writes a few KB (settings, config, host).
+inline constexpr size_t kMaxRunJsonBytes = 1 << 20;
+
 struct RecordedRun {
   std::string run_dir;
   // The "settings" object (name -> value as given; `out` is where the run was started,

@@ -19,20 +19,36 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "runspec/resume_rules.h"
 #include "runspec/train_config.h"
 #include "worker/checkpoint/checkpoint_match.h"
 #include "worker/checkpoint/training_state.h"
 
 namespace gantry {
 
-// The settings that may differ on resume: they change where things are found, how
-// often the run reports or checkpoints, and how long it waits, never what it computes.
+// The settings that may be given with --resume (runspec/resume_rules.h): the free ones,
+// which change where things are found, how often the run reports or checkpoints, and
+// how long it waits, never what it computes; and --epochs, which may grow.
 const std::vector<std::string>& ResumeOverridableSettings();
 
 // The settings recorded in RUN/run.json, with `overrides` applied and `out` set to
-// `run_dir`. An override of any other setting is INVALID_ARGUMENT naming every such flag
-// (unless its value equals the recorded one). Otherwise errors as ReadRecordedRun.
+// `run_dir`. An override that changes any other setting (compared by resolved value, so
+// repeating the recorded value or its default is no change), or fewer --epochs, is
+// INVALID_ARGUMENT naming every such flag with both values. Otherwise errors as
+// ReadRecordedRun.
 absl::StatusOr<RawSettings> ResumeSettings(const std::string& run_dir, const RawSettings& overrides);
+
+// Checks the settings a resumed run is about to use (`in_use`: run.json's with the
+// command line's) against the record its checkpoint `checkpoint` carries (the truth:
+// run.json can be edited by hand). A recorded setting that differs, or fewer --epochs,
+// is INVALID_ARGUMENT naming the setting, both values and the fix. Returns the
+// extendable settings that grew (more --epochs), for RecordResumeChanges.
+absl::StatusOr<std::vector<SettingChange>> CheckSettingsRecord(const RawSettings& record, const RawSettings& in_use,
+                                                               const std::string& checkpoint);
+
+// Writes the settings that grew on resume into RUN/run.json ("settings", "config" and a
+// "resume_changes" list with the time and both values) and log.txt (one line each).
+absl::Status RecordResumeChanges(const std::string& run_dir, const std::vector<SettingChange>& changes);
 
 // What `--resume RUN` (without a --data-dir override) asks of a checkpoint: the run's
 // settings and training-image count as RUN/run.json records them (ReadRecordedRun, then

@@ -9,7 +9,6 @@
 #include "runspec/augment_policy.h"
 
 namespace gantry {
-namespace {
 
 std::string UtcNow() {
   const std::time_t t = std::time(nullptr);
@@ -18,6 +17,8 @@ std::string UtcNow() {
   return absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
                          tm.tm_min, tm.tm_sec);
 }
+
+namespace {
 
 // The float as a user would write it (1e-4, not 9.99999974738e-05).
 double Shortest(float f) { return std::stod(absl::StrCat(f)); }
@@ -113,11 +114,13 @@ nlohmann::ordered_json ConfigJson(const TrainConfig& c, const std::string& data_
   return cfg;
 }
 
+}  // namespace
+
 // run.json's "settings": what was given, plus the settings whose defaults may change
 // (--predict, --lr-scaling) or that the run took from its data (the image DCGAN's size
 // and channels, a packed set's), so neither a later change of a default nor of the data
 // can change what resuming, generating from or exporting this run builds.
-RawSettings RecordedSettings(const TrainConfig& c, const RawSettings& settings) {
+RawSettings RunJsonSettings(const TrainConfig& c, const RawSettings& settings) {
   RawSettings recorded = settings;
   if (c.model == "pix2pix") recorded.try_emplace("predict", NextFramePredictionName(c.pix2pix.predict));
   if (UsesImageDcgan(c)) {
@@ -127,8 +130,6 @@ RawSettings RecordedSettings(const TrainConfig& c, const RawSettings& settings) 
   recorded.try_emplace("lr-scaling", LrScalingName(c.rate_rule.scaling));
   return recorded;
 }
-
-}  // namespace
 
 std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, const std::string& data_dir,
                             int64_t train_images,
@@ -145,7 +146,7 @@ std::string RunManifestJson(const TrainConfig& c, const RawSettings& settings, c
   j["world_size"] = world_size;
   j["transport"] = transport;
   j["config"] = ConfigJson(c, data_dir, train_images);
-  j["settings"] = RecordedSettings(c, settings);
+  j["settings"] = RunJsonSettings(c, settings);
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

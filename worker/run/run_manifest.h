@@ -18,4 +18,14 @@ std::string RunManifestJson(const TrainConfig& config, const RawSettings& settin
                             const std::string& backend, const std::string& product_path, int world_size,
                             const std::string& transport);
 
+// run.json's "settings": what was given, plus the settings whose defaults may change
+// (--predict, --lr-scaling) or that the run took from its data (the image DCGAN's size
+// and channels), so neither a later change of a default nor of the data can change what
+// resuming, generating from or exporting the run builds. Also what a checkpoint's
+// settings record is made of (runspec/resume_rules.h).
+RawSettings RunJsonSettings(const TrainConfig& config, const RawSettings& settings);
+
+// The current time as run.json writes it: "2026-12-07T12:00:00Z".
+std::string UtcNow();
+
 }  // namespace gantry

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/printable_text.h"
 #include "common/status_macros.h"
 #include "spdlog/spdlog.h"
 #include "worker/formats/safetensors.h"
@@ -21,7 +22,7 @@ absl::StatusOr<GanNetwork> NetworkOf(const StFile& file, const std::string& path
   if (named != file.metadata.end()) {
     if (named->second == "generator") return GanNetwork::kGenerator;
     if (named->second == "discriminator") return GanNetwork::kDiscriminator;
-    return absl::InvalidArgumentError(absl::StrCat(path, ": __metadata__ names network '", named->second,
+    return absl::InvalidArgumentError(absl::StrCat(path, ": __metadata__ names network '", NameForMessage(named->second),
                                                    "'; use generator or discriminator"));
   }
   const bool d = HoldsNetwork(file, model.TorchStateDictNames(GanNetwork::kDiscriminator));

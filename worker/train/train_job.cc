@@ -18,22 +18,23 @@
 #include "runspec/mixed_precision.h"
 #include "spdlog/spdlog.h"
 #include "worker/checkpoint/share_checkpoint.h"
+#include "worker/comm/broadcast_string.h"
 #include "worker/data/flow_dataset.h"
 #include "worker/data/mnist_dataset.h"
 #include "worker/data/packed_image_rows.h"
 #include "worker/data/sample_rows.h"
-#include "worker/comm/broadcast_string.h"
-#include "worker/train/image_set_for_run.h"
 #include "worker/eval/image_reference.h"
 #include "worker/eval/judge_store.h"
 #include "worker/eval/random_feature_scorer.h"
-#include "worker/tensor/backend_registry.h"
 #include "worker/models/model_registry.h"
 #include "worker/monitor/nvml_energy.h"
+#include "worker/run/recorded_run.h"
 #include "worker/run/resume.h"
 #include "worker/run/run_folder.h"
 #include "worker/run/run_manifest.h"
 #include "worker/run/shared_settings.h"
+#include "worker/tensor/backend_registry.h"
+#include "worker/train/image_set_for_run.h"
 #include "worker/train/trainer.h"
 #include "worker/train/training_device.h"
 
@@ -176,17 +177,27 @@ class TrainJob {
   }
 
   TrainJobResult Run() {
-    for (absl::Status (TrainJob::*step)() : {&TrainJob::ResolveSettings, &TrainJob::OpenRunFolder,
-                                             &TrainJob::LoadTrainingData, &TrainJob::OpenQualityJudge}) {
+    for (absl::Status (TrainJob::*step)() :
+         {&TrainJob::ResolveSettings, &TrainJob::OpenRunFolder, &TrainJob::LoadTrainingData}) {
       if (absl::Status s = (this->*step)(); !s.ok()) return End(TrainJobEnd::kRefused, s);
     }
+    // A resume's checkpoint (and its settings record) before the quality judge: a run
+    // whose settings changed is refused for that, whatever the judge would say.
+    if (request_.resume) {
+      if (absl::Status s = LoadCheckpoint(); !s.ok()) return End(TrainJobEnd::kRefused, s);
+    }
+    if (absl::Status s = OpenQualityJudge(); !s.ok()) return End(TrainJobEnd::kRefused, s);
     if (root_) {
       const std::string products = device_->backend->ProductPath(result_.config.mixed.precision);
       spdlog::info("{} products: {}", PrecisionName(result_.config.mixed.precision), products);
     }
     if (request_.resume) {
-      if (absl::Status s = LoadCheckpoint(); !s.ok()) return End(TrainJobEnd::kRefused, s);
       if (RunFinished(*state_, result_.config)) return EndFinishedRun();
+      if (root_) {
+        if (absl::Status s = RecordResumeChanges(result_.config.out, grown_); !s.ok()) {
+          return End(TrainJobEnd::kFailed, s);
+        }
+      }
     } else if (root_) {
       if (absl::Status s = WriteManifest(); !s.ok()) return End(TrainJobEnd::kFailed, s);
     }
@@ -380,6 +391,32 @@ class TrainJob {
     }
     if (root_) spdlog::info("resuming from {}", loaded->path);
     state_ = std::move(loaded->state);
+    return AgreeAllOk(root_ ? CheckResumedSettings(loaded->path) : absl::OkStatus(), "checking the settings");
+  }
+
+  // Rank 0: the settings the run resumes with against what the checkpoint records
+  // (resume.h); more --epochs is kept in grown_, for run.json and log.txt once nothing
+  // else refuses the run. A checkpoint from before the record is checked against
+  // run.json as it is (a hand edit cannot be seen then; the log says so).
+  absl::Status CheckResumedSettings(const std::string& checkpoint) {
+    const RawSettings in_use = SettingsRecordOf(RunJsonSettings(result_.config, shared_.raw));
+    RawSettings record;
+    if (state_->settings) {
+      record = *state_->settings;
+    } else {
+      spdlog::warn(
+          "{}: holds no settings record (written before checkpoints carried one); resuming with the "
+          "settings in run.json as they are",
+          checkpoint);
+      ASSIGN_OR_RETURN(const RecordedRun recorded, ReadRecordedRun(result_.config.out));
+      record = SettingsRecordOf(recorded.settings);
+    }
+    absl::StatusOr<std::vector<SettingChange>> grown = CheckSettingsRecord(record, in_use, checkpoint);
+    if (!grown.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot resume ", result_.config.out, ": ", grown.status().message()));
+    }
+    grown_ = *std::move(grown);
     return absl::OkStatus();
   }
 
@@ -409,6 +446,7 @@ class TrainJob {
     Backend& backend = *device_->backend;
     Trainer trainer(config, *rows_, folder_ ? &*folder_ : nullptr, comm_, Clock::Real(), backend);
     trainer.set_observer(request_.observer);
+    if (root_) trainer.set_settings_record(SettingsRecordOf(RunJsonSettings(config, shared_.raw)));
     trainer.set_gradient_communicator(device_->gradient_comm.get());
     const bool full = packed_rows_ != nullptr ? judge_full_ : config.quality == "full";
     trainer.set_judge(judge_.get(), full);
@@ -439,6 +477,7 @@ class TrainJob {
   std::optional<RandomFeatureScorer> scorer_;   // rank 0, images without a judge
   std::optional<ReferenceFeatures> reference_;  // its features of the set's images
   std::optional<TrainingState> state_;  // resuming: the checkpoint's
+  std::vector<SettingChange> grown_;    // resuming, rank 0: settings that grew (more --epochs)
 };
 
 }  // namespace

@@ -444,6 +444,7 @@ absl::Status Trainer::SaveCheckpoint(BatchRun& run, const EpochInProgress& epoch
   state.position.run_step = run_step_;
   state.rows = rows_;
   state.straggler_rows = straggler_rows_;
+  state.settings = settings_record_;
   const std::vector<uint8_t> bytes = EncodeCheckpoint(state);
   if (absl::Status s = store_->Save(run_step_, bytes, config_.keep_checkpoints, *expectations_); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("checkpoint at step ", run_step_, ": ", s.message(),

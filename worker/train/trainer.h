@@ -9,6 +9,7 @@
 // the global batch (even, or rebalanced by measured speed with --rebalance).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +65,10 @@ class Trainer {
   // All-reduces the gradients instead of `comm` (NCCL for a GPU run: see
   // DataParallelStep); same ranks as `comm`, set on every rank or on none, before Run().
   void set_gradient_communicator(Communicator* comm) { gradient_comm_ = comm; }
+
+  // Rank 0: the settings record every checkpoint carries (runspec/resume_rules.h's
+  // SettingsRecordOf of run.json's settings); unset: checkpoints without one. Before Run().
+  void set_settings_record(std::map<std::string, std::string> record) { settings_record_ = std::move(record); }
 
   // Rank 0: scores each epoch's samples with `judge` (not owned; null: no scores), on
   // the 64 fixed-noise samples, or with `full` on 1024 of them. Before Run().
@@ -130,6 +135,7 @@ class Trainer {
   CommOptions comm_options_;
   std::optional<CheckpointStore> store_;  // rank 0
   std::optional<RunMonitor> monitor_;     // rank 0: energy, TensorBoard, plots
+  std::optional<std::map<std::string, std::string>> settings_record_;  // rank 0: into every checkpoint
   std::optional<CheckpointExpectations> expectations_;  // rank 0: what a usable checkpoint of this run holds
   std::vector<EpochRow> rows_;            // rank 0: every row of the run so far
   std::string straggler_rows_;            // rank 0: every stragglers.csv line so far
