@@ -41,6 +41,11 @@ void SyncParentDir(const std::string& path) {
 // FileError for reading: a permission error means the file cannot be read, whatever
 // FileError's hint for writers says.
 absl::Status ReadError(const std::string& path, const std::string& what, int error_number) {
+  // The user's path is wrong, not the machine: refused input (INVALID_ARGUMENT, exit 2).
+  if (error_number == ELOOP) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", what, ": a loop of symbolic links (or more links than ",
+                                                   "the system follows); give the path of a file"));
+  }
   if (error_number != EACCES && error_number != EPERM) return FileError(path, what, error_number);
   return absl::Status(absl::ErrnoToStatusCode(error_number),
                       absl::StrCat(path, ": ", what, ": ", std::strerror(error_number),
@@ -115,6 +120,18 @@ absl::Status CreateFileAtomically(const std::string& path, const std::string& te
 
 absl::Status CreateFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces) {
   return WriteAndPublish(path, pieces, /*replace=*/false);
+}
+
+absl::Status CheckRoomToWrite(const std::string& path, size_t bytes) {
+  const std::string probe = absl::StrCat(path, ".space-check.", ::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return FileError(probe, "cannot create", errno);
+  // posix_fallocate returns the error number instead of setting errno.
+  const int error = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  ::close(fd);
+  ::unlink(probe.c_str());
+  if (error != 0) return FileError(probe, absl::StrCat("cannot reserve ", bytes, " bytes"), error);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, size_t max_bytes) {

@@ -42,6 +42,12 @@ absl::Status CreateFileAtomically(const std::string& path, std::initializer_list
 // is, for the caller to remove.
 absl::Status PublishWithoutReplacing(const std::string& tmp, const std::string& path);
 
+// Whether `bytes` more can be written in the folder of `path`: reserves them in a
+// temporary file beside it (posix_fallocate, so a filesystem that is full is found even
+// where a small write would still land in space a file already holds), then removes it.
+// The error names the temporary file, with FileError's hint for a full disk.
+absl::Status CheckRoomToWrite(const std::string& path, size_t bytes);
+
 // The whole contents of the regular file `path`, at most `max_bytes` of them. Errors name
 // the path: missing, unreadable ("not readable" for a permission error), a folder, not
 // a regular file (a FIFO or device is refused without waiting on it), or larger than
