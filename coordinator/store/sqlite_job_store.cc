@@ -62,7 +62,7 @@ static_assert(static_cast<int64_t>(std::size(kSchemaSteps)) == SqliteJobStore::k
 constexpr char kJobColumns[] = "number, id, state, job, quarantine";
 
 // The free space a start requires beside the database: room for the -wal file to grow
-// by a few hundred pages.
+// by a few hundred pages. Less, and the coordinator is refused as on a full disk.
 constexpr size_t kRoomToStart = size_t{1} << 20;
 
 std::string TooLarge(const char* what, size_t bytes) {
@@ -134,8 +134,8 @@ absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::
   std::unique_ptr<SqliteJobStore> store(new SqliteJobStore(*std::move(db)));
   absl::Status ready = store->Migrate();
   if (ready.ok()) ready = store->RecordStart();
-  // RecordStart's write can succeed on a full disk (it lands in space the -wal file
-  // already holds), so the room to grow is checked too: every later write would fail.
+  // RecordStart's write of a few pages fits where a coordinator's work does not (200 KiB
+  // left, say), so the room to grow is checked too: every later write would fail.
   if (ready.ok()) ready = CheckRoomToWrite(path, kRoomToStart);
   if (ready.ok()) return store;
   if (absl::IsFailedPrecondition(ready)) return ready;

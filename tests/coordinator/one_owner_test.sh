@@ -4,9 +4,9 @@
 #     another spelling of it: a symbolic link) is refused, exit 2, naming the holder's pid
 #     and address, and the first one serves on;
 #  2. once the first has ended (even by SIGKILL), a new one starts on that --db;
-#  3. as root: a --db on a filesystem filled to the brim (a small tmpfs) is refused at
-#     start, exit 2, naming --db and the full disk, where SQLite's small start-up write
-#     alone would still have fit (skipped without root or mount).
+#  3. as root: a --db on a full filesystem (a small tmpfs filled to the brim, or with
+#     less than the 1 MiB a coordinator reserves at start) is refused, exit 2, naming
+#     --db and the full disk (skipped without root or mount).
 # Usage: one_owner_test.sh COORDINATOR_BIN
 set -euo pipefail
 coordinator_bin=$1
@@ -70,28 +70,27 @@ if [[ $(id -u) != 0 ]] || ! mkdir -p "$work/full" || ! mount -t tmpfs -o size=2m
   exit 0
 fi
 mounted=$work/full
-# A database made while there was room, its coordinator killed (so its -wal and -shm
-# stay, holding space for SQLite's start-up write), then the disk filled to the brim.
+# refused_full DB WHY: a start on DB is refused, exit 2, naming --db and the full disk.
+refused_full() {
+  set +e
+  timeout 30 "$coordinator_bin" --listen 127.0.0.1:0 --db "$1" --data-root "$work/data" >"$work/full.log" 2>&1
+  local rc=$?
+  set -e
+  [[ $rc == 2 ]] || { cat "$work/full.log"; fail "$2: exit $rc, expected 2"; }
+  grep -q -- "--db $1" "$work/full.log" && grep -q "disk is full" "$work/full.log" ||
+    { cat "$work/full.log"; fail "$2: the refusal does not name --db and the full disk"; }
+}
+# A database stopped cleanly, then the disk filled to the brim (SQLite then fails to
+# grow its -shm and said "cannot be read (disk I/O error)").
 start full "$work/full/gantry.db"
 wait_port full
-kill -9 "$started"
-wait "$started" 2>/dev/null || true
+kill -TERM "$started"
+wait "$started" || true
 head -c 4m /dev/zero >"$work/full/filler" 2>/dev/null || true
-set +e
-timeout 30 "$coordinator_bin" --listen 127.0.0.1:0 --db "$work/full/gantry.db" --data-root "$work/data" \
-  >"$work/full.log" 2>&1
-rc=$?
-set -e
-[[ $rc == 2 ]] || { cat "$work/full.log"; fail "a coordinator on a full filesystem: exit $rc, expected 2"; }
-grep -q -- "--db $work/full/gantry.db" "$work/full.log" && grep -q "disk is full" "$work/full.log" ||
-  { cat "$work/full.log"; fail "the refusal does not name --db and the full disk"; }
-# And a new database on the full disk.
-set +e
-timeout 30 "$coordinator_bin" --listen 127.0.0.1:0 --db "$work/full/new.db" --data-root "$work/data" \
-  >"$work/new.log" 2>&1
-rc=$?
-set -e
-[[ $rc == 2 ]] || { cat "$work/new.log"; fail "a new database on a full filesystem: exit $rc, expected 2"; }
-grep -q -- "--db $work/full/new.db" "$work/new.log" && grep -q "disk is full" "$work/new.log" ||
-  { cat "$work/new.log"; fail "the refusal of a new database does not name --db and the full disk"; }
+refused_full "$work/full/gantry.db" "an existing database on a full filesystem"
+# A new database with 200 KiB left: SQLite's start fits, but not a coordinator's work
+# (it served, then failed its writes).
+rm -f "$work/full/filler" "$work/full/gantry.db"*
+head -c $((2048 * 1024 - 200 * 1024)) /dev/zero >"$work/full/filler"
+refused_full "$work/full/new.db" "a new database with 200 KiB left"
 echo PASS
