@@ -98,9 +98,17 @@ absl::Status WriteAndPublish(const std::string& path, std::initializer_list<Byte
 absl::Status PublishWithoutReplacing(const std::string& tmp, const std::string& path) {
   if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
     if (errno != EINVAL && errno != ENOSYS) return PublishError(tmp, path, errno);
-    // A filesystem without RENAME_NOREPLACE: a hard link is just as exclusive.
-    if (::link(tmp.c_str(), path.c_str()) != 0) return PublishError(tmp, path, errno);
-    ::unlink(tmp.c_str());
+    struct stat st {};
+    if (::lstat(tmp.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      // A folder cannot be linked: rename(2) replaces at most an empty folder there.
+      if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        return PublishError(tmp, path, errno == ENOTEMPTY || errno == ENOTDIR ? EEXIST : errno);
+      }
+    } else {
+      // A filesystem without RENAME_NOREPLACE: a hard link is just as exclusive.
+      if (::link(tmp.c_str(), path.c_str()) != 0) return PublishError(tmp, path, errno);
+      ::unlink(tmp.c_str());
+    }
   }
   SyncParentDir(path);
   return absl::OkStatus();

@@ -33,10 +33,11 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
 absl::Status CreateFileAtomically(const std::string& path, const std::string& text);
 absl::Status CreateFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces);
 
-// Moves the finished file `tmp` (written and fsynced by the caller, in the same folder as
+// Moves the finished file or folder `tmp` (written and fsynced by the caller, in the same folder as
 // `path`) to `path` without ever replacing anything there: renameat2(RENAME_NOREPLACE),
 // or on a filesystem without it a hard link then unlink of `tmp`, which is just as
-// exclusive. Then fsyncs the folder (best effort). ALREADY_EXISTS naming `path` when
+// exclusive (a folder `tmp`, which cannot be linked, then moves with rename(2), which
+// replaces at most an empty folder). Then fsyncs the folder (best effort). ALREADY_EXISTS naming `path` when
 // anything (a file, a folder, a link, even a dangling one) is there by then, which is
 // left alone; another failure names `path` and errno. On failure `tmp` stays where it
 // is, for the caller to remove.

@@ -4,7 +4,8 @@
 # tens of minutes on two cores), not as a CTest:
 #
 #   bash tests/probe/worker_probe.sh [BUILD_DIR] [CLASS...]     BUILD_DIR: build (default)
-#   CLASS: numbers | entries | outputs | inputs (default: all four)
+#   CLASS: numbers | entries | outputs | inputs | coordinators | concurrent | signals
+#          (default: all seven)
 #   PROBE_TIMEOUT=60 (seconds per run), PROBE_KEEP=1 (keep the scratch folder)
 #
 # Classes:
@@ -15,7 +16,11 @@
 #            under inspect-checkpoint, train --resume, rollout, generate and export;
 #   outputs  outputs that exist already (make-flow, rollout, generate, export, train);
 #   inputs   bad flow.json, .npy and IDX files (the fuzz corpora, and files that are not
-#            regular files) under rollout, generate and train.
+#            regular files) under rollout, generate and train;
+#   coordinators, concurrent, signals: processes against each other (issue 45): two
+#            coordinators on one database, two writers to one output of each kind,
+#            SIGTERM/SIGINT during every job kind, standalone and in a pool; their
+#            verdicts are described in tests/probe/process_probe.sh, which defines them.
 # Each run is counted once:
 #   refused   exit 2 (or 1, the documented code of a failure while running) with a
 #             message naming the thing (the flag, or the path);
@@ -32,7 +37,7 @@ set -uo pipefail
 build=${1:-build}
 shift || true
 classes=("$@")
-((${#classes[@]})) || classes=(numbers entries outputs inputs)
+((${#classes[@]})) || classes=(numbers entries outputs inputs coordinators concurrent signals)
 here=$(cd "$(dirname "$0")/../.." && pwd)
 worker=$(cd "$build" 2>/dev/null && pwd)/bin/gantry-worker
 [[ -x $worker ]] || { echo "no gantry-worker in $build/bin (build it first)"; exit 2; }
@@ -342,13 +347,16 @@ flow_probe() {
   esac
 }
 
+# shellcheck source=tests/probe/process_probe.sh
+source "$here/tests/probe/process_probe.sh"
+
 fixtures
 for class in "${classes[@]}"; do "$class"; done
 
 status=0
-printf '\n%-8s %8s %8s %8s %8s %8s %8s\n' class refused ran other crashed hung changed
+printf '\n%-12s %8s %8s %8s %8s %8s %8s\n' class refused ran other crashed hung changed
 for class in "${classes[@]}"; do
-  printf '%-8s' "$class"
+  printf '%-12s' "$class"
   for v in refused ran other crashed hung changed; do
     n=${count[$class,$v]:-0}
     printf ' %8d' "$n"
