@@ -122,7 +122,7 @@ n = struct.unpack("<Q", raw[:8])[0]
 h = json.loads(raw[8:8 + n])
 d = {v["dtype"] for k, v in h.items() if k != "__metadata__"}
 end = max(v["data_offsets"][1] for k, v in h.items() if k != "__metadata__")
-print({"F32": 0, "BF16": 1}.get(d.pop(), "mix") if len(d) == 1 and len(raw) == 8 + n + end else "mix")
+print((1 if "BF16" in d else 0) if len(raw) == 8 + n + end else "mix")
 EOF
     ;;
     generate) grep -o '"seed": [0-9]*' "$out/generate.json" 2>/dev/null | awk '{print $2 - 1}' ;;
@@ -175,7 +175,10 @@ concurrent() {
 stop_one() {
   local label=$1 sig=$2 bound=$3 out=$4
   shift 4
-  setsid "$@" >"$scratch/s/log" 2>&1 </dev/null &
+  # A background job of a script starts with SIGINT ignored; a user's Ctrl-C reaches a
+  # program with the default action, so that is restored first.
+  setsid python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \
+    "$@" >"$scratch/s/log" 2>&1 </dev/null &
   local pid=$! i
   # Mid-work: once its output's staging (or temporary) appears, else after 1.5 s.
   for i in $(seq 30); do

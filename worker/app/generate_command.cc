@@ -70,6 +70,9 @@ int GenerateCommand::Run(int* argc, char*** argv) {
   }
   // ABORTED: another rank's error, which that rank reports.
   if (group->comm().rank() == 0 || !absl::IsAborted(status)) spdlog::error("{}", std::string(status.message()));
+  // Rank 0's publish refuses an --out that something took meanwhile (another generate's):
+  // refused input too, after the work.
+  if (end.stage == GenerateStage::kWriting && absl::IsInvalidArgument(status)) return kExitUsage;
   const bool refused = end.stage == GenerateStage::kPreparing && !end.collective_failed;
   if (refused && (absl::IsInvalidArgument(status) || absl::IsNotFound(status) || absl::IsAborted(status) ||
                   absl::IsDataLoss(status))) {
