@@ -2,19 +2,20 @@
 # Outputs that are never replaced, and a stop that stops (issue 45), on the real binary:
 #   race:     two exports to one --out at once: one writes, the other exits 2 naming
 #             --out and the file is the winner's, whole; the same for two generates to
-#             one --out folder;
+#             one --out folder; and two `train --out X` at once (one run per folder:
+#             the other exits 2 naming the folder);
 #   slash:    generate --out NEWDIR/ (a trailing slash) writes NEWDIR, nothing inside a
 #             staging folder and no false "exists and is not an empty folder";
 #   loop:     a symbolic link loop as --noise-file exits 2 naming the file;
 #   signals:  SIGTERM or SIGINT to `gantry-worker generate` (1 rank, and mpirun -np 2)
 #             while it generates ends it within 5 s with 128 + the signal, and its
 #             generate-<name>.partial-<pid>/ staging folder is removed (no --out either).
-# Usage: outputs_and_stops_e2e.sh MPIEXEC GANTRY_WORKER [PART...]   (default: all four)
+# Usage: outputs_and_stops_e2e.sh MPIEXEC GANTRY_WORKER [PART...]   (default: all five)
 set -uo pipefail
 mpiexec=$1 worker=$2
 shift 2
 parts=("$@")
-((${#parts[@]})) || parts=(race slash loop signals)
+((${#parts[@]})) || parts=(race train slash loop signals)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 log=$dir/log
@@ -84,6 +85,28 @@ EOF
   done
   ls -d "$dir"/race/*.partial-* "$dir"/race/*.tmp.* >/dev/null 2>&1 && fail "$kind race: a temporary was left behind"
 }
+# Two runs into one new folder at once, three times: one trains, the other is refused.
+train_race() {
+  local round a b ra rb out
+  for round in 1 2 3; do
+    out=$dir/trains/run-$round
+    "$worker" train --dataset mnist --data-dir "$dir/mnist" --batch-size 16 --max-steps 2 --quality off --seed 1 \
+      --out "$out" >"$dir/a.log" 2>&1 &
+    a=$!
+    "$worker" train --dataset mnist --data-dir "$dir/mnist" --batch-size 16 --max-steps 2 --quality off --seed 2 \
+      --out "$out" >"$dir/b.log" 2>&1 &
+    b=$!
+    wait "$a"; ra=$?
+    wait "$b"; rb=$?
+    cat "$dir/a.log" "$dir/b.log" >"$log"
+    [[ "$ra$rb" == 02 || "$ra$rb" == 20 ]] || fail "train race $round: exits $ra and $rb, expected one 0 and one 2"
+    grep -qF "$out" "$log" || fail "train race $round: the refusal does not name $out"
+    local seed=1
+    [[ $ra == 0 ]] || seed=2
+    grep -q "\"seed\": $seed" "$out/run.json" || fail "train race $round: run.json is not the winner's"
+  done
+}
+
 race_both() {
   race export
   race generate
@@ -143,6 +166,7 @@ signals() {
 for part in "${parts[@]}"; do
   case $part in
     race) race_both ;;
+    train) train_race ;;
     slash) slash ;;
     loop) loop ;;
     signals) signals ;;
