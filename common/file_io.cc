@@ -41,6 +41,11 @@ void SyncParentDir(const std::string& path) {
 // FileError for reading: a permission error means the file cannot be read, whatever
 // FileError's hint for writers says.
 absl::Status ReadError(const std::string& path, const std::string& what, int error_number) {
+  // The user's path is wrong, not the machine: refused input (INVALID_ARGUMENT, exit 2).
+  if (error_number == ELOOP) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", what, ": a loop of symbolic links (or more links than ",
+                                                   "the system follows); give the path of a file"));
+  }
   if (error_number != EACCES && error_number != EPERM) return FileError(path, what, error_number);
   return absl::Status(absl::ErrnoToStatusCode(error_number),
                       absl::StrCat(path, ": ", what, ": ", std::strerror(error_number),
@@ -93,9 +98,17 @@ absl::Status WriteAndPublish(const std::string& path, std::initializer_list<Byte
 absl::Status PublishWithoutReplacing(const std::string& tmp, const std::string& path) {
   if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
     if (errno != EINVAL && errno != ENOSYS) return PublishError(tmp, path, errno);
-    // A filesystem without RENAME_NOREPLACE: a hard link is just as exclusive.
-    if (::link(tmp.c_str(), path.c_str()) != 0) return PublishError(tmp, path, errno);
-    ::unlink(tmp.c_str());
+    struct stat st {};
+    if (::lstat(tmp.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      // A folder cannot be linked: rename(2) replaces at most an empty folder there.
+      if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        return PublishError(tmp, path, errno == ENOTEMPTY || errno == ENOTDIR ? EEXIST : errno);
+      }
+    } else {
+      // A filesystem without RENAME_NOREPLACE: a hard link is just as exclusive.
+      if (::link(tmp.c_str(), path.c_str()) != 0) return PublishError(tmp, path, errno);
+      ::unlink(tmp.c_str());
+    }
   }
   SyncParentDir(path);
   return absl::OkStatus();
@@ -115,6 +128,18 @@ absl::Status CreateFileAtomically(const std::string& path, const std::string& te
 
 absl::Status CreateFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces) {
   return WriteAndPublish(path, pieces, /*replace=*/false);
+}
+
+absl::Status CheckRoomToWrite(const std::string& path, size_t bytes) {
+  const std::string probe = absl::StrCat(path, ".space-check.", ::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return FileError(probe, "cannot create", errno);
+  // posix_fallocate returns the error number instead of setting errno.
+  const int error = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+  ::close(fd);
+  ::unlink(probe.c_str());
+  if (error != 0) return FileError(probe, absl::StrCat("cannot reserve ", bytes, " bytes"), error);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, size_t max_bytes) {

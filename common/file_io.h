@@ -33,14 +33,21 @@ absl::Status WriteFileAtomically(const std::string& path, const std::string& tex
 absl::Status CreateFileAtomically(const std::string& path, const std::string& text);
 absl::Status CreateFileAtomically(const std::string& path, std::initializer_list<ByteSpan> pieces);
 
-// Moves the finished file `tmp` (written and fsynced by the caller, in the same folder as
+// Moves the finished file or folder `tmp` (written and fsynced by the caller, in the same folder as
 // `path`) to `path` without ever replacing anything there: renameat2(RENAME_NOREPLACE),
 // or on a filesystem without it a hard link then unlink of `tmp`, which is just as
-// exclusive. Then fsyncs the folder (best effort). ALREADY_EXISTS naming `path` when
+// exclusive (a folder `tmp`, which cannot be linked, then moves with rename(2), which
+// replaces at most an empty folder). Then fsyncs the folder (best effort). ALREADY_EXISTS naming `path` when
 // anything (a file, a folder, a link, even a dangling one) is there by then, which is
 // left alone; another failure names `path` and errno. On failure `tmp` stays where it
 // is, for the caller to remove.
 absl::Status PublishWithoutReplacing(const std::string& tmp, const std::string& path);
+
+// Whether `bytes` more can be written in the folder of `path`: reserves them in a
+// temporary file beside it (posix_fallocate, so a filesystem that is full is found even
+// where a small write would still land in space a file already holds), then removes it.
+// The error names the temporary file, with FileError's hint for a full disk.
+absl::Status CheckRoomToWrite(const std::string& path, size_t bytes);
 
 // The whole contents of the regular file `path`, at most `max_bytes` of them. Errors name
 // the path: missing, unreadable ("not readable" for a permission error), a folder, not

@@ -98,7 +98,7 @@ int WaitForStopSignal(const sigset_t& signals) {
 OutputFileRules PortFileRules(const CoordinatorFlags& flags, const char* flag) {
   const ServerOptions& o = flags.options;
   OutputFileRules rules{flag, {}, HoldsOnlyANumber};
-  for (const char* beside : {"", "-wal", "-shm", "-journal"}) rules.others.push_back({"--db", o.db_path + beside});
+  for (const char* beside : {"", "-wal", "-shm", "-journal", ".lock"}) rules.others.push_back({"--db", o.db_path + beside});
   rules.others.push_back({"--token-file", o.token_file});
   rules.others.push_back({"--tls-cert", o.tls_cert});
   rules.others.push_back({"--tls-key", o.tls_key});

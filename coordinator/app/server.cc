@@ -64,6 +64,9 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(cons
     ASSIGN_OR_RETURN(TokenAuth auth, TokenAuth::FromFile(options.token_file));
     server->auth_ = std::make_unique<TokenAuth>(std::move(auth));
   }
+  // Before the database is opened at all: a second coordinator must not even migrate it.
+  ASSIGN_OR_RETURN(DatabaseLock db_lock, DatabaseLock::Acquire(options.db_path, options.listen));
+  server->db_lock_.emplace(std::move(db_lock));
   ASSIGN_OR_RETURN(std::unique_ptr<JobStore> store, JobStore::Open(options.db_path));
   server->validator_ = std::make_unique<SpecValidator>(std::move(roots), options.allow_debug_settings);
   CoordinatorOptions core_options;
@@ -94,6 +97,8 @@ absl::StatusOr<std::unique_ptr<CoordinatorServer>> CoordinatorServer::Start(cons
                                                ": cannot listen there (is the port in use by another process, or "
                                                "the address not one of this machine's?)"));
   }
+  server->db_lock_->SetAddress(
+      absl::StrCat(options.listen.substr(0, options.listen.rfind(':')), ":", server->port_));
   // The store is open and recovered by now, so both names answer SERVING from the
   // first call: "" (the whole server) and the Coordinator service by its full name.
   server->server_->GetHealthCheckService()->SetServingStatus(true);

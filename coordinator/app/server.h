@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "coordinator/jobs/coordinator.h"
+#include "coordinator/store/database_lock.h"
 #include "coordinator/service/grpc_service.h"
 #include "coordinator/http/http_server.h"
 #include "coordinator/http/monitor_api.h"
@@ -70,6 +72,7 @@ class CoordinatorServer {
   CoordinatorServer() = default;
   void SweepLeases();
 
+  std::optional<DatabaseLock> db_lock_;  // held for the server's life: one process owns --db
   std::unique_ptr<SpecValidator> validator_;
   std::unique_ptr<TokenAuth> auth_;
   std::unique_ptr<Coordinator> core_;

@@ -137,10 +137,11 @@ absl::StatusOr<ResolvedSpec> Coordinator::ResolvedFor(const v1::Job& job) {
 
 absl::Status Coordinator::Transition(v1::Job& job, v1::JobState state, const std::string& message) {
   const int64_t now = NowUnixMs();
+  const v1::JobState from = job.state();  // as read: the store's compare-and-set checks it
   job.set_state(state);
   job.set_updated_unix_ms(now);
   if (IsTerminal(state)) job.set_finished_unix_ms(now);
-  RETURN_IF_ERROR(store_->UpdateJob(job));
+  RETURN_IF_ERROR(store_->UpdateJob(job, from));
   v1::JobEvent event;
   event.set_job_id(job.id());
   event.set_unix_ms(now);

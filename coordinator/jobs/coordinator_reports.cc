@@ -135,7 +135,7 @@ absl::StatusOr<v1::ReportProgressResponse> Coordinator::ReportProgress(const v1:
       *job.mutable_plan() = *next;
       *response.mutable_next_plan() = *next;
     }
-    RETURN_IF_ERROR(store_->UpdateJob(job));
+    RETURN_IF_ERROR(store_->UpdateJob(job, job.state()));  // a report changes no state
     Touch(job);
     return absl::OkStatus();
       },

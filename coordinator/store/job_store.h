@@ -53,7 +53,13 @@ class JobStore {
   // Jobs, numbered in submission order from 1.
   virtual absl::StatusOr<int64_t> NextJobNumber() = 0;
   virtual absl::Status InsertJob(int64_t number, const v1::Job& job) = 0;
-  virtual absl::Status UpdateJob(const v1::Job& job) = 0;  // NOT_FOUND when not inserted
+  // Compare-and-set: writes `job` only when its stored row is still in `expected_state`
+  // (the state the caller read), in one SQL statement. NOT_FOUND when not inserted;
+  // ABORTED naming the job and the state it is in when another process changed it
+  // meanwhile (two coordinators on one database, which the lock file refuses, or a
+  // cancel racing a claim): nothing is written, so a job is never handed out twice and
+  // a cancelled job never claimed.
+  virtual absl::Status UpdateJob(const v1::Job& job, v1::JobState expected_state) = 0;
   // NOT_FOUND for no such job; DATA_LOSS naming it for one whose record is unreadable
   // or set aside.
   virtual absl::StatusOr<v1::Job> GetJob(const std::string& id) = 0;

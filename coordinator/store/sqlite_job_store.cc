@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/file_io.h"
 #include "common/printable_text.h"
 #include "common/status_macros.h"
 #include "coordinator/store/stored_records.h"
@@ -60,6 +61,10 @@ static_assert(static_cast<int64_t>(std::size(kSchemaSteps)) == SqliteJobStore::k
 
 constexpr char kJobColumns[] = "number, id, state, job, quarantine";
 
+// The free space a start requires beside the database: room for the -wal file to grow
+// by a few hundred pages. Less, and the coordinator is refused as on a full disk.
+constexpr size_t kRoomToStart = size_t{1} << 20;
+
 std::string TooLarge(const char* what, size_t bytes) {
   return absl::StrCat("the ", what, " record holds ", bytes, " bytes, more than the ", kMaxRecordBytes, " any may");
 }
@@ -111,16 +116,30 @@ absl::StatusOr<int64_t> ScalarInt(SqliteDb& db, const std::string& sql) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteJobStore>> SqliteJobStore::Open(const std::string& path) {
-  ASSIGN_OR_RETURN(std::unique_ptr<SqliteDb> db, SqliteDb::Open(path));
-  std::unique_ptr<SqliteJobStore> store(new SqliteJobStore(std::move(db)));
+  auto unwritable = [&](const absl::Status& why) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--db ", path, ": cannot be written (", why.message(),
+                     "); check free space, the permissions, and that its folder is writable (SQLite keeps PATH-wal "
+                     "and PATH-shm beside it)"));
+  };
+  absl::StatusOr<std::unique_ptr<SqliteDb>> db = SqliteDb::Open(path);
+  if (!db.ok()) {
+    // SQLite says "disk I/O error" where it cannot grow its -shm file: a full disk is
+    // named as such.
+    if (absl::Status room = CheckRoomToWrite(path, kRoomToStart); absl::IsResourceExhausted(room)) {
+      return unwritable(room);
+    }
+    return db.status();
+  }
+  std::unique_ptr<SqliteJobStore> store(new SqliteJobStore(*std::move(db)));
   absl::Status ready = store->Migrate();
   if (ready.ok()) ready = store->RecordStart();
+  // RecordStart's write of a few pages fits where a coordinator's work does not (200 KiB
+  // left, say), so the room to grow is checked too: every later write would fail.
+  if (ready.ok()) ready = CheckRoomToWrite(path, kRoomToStart);
   if (ready.ok()) return store;
   if (absl::IsFailedPrecondition(ready)) return ready;
-  return absl::FailedPreconditionError(
-      absl::StrCat("--db ", path, ": cannot be written (", ready.message(),
-                   "); check free space, the permissions, and that its folder is writable (SQLite keeps PATH-wal and "
-                   "PATH-shm beside it)"));
+  return unwritable(ready);
 }
 
 absl::StatusOr<std::unique_ptr<JobStore>> JobStore::Open(const std::string& path) {
@@ -160,12 +179,25 @@ absl::Status SqliteJobStore::InsertJob(int64_t number, const v1::Job& job) {
   return stmt.Bind(1, number).Bind(2, job.id()).Bind(3, int64_t{job.state()}).BindBlob(4, job.SerializeAsString()).Run();
 }
 
-absl::Status SqliteJobStore::UpdateJob(const v1::Job& job) {
-  ASSIGN_OR_RETURN(SqliteStatement stmt, db_->Prepare("UPDATE jobs SET state = ?2, job = ?3 WHERE id = ?1 RETURNING number"));
-  stmt.Bind(1, job.id()).Bind(2, int64_t{job.state()}).BindBlob(3, job.SerializeAsString());
+absl::Status SqliteJobStore::UpdateJob(const v1::Job& job, v1::JobState expected_state) {
+  // The state test is in the UPDATE itself: SQLite runs it under the write lock, so two
+  // processes that both read a job as QUEUED cannot both claim it.
+  ASSIGN_OR_RETURN(SqliteStatement stmt,
+                   db_->Prepare("UPDATE jobs SET state = ?2, job = ?3 WHERE id = ?1 AND state = ?4 RETURNING number"));
+  stmt.Bind(1, job.id()).Bind(2, int64_t{job.state()}).BindBlob(3, job.SerializeAsString()).Bind(4, int64_t{expected_state});
   ASSIGN_OR_RETURN(bool updated, stmt.Step());
-  if (!updated) return absl::NotFoundError(absl::StrCat("job ", job.id(), " is not in the store"));
-  return stmt.Run();
+  if (updated) return stmt.Run();
+  ASSIGN_OR_RETURN(SqliteStatement now, db_->Prepare("SELECT state FROM jobs WHERE id = ?1"));
+  now.Bind(1, job.id());
+  ASSIGN_OR_RETURN(bool found, now.Step());
+  if (!found) return absl::NotFoundError(absl::StrCat("job ", job.id(), " is not in the store"));
+  const int64_t state = now.ColumnInt64(0);
+  const std::string name = v1::JobState_IsValid(static_cast<int>(state))
+                               ? v1::JobState_Name(static_cast<v1::JobState>(state))
+                               : absl::StrCat("state ", state);
+  return absl::AbortedError(absl::StrCat("job ", job.id(), " changed in the store meanwhile (it is ", name,
+                                         " there, not ", v1::JobState_Name(expected_state),
+                                         "): another process wrote it; nothing was changed, ask again"));
 }
 
 absl::StatusOr<v1::Job> SqliteJobStore::GetJob(const std::string& id) {

@@ -27,7 +27,7 @@ class SqliteJobStore final : public JobStore {
   }
   absl::StatusOr<int64_t> NextJobNumber() override;
   absl::Status InsertJob(int64_t number, const v1::Job& job) override;
-  absl::Status UpdateJob(const v1::Job& job) override;
+  absl::Status UpdateJob(const v1::Job& job, v1::JobState expected_state) override;
   absl::StatusOr<v1::Job> GetJob(const std::string& id) override;
   absl::StatusOr<JobPage> ListJobs(v1::JobState state, int64_t after_number, int limit) override;
   absl::StatusOr<JobRows> JobsInStates(const std::vector<v1::JobState>& states) override;

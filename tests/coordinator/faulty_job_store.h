@@ -60,7 +60,9 @@ class FaultyJobStore final : public JobStore {
 
   absl::StatusOr<int64_t> NextJobNumber() override { GANTRY_FAULTY_CALL(NextJobNumber); }
   absl::Status InsertJob(int64_t number, const v1::Job& job) override { GANTRY_FAULTY_CALL(InsertJob, number, job); }
-  absl::Status UpdateJob(const v1::Job& job) override { GANTRY_FAULTY_CALL(UpdateJob, job); }
+  absl::Status UpdateJob(const v1::Job& job, v1::JobState expected_state) override {
+    GANTRY_FAULTY_CALL(UpdateJob, job, expected_state);
+  }
   absl::StatusOr<v1::Job> GetJob(const std::string& id) override { GANTRY_FAULTY_CALL(GetJob, id); }
   absl::StatusOr<JobPage> ListJobs(v1::JobState state, int64_t after, int limit) override {
     GANTRY_FAULTY_CALL(ListJobs, state, after, limit);

@@ -57,7 +57,50 @@ TEST(JobStore, JobsPersistAcrossReopen) {
 TEST(JobStore, UnknownJobsAreNotFound) {
   std::unique_ptr<JobStore> store = OpenStore(testing::MakeTempDir("store") + "/jobs.db");
   EXPECT_TRUE(absl::IsNotFound(store->GetJob("job-9").status()));
-  EXPECT_TRUE(absl::IsNotFound(store->UpdateJob(MakeJob("job-9", v1::JOB_STATE_RUNNING))));
+  EXPECT_TRUE(absl::IsNotFound(store->UpdateJob(MakeJob("job-9", v1::JOB_STATE_RUNNING), v1::JOB_STATE_QUEUED)));
+}
+
+// Issue 45: two processes that share a database (two store objects on one file, as two
+// coordinators would be) both read job-1 as QUEUED; the claims are compare-and-set in
+// SQL, so only the first is written: the job is never handed out twice, and a cancel
+// that read it queued cannot undo a claim (nor a claim a cancel).
+TEST(JobStore, AJobIsClaimedOnceAcrossTwoStoresOnOneFile) {
+  const std::string path = testing::MakeTempDir("store") + "/jobs.db";
+  std::unique_ptr<JobStore> first = OpenStore(path);
+  std::unique_ptr<JobStore> second = OpenStore(path);
+  ASSERT_TRUE(first->InsertJob(1, MakeJob("job-1", v1::JOB_STATE_QUEUED)).ok());
+  v1::Job seen_by_first = *first->GetJob("job-1");
+  v1::Job seen_by_second = *second->GetJob("job-1");
+  ASSERT_EQ(seen_by_second.state(), v1::JOB_STATE_QUEUED);
+
+  seen_by_first.set_state(v1::JOB_STATE_RUNNING);
+  seen_by_first.set_group_id("group-1");
+  ASSERT_TRUE(first->Transaction([&] { return first->UpdateJob(seen_by_first, v1::JOB_STATE_QUEUED); },
+                                 Durability::kSynced).ok());
+  v1::Job claim = seen_by_second;
+  claim.set_state(v1::JOB_STATE_RUNNING);
+  claim.set_group_id("group-2");
+  const absl::Status twice =
+      second->Transaction([&] { return second->UpdateJob(claim, v1::JOB_STATE_QUEUED); }, Durability::kSynced);
+  EXPECT_TRUE(absl::IsAborted(twice)) << twice;
+  EXPECT_THAT(twice.message(), HasSubstr("job-1 changed in the store meanwhile (it is JOB_STATE_RUNNING there"));
+  v1::Job cancel = seen_by_second;
+  cancel.set_state(v1::JOB_STATE_CANCELLED);
+  EXPECT_TRUE(absl::IsAborted(
+      second->Transaction([&] { return second->UpdateJob(cancel, v1::JOB_STATE_QUEUED); }, Durability::kSynced)));
+  const v1::Job stored = *second->GetJob("job-1");
+  EXPECT_EQ(stored.state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(stored.group_id(), "group-1");
+
+  // The other way round: a cancel first, then a claim that read the job queued.
+  ASSERT_TRUE(first->InsertJob(2, MakeJob("job-2", v1::JOB_STATE_QUEUED)).ok());
+  v1::Job queued = *second->GetJob("job-2");
+  v1::Job cancelled = *first->GetJob("job-2");
+  cancelled.set_state(v1::JOB_STATE_CANCELLED);
+  ASSERT_TRUE(first->UpdateJob(cancelled, v1::JOB_STATE_QUEUED).ok());
+  queued.set_state(v1::JOB_STATE_RUNNING);
+  EXPECT_TRUE(absl::IsAborted(second->UpdateJob(queued, v1::JOB_STATE_QUEUED)));
+  EXPECT_EQ(first->GetJob("job-2")->state(), v1::JOB_STATE_CANCELLED);
 }
 
 TEST(JobStore, ListsPageInOrderAndFilterByState) {

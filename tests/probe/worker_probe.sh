@@ -4,7 +4,8 @@
 # tens of minutes on two cores), not as a CTest:
 #
 #   bash tests/probe/worker_probe.sh [BUILD_DIR] [CLASS...]     BUILD_DIR: build (default)
-#   CLASS: numbers | entries | outputs | inputs | resume (default: all five)
+#   CLASS: numbers | entries | outputs | inputs | resume | coordinators | concurrent |
+#          signals (default: all eight)
 #   PROBE_TIMEOUT=60 (seconds per run), PROBE_KEEP=1 (keep the scratch folder)
 #
 # Classes:
@@ -20,6 +21,10 @@
 #            edited in run.json (and more), and the same as flags; each must be refused
 #            naming the setting (the checkpoint's record is the truth), the run and its
 #            checkpoints untouched. Repeating a recorded value or its default must run.
+#   coordinators, concurrent, signals: processes against each other (issue 45): two
+#            coordinators on one database, two writers to one output of each kind,
+#            SIGTERM/SIGINT during every job kind, standalone and in a pool; their
+#            verdicts are described in tests/probe/process_probe.sh, which defines them.
 # numbers also gives generate's --seed, --count and --interpolate to gantry-worker and
 # to the gantry CLI (parsed before any connection) values that must not wrap or clamp.
 # Each run is counted once:
@@ -38,7 +43,7 @@ set -uo pipefail
 build=${1:-build}
 shift || true
 classes=("$@")
-((${#classes[@]})) || classes=(numbers entries outputs inputs resume)
+((${#classes[@]})) || classes=(numbers entries outputs inputs resume coordinators concurrent signals)
 here=$(cd "$(dirname "$0")/../.." && pwd)
 worker=$(cd "$build" 2>/dev/null && pwd)/bin/gantry-worker
 [[ -x $worker ]] || { echo "no gantry-worker in $build/bin (build it first)"; exit 2; }
@@ -416,13 +421,16 @@ json.dump(j, open(path, "w"), indent=2)' "$r/run.json" "$name" "$value"
   done
 }
 
+# shellcheck source=tests/probe/process_probe.sh
+source "$here/tests/probe/process_probe.sh"
+
 fixtures
 for class in "${classes[@]}"; do "$class"; done
 
 status=0
-printf '\n%-8s %8s %8s %8s %8s %8s %8s\n' class refused ran other crashed hung changed
+printf '\n%-12s %8s %8s %8s %8s %8s %8s\n' class refused ran other crashed hung changed
 for class in "${classes[@]}"; do
-  printf '%-8s' "$class"
+  printf '%-12s' "$class"
   for v in refused ran other crashed hung changed; do
     n=${count[$class,$v]:-0}
     printf ' %8d' "$n"

@@ -1,5 +1,6 @@
 #include "worker/app/generate_command.h"
 
+#include <csignal>
 #include <cstdio>
 
 #include "common/exit_codes.h"
@@ -7,6 +8,7 @@
 #include "spdlog/spdlog.h"
 #include "worker/app/logging.h"
 #include "worker/app/process_group.h"
+#include "worker/pool/stop_signals.h"
 
 namespace gantry {
 
@@ -54,11 +56,23 @@ int GenerateCommand::Run(int* argc, char*** argv) {
     return kExitFailure;
   }
   SetUpWorkerLogging(group->comm().rank());
+  // SIGTERM or SIGINT (mpirun forwards them to every rank) stops the ranks together
+  // between generator calls or files, and the staging folder is removed; a second one
+  // ends the process at once.
+  InstallStopSignalHandlers();
+  request_.should_stop = [] { return StopSignal() != 0; };
   GenerateJobEnd end;
   const absl::Status status = RunGenerateJob(group->comm(), request_, &end);
   if (status.ok()) return kExitOk;
+  if (absl::IsCancelled(status)) {
+    if (group->comm().rank() == 0) spdlog::error("{}; nothing was written", std::string(status.message()));
+    group->Exit(ExitCodeForSignal(StopSignal() != 0 ? StopSignal() : SIGTERM));
+  }
   // ABORTED: another rank's error, which that rank reports.
   if (group->comm().rank() == 0 || !absl::IsAborted(status)) spdlog::error("{}", std::string(status.message()));
+  // Rank 0's publish refuses an --out that something took meanwhile (another generate's):
+  // refused input too, after the work.
+  if (end.stage == GenerateStage::kWriting && absl::IsInvalidArgument(status)) return kExitUsage;
   const bool refused = end.stage == GenerateStage::kPreparing && !end.collective_failed;
   if (refused && (absl::IsInvalidArgument(status) || absl::IsNotFound(status) || absl::IsAborted(status) ||
                   absl::IsDataLoss(status))) {

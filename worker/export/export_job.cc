@@ -73,7 +73,14 @@ absl::Status RunExport(const ExportRequest& request, std::string* written) {
     file.metadata["weights"] = GeneratorWeightsName(trained);
   }
   file.metadata["gantry_version"] = GANTRY_VERSION;
-  RETURN_IF_ERROR(WriteSafetensors(request.out, file));
+  // CheckNewFile ran before the work: a file created since (another export to the same
+  // --out) is refused here, never replaced.
+  if (absl::Status s = WriteSafetensors(request.out, file); !s.ok()) {
+    if (!absl::IsAlreadyExists(s)) return s;
+    return absl::InvalidArgumentError(absl::StrCat("--out ", request.out, " appeared while exporting (another export "
+                                                   "to it?); an export never overwrites a file: it is left as it is, "
+                                                   "give a new name"));
+  }
   if (written != nullptr) {
     *written = absl::StrCat("exported the ", request.network, " of ", request.run_dir, " at step ",
                             trained.position.run_step, " (", file.tensors.size(), " tensors, ", request.dtype, ") to ",

@@ -66,7 +66,14 @@ absl::Status WriteFlowCase(const std::string& dir, const FlowSetup& s, const Flo
   std::filesystem::create_directories(dir, ec);
   if (ec) return FileError(dir, "cannot create the output folder", ec.value());
   const int64_t ny = s.request.ny, nx = s.request.nx;
-  if (absl::Status st = WriteNpy(dir + "/frames.npy", r.frames.data(), {s.request.frames, 3, ny, nx}); !st.ok()) {
+  // The first file claims the folder: created, never replaced, so of two make-flows
+  // racing to one --out (both found it free) one writes and the other stops here.
+  if (absl::Status st = CreateNpy(dir + "/frames.npy", r.frames.data(), {s.request.frames, 3, ny, nx}); !st.ok()) {
+    if (absl::IsAlreadyExists(st)) {
+      return absl::InvalidArgumentError(absl::StrCat("--out ", dir, ": another writer filled it meanwhile (",
+                                                     st.message(), "); make-flow never writes over files: give a "
+                                                     "new folder"));
+    }
     return st;
   }
   if (absl::Status st = WriteNpy(dir + "/mask.npy", r.mask.data(), {ny, nx}); !st.ok()) return st;

@@ -156,7 +156,10 @@ uint32_t LittleEndian(const std::string& bytes, size_t at, int width) {
 
 }  // namespace
 
-absl::Status WriteNpy(const std::string& path, const float* data, const std::vector<int64_t>& shape) {
+namespace {
+
+absl::Status WriteOrCreateNpy(const std::string& path, const float* data, const std::vector<int64_t>& shape,
+                              bool replace) {
   ASSIGN_OR_RETURN(const int64_t numel, NumElements(path, shape));
   CHECK(data != nullptr || numel == 0) << "WriteNpy(" << path << ") with no data";
   std::string dict =
@@ -174,8 +177,19 @@ absl::Status WriteNpy(const std::string& path, const float* data, const std::vec
   header.push_back(static_cast<char>(dict.size() & 0xff));
   header.push_back(static_cast<char>(dict.size() >> 8));
   header += dict;
-  return WriteFileAtomically(path, {ByteSpan{header.data(), header.size()},
-                                    ByteSpan{data, static_cast<size_t>(numel) * sizeof(float)}});
+  const ByteSpan head{header.data(), header.size()};
+  const ByteSpan body{data, static_cast<size_t>(numel) * sizeof(float)};
+  return replace ? WriteFileAtomically(path, {head, body}) : CreateFileAtomically(path, {head, body});
+}
+
+}  // namespace
+
+absl::Status WriteNpy(const std::string& path, const float* data, const std::vector<int64_t>& shape) {
+  return WriteOrCreateNpy(path, data, shape, /*replace=*/true);
+}
+
+absl::Status CreateNpy(const std::string& path, const float* data, const std::vector<int64_t>& shape) {
+  return WriteOrCreateNpy(path, data, shape, /*replace=*/false);
 }
 
 absl::StatusOr<NpyArray> ReadNpy(const std::string& path, size_t max_bytes) {

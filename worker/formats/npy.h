@@ -23,6 +23,9 @@ struct NpyArray {
 // written to a temporary name in the same folder, fsynced and renamed over `path`, so a
 // reader never sees a partial file. Fails on a negative dimension or an I/O error.
 absl::Status WriteNpy(const std::string& path, const float* data, const std::vector<int64_t>& shape);
+// As WriteNpy, but never replaces anything (common/file_io.h CreateFileAtomically):
+// ALREADY_EXISTS naming `path` when something is there by then, which is left alone.
+absl::Status CreateNpy(const std::string& path, const float* data, const std::vector<int64_t>& shape);
 
 // Reads a .npy file (format version 1.x, 2.x or 3.x) holding a C-order little-endian
 // float32 ('<f4') or float64 ('<f8', narrowed to float) array. Any other dtype,

@@ -198,7 +198,7 @@ absl::StatusOr<std::string> EncodeSafetensors(const StFile& file) {
 
 absl::Status WriteSafetensors(const std::string& path, const StFile& file) {
   ASSIGN_OR_RETURN(const std::string bytes, EncodeSafetensors(file));
-  return WriteFileAtomically(path, bytes);
+  return CreateFileAtomically(path, bytes);
 }
 
 absl::StatusOr<StFile> DecodeSafetensors(std::span<const uint8_t> bytes, const std::string& name) {

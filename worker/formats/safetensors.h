@@ -49,8 +49,10 @@ inline constexpr uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
 // or empty name, the reserved name "__metadata__", or bytes that do not match a shape.
 absl::StatusOr<std::string> EncodeSafetensors(const StFile& file);
 
-// Writes the file atomically (temporary name, fsync, rename): a reader never sees part
-// of it.
+// Writes a new file atomically (temporary name, fsync, then PublishWithoutReplacing): a
+// reader never sees part of it, and it never replaces anything: ALREADY_EXISTS naming
+// `path` when something is there by then (a file created since the caller checked, or
+// a concurrent writer's), which is left as it is.
 absl::Status WriteSafetensors(const std::string& path, const StFile& file);
 
 // Parses a whole file's bytes; `name` (the path) starts every error. INVALID_ARGUMENT,

@@ -1,5 +1,6 @@
 #include "worker/generate/generate_job.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -163,6 +164,88 @@ absl::StatusOr<Plan> AgreeOnPlan(Communicator& comm, GanModel& model, const Gene
   return plan;
 }
 
+// CANCELLED on every rank when any rank's should_stop asks for it (one all-reduce).
+absl::Status AgreeToGoOn(Communicator& comm, const GenerateRequest& r, const CommOptions& opts, int64_t done) {
+  if (!r.should_stop) return absl::OkStatus();
+  float stop = r.should_stop() ? 1.0f : 0.0f;
+  RETURN_IF_ERROR(comm.AllReduceSum(&stop, 1, opts));
+  if (stop != 0.0f) return absl::CancelledError(absl::StrCat("stopped after generating ", done, " sample(s)"));
+  return absl::OkStatus();
+}
+
+// BatchedMap over all the plan's inputs, in rounds of one generator call per rank with
+// an agreement to go on before each, so a stop is heard within one call, not after the
+// whole count. Rounds start at multiples of `batch`, so they form the groups one
+// BatchedMap over every item would: the samples are the same either way. Rank 0 gets
+// them all, the other ranks nothing.
+absl::StatusOr<std::vector<float>> GenerateInRounds(Communicator& comm, const Plan& plan, const GenerateRequest& r,
+                                                    const BatchedMapOptions& all, const TileFunction& fn) {
+  const int64_t round = all.batch * comm.size();
+  std::vector<float> samples;
+  for (int64_t first = 0; first < all.items; first += round) {
+    RETURN_IF_ERROR(AgreeToGoOn(comm, r, all.comm, first));
+    BatchedMapOptions o = all;
+    o.items = std::min(round, all.items - first);
+    ASSIGN_OR_RETURN(std::vector<float> part, BatchedMap(comm, plan.inputs.data() + first * all.in_floats, o, fn));
+    samples.insert(samples.end(), part.begin(), part.end());
+  }
+  return samples;
+}
+
+// Sample files between two agreements while rank 0 writes (RunGenerateJob).
+constexpr int64_t kFilesPerAgreement = 64;
+
+// While rank 0 writes, every rank agrees before each kFilesPerAgreement sample files
+// whether to go on, so a stop on any rank is heard then (the others would otherwise wait
+// idle for rank 0's thousands of files): CANCELLED on every rank when any rank's
+// should_stop asks for it; ABORTED on the others when rank 0 says (`failed`) that it
+// could not write.
+absl::Status AgreeWhileWriting(Communicator& comm, const GenerateRequest& r, const CommOptions& opts,
+                               int64_t written, bool failed) {
+  float flags[2] = {r.should_stop() ? 1.0f : 0.0f, failed ? 1.0f : 0.0f};
+  RETURN_IF_ERROR(comm.AllReduceSum(flags, 2, opts));
+  if (flags[1] != 0.0f) return absl::AbortedError("rank 0 could not write the samples (see its output)");
+  if (flags[0] != 0.0f) return absl::CancelledError(absl::StrCat("stopped after writing ", written, " sample(s)"));
+  return absl::OkStatus();
+}
+
+// Rank 0 writes the files into the staging folder, agreeing with the other ranks as it
+// goes (AgreeWhileWriting) when the request can stop; they take part in the same
+// agreements (WaitWhileRankZeroWrites).
+absl::Status WriteWithAgreements(Communicator& comm, const GenerateRequest& r, const CommOptions& opts,
+                                 const std::string& folder, const GeneratedSamples& generated,
+                                 const std::string& info_json, GenerateJobEnd& e) {
+  if (!r.should_stop) return WriteGeneratedFiles(folder, generated, info_json);
+  const int64_t count = generated.inputs.dim(0);
+  int64_t next_agreement = 0;
+  bool agreement_failed = false;
+  const absl::Status written = WriteGeneratedFiles(folder, generated, info_json, [&](int64_t i) -> absl::Status {
+    if (i % kFilesPerAgreement != 0) return absl::OkStatus();
+    next_agreement = i + kFilesPerAgreement;
+    absl::Status agreed = AgreeWhileWriting(comm, r, opts, i, /*failed=*/false);
+    agreement_failed = !agreed.ok();
+    if (agreement_failed && !absl::IsCancelled(agreed)) e.collective_failed = true;
+    return agreed;
+  });
+  // The others wait at the next agreement, if one is left: they hear of the failure there.
+  if (!written.ok() && !agreement_failed && next_agreement < count) {
+    if (!AgreeWhileWriting(comm, r, opts, next_agreement, /*failed=*/true).ok()) e.collective_failed = true;
+  }
+  return written;
+}
+
+// The other ranks' side of WriteWithAgreements.
+absl::Status WaitWhileRankZeroWrites(Communicator& comm, const GenerateRequest& r, const CommOptions& opts,
+                                     int64_t count, GenerateJobEnd& e) {
+  if (!r.should_stop) return absl::OkStatus();
+  for (int64_t i = 0; i < count; i += kFilesPerAgreement) {
+    const absl::Status agreed = AgreeWhileWriting(comm, r, opts, i, /*failed=*/false);
+    if (!agreed.ok() && !absl::IsCancelled(agreed) && !absl::IsAborted(agreed)) e.collective_failed = true;
+    RETURN_IF_ERROR(agreed);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RunGenerateJob(Communicator& comm, const GenerateRequest& request, GenerateJobEnd* end) {
@@ -190,15 +273,17 @@ absl::Status RunGenerateJob(Communicator& comm, const GenerateRequest& request, 
                                   .comm = CommOptions{.timeout_seconds = trained.settings.config.comm_timeout_seconds}};
   e.stage = GenerateStage::kGenerating;
   ASSIGN_OR_RETURN(std::vector<float> samples,
-                   BatchedMap(comm, plan.inputs.data(), options, GeneratorBatches(*trained.model, backend, plan)));
+                   GenerateInRounds(comm, plan, request, options, GeneratorBatches(*trained.model, backend, plan)));
   e.stage = GenerateStage::kWriting;
   e.count = count;
-  if (comm.rank() != 0) return absl::OkStatus();
+  if (comm.rank() != 0) return WaitWhileRankZeroWrites(comm, request, options.comm, count, e);
   e.out = request.out;
   const GeneratedSamples generated{plan.inputs, std::move(samples), plan.sample_shape,
                                    /*colour_images=*/!trained.model->SamplesFromData()};
-  RETURN_IF_ERROR(WriteGeneratedFiles(output->staging(), generated,
-                                      InfoJson(request, trained, plan, comm.size(), std::string(backend.name()))));
+  // A stop while writing (thousands of PNGs) ends here too; `output` then removes the
+  // staging folder.
+  RETURN_IF_ERROR(WriteWithAgreements(comm, request, options.comm, output->staging(), generated,
+                                      InfoJson(request, trained, plan, comm.size(), std::string(backend.name())), e));
   RETURN_IF_ERROR(output->Publish());
   spdlog::info("{} samples of {} (step {}) written to {}", count, request.run_dir, trained.position.run_step,
                request.out);

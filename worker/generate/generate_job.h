@@ -24,8 +24,10 @@ struct GenerateRequest {
   std::string precision = "fp32";  // --precision: fp32 | bf16 (the products' operands)
   int64_t batch = 64;           // --batch: samples per generator call (part of the result's identity)
   std::string out;              // --out: a new (or empty) folder
-  // This rank's wish to stop (a pool's cancel): set on every rank or on none; the ranks
-  // agree before generating and stop together with CANCELLED.
+  // This rank's wish to stop (a pool's cancel, SIGTERM or SIGINT): set on every rank or
+  // on none. The ranks agree before generating and before each round of generator calls
+  // (one call per rank) and stop together with CANCELLED; rank 0 asks it again before
+  // each file it writes. A stopped attempt leaves no staging folder behind.
   std::function<bool()> should_stop;
 };
 
@@ -33,7 +35,8 @@ enum class GenerateStage {
   kPreparing,   // refused before generating: every rank has the same error (or ABORTED
                 // for another rank's), unless collective_failed
   kGenerating,  // in the collectives: the ranks may be out of step
-  kWriting,     // rank 0 writing, after every collective
+  kWriting,     // rank 0 writing, after the generating collectives (with should_stop the
+                // ranks still agree every 64 files whether to go on)
 };
 
 struct GenerateJobEnd {

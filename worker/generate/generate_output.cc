@@ -36,10 +36,18 @@ std::string SampleName(int64_t i, int64_t count) {
   return absl::StrFormat("sample-%0*d.png", digits, i);
 }
 
+// `out` without trailing slashes ("new/" names the folder "new"; "/" stays "/"), so the
+// staging folder goes beside it, not inside it.
+std::string WithoutTrailingSlashes(std::string out) {
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
 }  // namespace
 
-absl::StatusOr<GenerateOutput> GenerateOutput::Prepare(const std::string& out) {
-  if (out.empty()) return absl::InvalidArgumentError("--out: give the folder to write the samples to");
+absl::StatusOr<GenerateOutput> GenerateOutput::Prepare(const std::string& given) {
+  if (given.empty()) return absl::InvalidArgumentError("--out: give the folder to write the samples to");
+  const std::string out = WithoutTrailingSlashes(given);
   RETURN_IF_ERROR(CheckFree(out));
   const fs::path path = fs::path(out).lexically_normal();
   const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
@@ -71,20 +79,33 @@ GenerateOutput::~GenerateOutput() {
 
 absl::Status GenerateOutput::Publish() {
   RETURN_IF_ERROR(CheckFree(out_));
-  // rename(2) replaces only an empty folder, so a file that appeared since stays.
-  if (std::rename(staging_.c_str(), out_.c_str()) != 0) {
-    return FileError(out_, absl::StrCat("cannot move ", staging_, " to"), errno);
+  // An empty folder at `out` (allowed) gives way first: rmdir(2) removes only an empty
+  // one, so a file put there since stays. Then the move never replaces anything: of two
+  // generates racing to one --out, one publishes and the other is refused.
+  if (::rmdir(out_.c_str()) != 0 && errno != ENOENT) {
+    const int error = errno;
+    RETURN_IF_ERROR(CheckFree(out_));  // something was put there meanwhile: named
+    return FileError(out_, "cannot remove the empty folder there", error);
+  }
+  if (absl::Status moved = PublishWithoutReplacing(staging_, out_); !moved.ok()) {
+    if (!absl::IsAlreadyExists(moved)) return moved;
+    return absl::InvalidArgumentError(absl::StrCat("--out ", out_, " appeared while generating (another generate to "
+                                                   "it?); generate never writes over files: it is left as it is, give "
+                                                   "a new folder"));
   }
   published_ = true;
   return absl::OkStatus();
 }
 
-absl::Status WriteGeneratedFiles(const std::string& folder, const GeneratedSamples& g, const std::string& info_json) {
+absl::Status WriteGeneratedFiles(const std::string& folder, const GeneratedSamples& g, const std::string& info_json,
+                                 const std::function<absl::Status(int64_t)>& before_sample) {
   const int64_t k = g.inputs.dim(0);
+  auto go_on = [&](int64_t i) { return before_sample ? before_sample(i) : absl::OkStatus(); };
   const int64_t c = g.sample_shape[0], h = g.sample_shape[1], w = g.sample_shape[2];
   if (g.colour_images) {
     // An image model's grid is square-ish, in its images' colours.
     for (int64_t i = 0; i < k; ++i) {
+      RETURN_IF_ERROR(go_on(i));
       RETURN_IF_ERROR(
           WriteColorPngGrid(folder + "/" + SampleName(i, k), g.samples.data() + i * c * h * w, 1, c, h, w, 1));
     }
@@ -94,6 +115,7 @@ absl::Status WriteGeneratedFiles(const std::string& folder, const GeneratedSampl
   } else {
     // A next-frame model's fields side by side, one sample a row.
     for (int64_t i = 0; i < k; ++i) {
+      RETURN_IF_ERROR(go_on(i));
       RETURN_IF_ERROR(WritePngGrid(folder + "/" + SampleName(i, k), g.samples.data() + i * c * h * w, c, h, w, c));
     }
     const int64_t shown = std::min(k, kGridFrames);

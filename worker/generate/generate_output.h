@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -57,8 +58,10 @@ struct GeneratedSamples {
 };
 
 // Writes the files of the top comment but generate.json (`info_json` goes there) into
-// `folder`.
+// `folder`. `before_sample` (when set) is called with the sample's index before each
+// sample's PNG; an error from it ends the writing with that error (a stop: CANCELLED).
 absl::Status WriteGeneratedFiles(const std::string& folder, const GeneratedSamples& generated,
-                                 const std::string& info_json);
+                                 const std::string& info_json,
+                                 const std::function<absl::Status(int64_t)>& before_sample = nullptr);
 
 }  // namespace gantry

@@ -202,8 +202,10 @@ JobOutcome JobRunner::RollOut(const v1::Job& job, TrainObserver& observer, JobCo
   return InferenceOutcomeOf(status, end.collective_failed, end.stage == RolloutStage::kRollingOut, control);
 }
 
-JobOutcome JobRunner::Generate(const v1::Job& job, JobControl* control) {
+JobOutcome JobRunner::Generate(const v1::Job& job, TrainObserver& observer, JobControl* control) {
   GenerateRequest request = GenerateRequestFor(job);
+  // A cancel, SIGTERM or SIGINT is heard between generator calls and between files.
+  request.should_stop = [&observer] { return observer.ShouldStop(); };
   if (is_root()) {
     run_folder_ = request.run_dir;
     spdlog::info("{} (attempt {} of {}): samples of {} ({}) on {} rank(s), into {}", job.id(), job.attempts(),
@@ -222,7 +224,7 @@ JobOutcome JobRunner::Generate(const v1::Job& job, JobControl* control) {
 JobOutcome JobRunner::Run(const v1::AcquireJobResponse& acquired, TrainObserver& observer, JobControl* control) {
   const v1::Job& job = acquired.job();
   if (job.has_rollout()) return RollOut(job, observer, control);
-  if (job.has_generate()) return Generate(job, control);
+  if (job.has_generate()) return Generate(job, observer, control);
   // The same on every rank: the spec and this code are (rank 0's are the ones used).
   RawSettings settings = RunSpecToSettings(job.spec());
   absl::StatusOr<std::string> resume_from = AgreeOnResume(job);

@@ -80,7 +80,7 @@ class JobRunner {
   // A rollout job, on every rank.
   JobOutcome RollOut(const v1::Job& job, TrainObserver& observer, JobControl* control);
   // A generate job, on every rank.
-  JobOutcome Generate(const v1::Job& job, JobControl* control);
+  JobOutcome Generate(const v1::Job& job, TrainObserver& observer, JobControl* control);
   // One RunTrainJob with this pool's data cache and logging.
   TrainJobResult Train(const v1::Job& job, RawSettings settings, bool resume, TrainObserver& observer);
 

@@ -51,9 +51,21 @@ std::vector<int64_t> StripSteps(int64_t steps) {
   return picked;
 }
 
-absl::Status WriteOutputs(const std::string& out, const RolloutResult& r, const FlowCase& flow) {
+// `own_folder` (a pool's job folder, where an earlier attempt may have left files): they
+// are replaced. Otherwise the first file claims the folder, created without replacing, so
+// of two rollouts racing to one --out (both found it free) one writes and the other
+// stops here, naming it.
+absl::Status WriteOutputs(const std::string& out, const RolloutResult& r, const FlowCase& flow, bool own_folder) {
   RETURN_IF_ERROR(CreateOutputFolder("--out", out));
-  RETURN_IF_ERROR(WriteFileAtomically(out + "/rollout.csv", RolloutCsv(r.rows)));
+  const std::string csv = out + "/rollout.csv";
+  if (own_folder) {
+    RETURN_IF_ERROR(WriteFileAtomically(csv, RolloutCsv(r.rows)));
+  } else if (absl::Status s = CreateFileAtomically(csv, RolloutCsv(r.rows)); !s.ok()) {
+    if (!absl::IsAlreadyExists(s)) return s;
+    return absl::InvalidArgumentError(absl::StrCat("--out ", out, ": another writer filled it meanwhile (",
+                                                   s.message(), "); rollout never writes over files: give a new "
+                                                   "folder"));
+  }
   RETURN_IF_ERROR(WriteFileAtomically(out + "/rollout.md", RolloutMarkdown(r.rows, r.summary)));
   std::vector<const float*> fields;
   const std::vector<int64_t> steps = StripSteps(static_cast<int64_t>(r.rows.size()));
@@ -122,7 +134,7 @@ absl::Status WriteRollout(RolloutResult& r, const RolloutRequest& request, const
   r.summary.tiling = absl::StrFormat("tile %d, overlap %d, %s blend, %d tiles per step in groups of %d, %d per call",
                                      o.tile, o.overlap, BlendModeName(o.blend), r.tiles, o.group_size, o.batch);
   r.summary.tiles_per_second = r.map_reduce_seconds > 0 ? r.tiles * request.steps / r.map_reduce_seconds : 0;
-  RETURN_IF_ERROR(WriteOutputs(out, r, flow));
+  RETURN_IF_ERROR(WriteOutputs(out, r, flow, request.own_folder));
   spdlog::info("rollout of {} over {} steps written to {}", request.run_dir, request.steps, out);
   return absl::OkStatus();
 }

@@ -1,6 +1,7 @@
 #include "worker/run/run_folder.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -95,15 +97,29 @@ absl::Status ProbeWritable(const std::string& path) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<RunFolder> RunFolder::Create(const std::string& path) {
-  if (path.empty()) return absl::InvalidArgumentError("--out: the run folder path is empty");
-  std::error_code ec;
-  if (Exists(path) && !fs::is_directory(path, ec)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(path, ": exists and is not a folder; choose another --out"));
+// The exclusive flock on the folder `path` (see Create), as a descriptor closed by the
+// last owner; null where the filesystem has no flock on folders.
+absl::StatusOr<std::shared_ptr<const int>> LockFolder(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return FileError(path, "cannot open the run folder", errno);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    ::close(fd);
+    if (error != EWOULDBLOCK) return std::shared_ptr<const int>();
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": another process is writing a run in this folder (a train --out or --resume of it); wait for it to "
+              "end, or choose another --out"));
   }
+  return std::shared_ptr<const int>(new int(fd), [](const int* held) {
+    ::close(*held);
+    delete held;
+  });
+}
+
+// Create's refusals of a folder that holds something: a run, a run's checkpoints, or
+// entries a run does not write.
+absl::Status CheckFreeForARun(const std::string& path) {
+  std::error_code ec;
   if (Exists(path + "/epochs.csv")) {
     return absl::AlreadyExistsError(absl::StrCat(
         path, ": already holds a run (epochs.csv exists); choose another --out or move the old run away"));
@@ -114,14 +130,31 @@ absl::StatusOr<RunFolder> RunFolder::Create(const std::string& path) {
                                                  "--resume ", path, ", or choose another --out"));
   }
   if (Exists(path)) RETURN_IF_ERROR(CheckRunFolderEntries(path, /*only_run_entries=*/true));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<RunFolder> RunFolder::Create(const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("--out: the run folder path is empty");
+  std::error_code ec;
+  if (Exists(path) && !fs::is_directory(path, ec)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": exists and is not a folder; choose another --out"));
+  }
+  // Checked before anything is created, and again under the lock: a run that another
+  // process started and even finished since is then refused, never written over.
+  RETURN_IF_ERROR(CheckFreeForARun(path));
   fs::create_directories(fs::path(path) / "samples", ec);
   if (ec) {
     return absl::PermissionDeniedError(
         absl::StrCat(path, ": cannot create run folder: ", ec.message(), " (choose another --out)"));
   }
+  ASSIGN_OR_RETURN(std::shared_ptr<const int> lock, LockFolder(path));
+  RETURN_IF_ERROR(CheckFreeForARun(path));
   // Probe writability now, not after the first epoch's work.
   RETURN_IF_ERROR(ProbeWritable(path));
-  return RunFolder(path);
+  return RunFolder(path, std::move(lock));
 }
 
 absl::StatusOr<RunFolder> RunFolder::Open(const std::string& path) {
@@ -130,8 +163,9 @@ absl::StatusOr<RunFolder> RunFolder::Open(const std::string& path) {
     return absl::NotFoundError(absl::StrCat(path, ": not a run folder (no run.json); give the --out folder of a run"));
   }
   RETURN_IF_ERROR(CheckRunFolderEntries(path, /*only_run_entries=*/false));
+  ASSIGN_OR_RETURN(std::shared_ptr<const int> lock, LockFolder(path));
   RETURN_IF_ERROR(ProbeWritable(path));
-  return RunFolder(path);
+  return RunFolder(path, std::move(lock));
 }
 
 absl::Status RunFolder::WriteRunJson(const std::string& json_text) const {

@@ -12,6 +12,7 @@
 // A sweep over several batch sizes puts its samples under samples/bBBBB/ instead.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,12 @@ class RunFolder {
   // files: a new run goes into a new folder, an empty one, or one a run started in), or
   // an entry with a run's name that is not of its kind (a folder named log.txt, a FIFO,
   // a link). The writability probe is a file of its own, never one that is there.
+  // One process writes a run folder at a time: Create and Open take an exclusive flock(2)
+  // on the folder itself, held while any copy of the RunFolder lives (so by the run, to
+  // its end) and released by the kernel however the process ends. Another process's run
+  // there (two `train --out X` at once, a resume racing a run) is refused:
+  // FAILED_PRECONDITION naming the folder. A filesystem without flock on folders runs
+  // without the lock.
   static absl::StatusOr<RunFolder> Create(const std::string& path);
 
   // An existing run folder, to resume: NOT_FOUND naming the path when it holds no
@@ -58,8 +65,9 @@ class RunFolder {
                                          const std::string& extension) const;
 
  private:
-  explicit RunFolder(std::string path) : path_(std::move(path)) {}
+  RunFolder(std::string path, std::shared_ptr<const int> lock) : path_(std::move(path)), lock_(std::move(lock)) {}
   std::string path_;
+  std::shared_ptr<const int> lock_;  // the folder's descriptor holding the flock; closed by the last copy
 };
 
 }  // namespace gantry
