@@ -132,8 +132,8 @@ def _quality_markdown(rows):
         md += "\n"
     if not md:
         return md
-    return ("\n## Sample quality (the dataset's judge: lower distance and per-sample entropy, higher "
-            "entropy of the mean are better)\n\n" + md)
+    return ("\n## Sample quality (lower Fréchet distance and KID, lower per-sample and higher "
+            "of-the-mean class entropy are better)\n\n" + md)
 
 
 def _timing_markdown(rows, summaries, world_size, precision="fp32"):
@@ -148,17 +148,18 @@ def _timing_markdown(rows, summaries, world_size, precision="fp32"):
             100.0 * s["allreduce_share"], 100.0 * s["change_vs_smallest"])
     md += _energy_markdown(summaries)
     md += _quality_markdown(rows)
-    md += ("\n## Per epoch\n\n| global batch | epoch | steps | s | steady ms/step | p50 ms | p99 ms | samples/s | "
-           "all-reduce ms | stragglers | d_loss | g_loss | loss scale G/D | skipped G/D | peak RSS MiB | J |\n"
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+    md += ("\n## Per epoch\n\n| global batch | epoch | steps | s | steady ms/step | p50 ms | p99 ms | data wait ms "
+           "| samples/s | all-reduce ms | stragglers | d_loss | g_loss | loss scale G/D | skipped G/D | peak RSS MiB "
+           "| J |\n"
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     for r in rows:
         energy = ("%.0f%s" % (r["energy_j"], " (est.)" if r["energy_estimated"] else "")) if r["energy_j"] > 0 \
             else "-"
-        md += ("| %d | %d | %d | %.1f | %.2f | %.2f | %.2f | %.1f | %.2f | %d | %.4f | %.4f "
+        md += ("| %d | %d | %d | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %.2f | %d | %.4f | %.4f "
                "| %g/%g | %d/%d | %.0f | %s |\n") % (
             r["batch_size"], r["epoch"], r["steps"], r["seconds"], r["steady_step_ms"], r["step_p50_ms"],
-            r["step_p99_ms"], r["samples_per_s"], r["allreduce_ms"], r["straggler_flags"], r["d_loss"],
-            r["g_loss"], r["loss_scale_g"], r["loss_scale_d"], r["skipped_steps_g"], r["skipped_steps_d"],
+            r["step_p99_ms"], r["data_wait_ms"], r["samples_per_s"], r["allreduce_ms"], r["straggler_flags"],
+            r["d_loss"], r["g_loss"], r["loss_scale_g"], r["loss_scale_d"], r["skipped_steps_g"], r["skipped_steps_d"],
             r["peak_rss_mb"], energy)
     return md
 

@@ -45,6 +45,19 @@ TEST(TimingReport, MarkdownHasOneSummaryLinePerBatch) {
   EXPECT_THAT(md, ::testing::Not(::testing::HasSubstr("## Energy")));  // no row measured any
 }
 
+TEST(TimingReport, PerEpochRowShowsTheLoadersWait) {
+  // The loader's mean wait per step, beside the step's times (docs/images.md: at most 2 %).
+  EpochRow r = Row(64, 1, 100, 600);
+  r.steps = 10;
+  r.steady_step_ms = 250;
+  r.step_p50_ms = 240;
+  r.step_p99_ms = 300;
+  r.data_wait_ms = 1.25;
+  const std::string md = TimingMarkdown({r}, 2);
+  EXPECT_THAT(md, ::testing::HasSubstr("| p99 ms | data wait ms | samples/s |"));
+  EXPECT_THAT(md, ::testing::HasSubstr("| 64 | 1 | 10 | 100.0 | 250.00 | 240.00 | 300.00 | 1.25 | 600.0 |"));
+}
+
 TEST(TimingReport, EnergyLinePerBatchSaysMeasuredOrEstimated) {
   EpochRow a = Row(64, 1, 100, 600), b = Row(64, 2, 100, 600), c = Row(512, 1, 20, 3000);
   a.steps = b.steps = 10;
