@@ -13,6 +13,7 @@
 # Usage: outputs_and_stops_e2e.sh MPIEXEC GANTRY_WORKER [PART...]   (default: all five)
 set -uo pipefail
 mpiexec=$1 worker=$2
+here=$(cd "$(dirname "$0")/../.." && pwd)
 shift 2
 parts=("$@")
 ((${#parts[@]})) || parts=(race train slash loop signals)
@@ -23,16 +24,7 @@ fail() { echo "FAIL: $*"; echo "--- output:"; cat "$log" 2>/dev/null; exit 1; }
 ok() { "$@" >"$log" 2>&1 || fail "exit $?: $*"; }
 
 # A tiny digit set of its own (64 images), so the test needs no dataset package.
-python3 - "$dir/mnist" <<'EOF'
-import os, struct, sys
-d = sys.argv[1]; os.makedirs(d, exist_ok=True)
-for prefix, count in (("train", 64), ("t10k", 16)):
-    with open(os.path.join(d, prefix + "-images-idx3-ubyte"), "wb") as f:
-        f.write(struct.pack(">IIII", 2051, count, 28, 28))
-        f.write(bytes((i * 7 + p) % 256 for i in range(count) for p in range(784)))
-    with open(os.path.join(d, prefix + "-labels-idx1-ubyte"), "wb") as f:
-        f.write(struct.pack(">II", 2049, count) + bytes(i % 10 for i in range(count)))
-EOF
+python3 "$here/tests/testing/tiny_mnist.py" "$dir/mnist"
 ok "$worker" train --dataset mnist --data-dir "$dir/mnist" --batch-size 16 --max-steps 2 --quality off \
   --keep-checkpoints 1 --out "$dir/run"
 

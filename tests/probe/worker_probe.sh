@@ -99,17 +99,7 @@ probe() {
 
 fixtures() {
   echo "making the fixtures in $scratch ..."
-  python3 - "$scratch/mnist" <<'EOF'
-import os, struct, sys
-d = sys.argv[1]; os.makedirs(d, exist_ok=True)
-n = 64
-for prefix, count in (("train", n), ("t10k", 16)):
-    with open(os.path.join(d, prefix + "-images-idx3-ubyte"), "wb") as f:
-        f.write(struct.pack(">IIII", 2051, count, 28, 28))
-        f.write(bytes((i * 7 + p) % 256 for i in range(count) for p in range(784)))
-    with open(os.path.join(d, prefix + "-labels-idx1-ubyte"), "wb") as f:
-        f.write(struct.pack(">II", 2049, count) + bytes(i % 10 for i in range(count)))
-EOF
+  python3 "$here/tests/testing/tiny_mnist.py" "$scratch/mnist"
   "$worker" train --dataset mnist --data-dir "$scratch/mnist" --batch-size 16 --max-steps 2 --quality off \
     --keep-checkpoints 1 --out "$scratch/run" >"$scratch/fixture.log" 2>&1 || { cat "$scratch/fixture.log"; exit 2; }
   "$worker" make-flow --out "$scratch/case" --nx 64 --ny 32 --frames 12 --warmup-periods 0.5 \

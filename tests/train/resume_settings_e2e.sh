@@ -14,6 +14,7 @@
 # older build, which checks fail).
 set -uo pipefail
 worker=$1 gantry=$2
+here=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -23,16 +24,7 @@ fail() {
   [[ ${KEEP_GOING:-0} == 1 ]] || exit 1
 }
 
-python3 - "$tmp/mnist" <<'PY'
-import os, struct, sys
-d = sys.argv[1]; os.makedirs(d, exist_ok=True)
-for prefix, count in (("train", 64), ("t10k", 16)):
-    with open(os.path.join(d, prefix + "-images-idx3-ubyte"), "wb") as f:
-        f.write(struct.pack(">IIII", 2051, count, 28, 28))
-        f.write(bytes((i * 7 + p) % 256 for i in range(count) for p in range(784)))
-    with open(os.path.join(d, prefix + "-labels-idx1-ubyte"), "wb") as f:
-        f.write(struct.pack(">II", 2049, count) + bytes(i % 10 for i in range(count)))
-PY
+python3 "$here/tests/testing/tiny_mnist.py" "$tmp/mnist"
 train=(train --dataset mnist --data-dir "$tmp/mnist" --batch-size 16 --quality off --keep-checkpoints 1)
 "$worker" "${train[@]}" --epochs 2 --out "$tmp/run" >"$tmp/first.log" 2>&1 || { cat "$tmp/first.log"; fail "first run"; }
 sums() { md5sum "$tmp/run/checkpoints"/* "$tmp/run/epochs.csv" | awk '{print $1}'; }
