@@ -51,6 +51,11 @@ struct ConvProblem {
   int64_t padding_bottom() const { return (out_height - 1) * stride + kernel - in_height - padding; }
   int64_t padding_right() const { return (out_width - 1) * stride + kernel - in_width - padding; }
 
+  // A kernel over the whole unpadded input: one output pixel per sample, so each pass is
+  // one matrix product over the batch (lowered_conv.cc takes it without im2col; the route
+  // sends it there).
+  bool kernel_covers_input() const { return padding == 0 && kernel == in_height && kernel == in_width; }
+
   bool operator==(const ConvProblem&) const = default;
   std::string ToString() const;
 };

@@ -69,14 +69,6 @@ Lowering PrepareLowering(const ConvProblem& p, int64_t chunk) {
   return l;
 }
 
-// A kernel over the whole unpadded input (one output pixel): a sample's column is its
-// input as it lies in memory (c, y, x is the kernel's c, ky, kx order), so the batch's
-// inputs [batch, in * k * k] are the column matrix transposed and each pass is one GEMM
-// over the whole batch, with no im2col (which costs a call per kernel row per sample).
-bool KernelCoversInput(const ConvProblem& p) {
-  return p.padding == 0 && p.kernel == p.in_height && p.kernel == p.in_width;
-}
-
 }  // namespace
 
 int64_t ColumnFloatsPerSample(const ConvProblem& p) {
@@ -84,9 +76,14 @@ int64_t ColumnFloatsPerSample(const ConvProblem& p) {
   return g.col_rows() * g.col_cols();
 }
 
+// Each pass below first takes a kernel over the whole unpadded input
+// (ConvProblem::kernel_covers_input, one output pixel): a sample's column is its input as
+// it lies in memory (c, y, x is the kernel's c, ky, kx order), so the batch's inputs
+// [batch, in * k * k] are the column matrix transposed and the pass is one GEMM over the
+// whole batch, with no im2col (which costs a call per kernel row per sample).
 void LoweredConvForward(const ConvProblem& p, int64_t chunk, const float* x, const float* w, float* y,
                         const LoweringGemm& gemm) {
-  if (KernelCoversInput(p)) {
+  if (p.kernel_covers_input()) {
     CheckChunk(p, chunk);
     // y [batch, out] = x [batch, rows] * W^T.
     const int64_t rows = p.in_image_size();
@@ -112,7 +109,7 @@ void LoweredConvForward(const ConvProblem& p, int64_t chunk, const float* x, con
 
 void LoweredConvBackwardData(const ConvProblem& p, int64_t chunk, const float* dy, const float* w, float* dx,
                              const LoweringGemm& gemm) {
-  if (KernelCoversInput(p)) {
+  if (p.kernel_covers_input()) {
     CheckChunk(p, chunk);
     // dx [batch, rows] = dy [batch, out] * W [out, rows].
     const int64_t rows = p.in_image_size();
@@ -136,7 +133,7 @@ void LoweredConvBackwardData(const ConvProblem& p, int64_t chunk, const float* d
 
 void LoweredConvBackwardWeights(const ConvProblem& p, int64_t chunk, const float* x, const float* dy, float* dw,
                                 const LoweringGemm& gemm) {
-  if (KernelCoversInput(p)) {
+  if (p.kernel_covers_input()) {
     CheckChunk(p, chunk);
     // dW [out, rows] += dy^T [out, batch] * x [batch, rows].
     const int64_t rows = p.in_image_size();

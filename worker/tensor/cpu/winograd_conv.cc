@@ -383,7 +383,7 @@ bool WinogradConvApplies(const ConvProblem& p) {
   // Not a kernel over the whole unpadded input: one output pixel is a matrix product (the
   // lowered route's), where 3x3 tiles would compute 8 pixels that do not exist and their
   // transforms cost accuracy on elements small against their terms.
-  const bool covers_input = p.padding == 0 && p.kernel == p.in_height && p.kernel == p.in_width;
+  const bool covers_input = p.kernel_covers_input();
   return p.kernel == kTaps && p.stride == 1 && p.padding <= kTaps - 1 && !covers_input;
 }
 

@@ -124,11 +124,6 @@ namespace {
 // -1: no override; else a ConvRoute.
 std::atomic<int> forced_route{-1};
 
-// A kernel over the whole unpadded input: one output pixel, a matrix product.
-bool KernelCoversInput(const ConvProblem& p) {
-  return p.padding == 0 && p.kernel == p.in_height && p.kernel == p.in_width;
-}
-
 // Where kLowered beats oneDNN's fp32 kernels (see the top comment).
 bool LoweredWins(const ConvProblem& p, ConvOp op) {
   constexpr int64_t kFewChannels = 8;
@@ -199,7 +194,7 @@ ConvRoute OnednnBackend::ChooseConvRoute(const ConvProblem& p, ConvOp op) {
   };
   const int forced = forced_route.load();
   if (forced >= 0) return native_or_rounded(static_cast<ConvRoute>(forced));
-  if (KernelCoversInput(p)) return ConvRoute::kLowered;
+  if (p.kernel_covers_input()) return ConvRoute::kLowered;
   if (p.precision == MathPrecision::kFp32 || fp32_kernels) {
     if (OneOutputConvApplies(p)) return ConvRoute::kOneOutput;
     if (LoweredWins(p, op)) return ConvRoute::kLowered;
