@@ -45,6 +45,7 @@ const std::vector<EpochColumn>& EpochColumns() {
       {"val_persistence_l1", "%.5f", &EpochRow::val_persistence_l1},
       {"val_persistence_rel_l2", "%.5f", &EpochRow::val_persistence_rel_l2},
       {"quality_kid", "%.6g", &EpochRow::quality_kid},
+      {"allreduce_exposed_ms", "%.3f", &EpochRow::allreduce_exposed_ms},
   };
   return *columns;
 }
@@ -84,10 +85,13 @@ std::string EpochCsvLine(const EpochRow& r) {
 }
 
 void EpochAccumulator::AddStep(double step_seconds, double data_wait_seconds, double allreduce_seconds,
-                               double d_loss, double g_loss) {
+                               double d_loss, double g_loss, double allreduce_exposed_seconds) {
   sums_.step_seconds.push_back(step_seconds);
   sums_.data_wait_s += data_wait_seconds;
   sums_.allreduce_s += allreduce_seconds;
+  if (allreduce_exposed_seconds >= 0) {
+    sums_.allreduce_hidden_s += std::max(0.0, allreduce_seconds - allreduce_exposed_seconds);
+  }
   sums_.d_loss += d_loss;
   sums_.g_loss += g_loss;
 }
@@ -118,6 +122,7 @@ EpochRow EpochAccumulator::Finish(double epoch_seconds, int world_size, int64_t 
   r.data_wait_ms = sums_.data_wait_s / n * 1e3;
   r.world_size = world_size;
   r.allreduce_ms = sums_.allreduce_s / n * 1e3;
+  r.allreduce_exposed_ms = (sums_.allreduce_s - sums_.allreduce_hidden_s) / n * 1e3;
   const double mean_step_ms = std::accumulate(step_seconds.begin(), step_seconds.end(), 0.0) / n * 1e3;
   r.allreduce_share = mean_step_ms > 0 ? r.allreduce_ms / mean_step_ms : 0.0;
   r.straggler_flags = straggler_flags;

@@ -60,6 +60,9 @@ struct EpochRow {
   // scores about 0 and sometimes a little below: "not scored" cannot be -1 as for the
   // judge's columns, it is NaN (epochs.csv "nan", JSON null, no Prometheus sample).
   double quality_kid = std::numeric_limits<double>::quiet_NaN();
+  // The part of allreduce_ms the steps waited for after their compute (rank 0): all of
+  // it without --overlap; with it, what backward did not hide.
+  double allreduce_exposed_ms = 0;
   // Every column equal, a NaN matching a NaN (the same row: an unscored KID, or a loss
   // that diverged, read back from a checkpoint or the coordinator).
   bool operator==(const EpochRow& other) const;
@@ -91,6 +94,7 @@ struct EpochSums {
   double g_loss = 0;
   int64_t skipped_g = 0;
   int64_t skipped_d = 0;
+  double allreduce_hidden_s = 0;  // the part of allreduce_s behind backward (overlap; else 0)
   bool operator==(const EpochSums&) const = default;
 };
 
@@ -100,8 +104,9 @@ class EpochAccumulator {
   EpochAccumulator(int64_t batch_size, int64_t epoch, EpochSums sums = {})
       : batch_size_(batch_size), epoch_(epoch), sums_(std::move(sums)) {}
 
+  // allreduce_exposed_seconds: the part of allreduce_seconds the step waited for (<0: all).
   void AddStep(double step_seconds, double data_wait_seconds, double allreduce_seconds, double d_loss,
-               double g_loss);
+               double g_loss, double allreduce_exposed_seconds = -1);
   // Counts the networks whose optimizer step was skipped in a step.
   void AddSkips(bool g_skipped, bool d_skipped) {
     sums_.skipped_g += g_skipped;

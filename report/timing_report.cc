@@ -107,15 +107,15 @@ std::string TimingMarkdown(const std::vector<EpochRow>& rows, int world_size, co
   md += EnergyMarkdown(summaries);
   md += QualityMarkdown(rows);
   md += "\n## Per epoch\n\n| global batch | epoch | steps | s | steady ms/step | p50 ms | p99 ms | data wait ms "
-        "| samples/s | all-reduce ms | stragglers | d_loss | g_loss | loss scale G/D | skipped G/D | peak RSS MiB "
+        "| samples/s | all-reduce ms | exposed ms | stragglers | d_loss | g_loss | loss scale G/D | skipped G/D | peak RSS MiB "
         "| J |\n"
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const EpochRow& r : rows) {
     absl::StrAppendFormat(&md,
-                          "| %d | %d | %d | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %.2f | %d | %.4f | %.4f "
+                          "| %d | %d | %d | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %.2f | %.2f | %d | %.4f | %.4f "
                           "| %g/%g | %d/%d | %.0f | %s |\n",
                           r.batch_size, r.epoch, r.steps, r.seconds, r.steady_step_ms, r.step_p50_ms, r.step_p99_ms,
-                          r.data_wait_ms, r.samples_per_s, r.allreduce_ms, r.straggler_flags, r.d_loss, r.g_loss,
+                          r.data_wait_ms, r.samples_per_s, r.allreduce_ms, r.allreduce_exposed_ms, r.straggler_flags, r.d_loss, r.g_loss,
                           r.loss_scale_g, r.loss_scale_d, r.skipped_steps_g, r.skipped_steps_d, r.peak_rss_mb,
                           r.energy_j > 0 ? absl::StrFormat("%.0f%s", r.energy_j, r.energy_estimated ? " (est.)" : "")
                                          : std::string("-"));

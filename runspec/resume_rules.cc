@@ -18,7 +18,8 @@ bool Contains(const std::vector<std::string>& names, const std::string& name) {
 const std::vector<std::string>& FreeOnResumeSettings() {
   static const auto* names =
       new std::vector<std::string>{"data-dir",         "progress-seconds", "comm-timeout", "checkpoint-every-steps",
-                                   "keep-checkpoints", "tensorboard",      "watts-per-core"};
+                                   "keep-checkpoints", "tensorboard",      "watts-per-core",   "overlap",
+                                   "bucket-mb"};
   return *names;
 }
 

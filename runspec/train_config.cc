@@ -249,6 +249,14 @@ const std::vector<Setting>& CoreSettings() {
                  [](TrainConfig& c, int64_t v) { c.straggler.window = static_cast<int>(v); }),
       RealSetting({"comm-timeout", "seconds any collective may wait for the other ranks", "120"}, {0.01, 86400},
                   [](TrainConfig& c, double v) { c.comm_timeout_seconds = v; }),
+      Named("overlap", "all-reduce each bucket of gradients while backward still computes: on | off (MPI and "
+            "thread ranks; a GPU run exchanges after backward)", "on",
+            [](auto& n, auto& v, TrainConfig& c) {
+              c.overlap = v == "on";
+              return OneOf(n, v, {"on", "off"});
+            }),
+      RealSetting({"bucket-mb", "megabytes of fp32 gradients per overlapped all-reduce (the first at most 1)", "4"},
+                  {0.001, 4096}, [](TrainConfig& c, double v) { c.bucket_mb = v; }),
       IntSetting({"debug-slow-rank", "make this rank slow on purpose, to show straggler handling (-1: none)", "-1"},
                  kSlowRank, [](TrainConfig& c, int64_t v) { c.debug_slow_rank = static_cast<int>(v); }),
       RealSetting({"debug-slow-ms", "extra sleep per step on the slow rank", "0"}, {0, 600000},

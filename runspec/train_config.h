@@ -87,6 +87,8 @@ struct TrainConfig {
   bool rebalance = false;            // re-split the global batch by measured speed at epoch ends
   StragglerConfig straggler;         // flagging threshold and window
   double comm_timeout_seconds = 120; // bound on every collective
+  bool overlap = true;               // all-reduce gradient buckets during backward (--overlap)
+  double bucket_mb = 4;              // fp32 gradient megabytes per bucket (--bucket-mb)
   int debug_slow_rank = -1;          // make this rank slow on purpose (-1: none)
   double debug_slow_ms = 0;          //   by sleeping this long per step
   double debug_slow_factor = 1;      //   or by stretching its compute this many times

@@ -20,6 +20,7 @@ CSV_FORMATS = {
     "energy_estimated": "%d", "quality_fd": "%.4f", "quality_class_entropy": "%.4f",
     "quality_marginal_entropy": "%.4f", "quality_confidence": "%.4f", "val_l1": "%.5f", "val_rel_l2": "%.5f",
     "energy_source": "%d", "val_persistence_l1": "%.5f", "val_persistence_rel_l2": "%.5f", "quality_kid": "%.6g",
+    "allreduce_exposed_ms": "%.3f",
 }
 
 QUALITY_COLUMNS = ("quality_fd", "quality_class_entropy", "quality_marginal_entropy", "quality_confidence",

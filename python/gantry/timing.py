@@ -149,16 +149,17 @@ def _timing_markdown(rows, summaries, world_size, precision="fp32"):
     md += _energy_markdown(summaries)
     md += _quality_markdown(rows)
     md += ("\n## Per epoch\n\n| global batch | epoch | steps | s | steady ms/step | p50 ms | p99 ms | data wait ms "
-           "| samples/s | all-reduce ms | stragglers | d_loss | g_loss | loss scale G/D | skipped G/D | peak RSS MiB "
+           "| samples/s | all-reduce ms | exposed ms | stragglers | d_loss | g_loss | loss scale G/D | skipped G/D | peak RSS MiB "
            "| J |\n"
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     for r in rows:
         energy = ("%.0f%s" % (r["energy_j"], " (est.)" if r["energy_estimated"] else "")) if r["energy_j"] > 0 \
             else "-"
-        md += ("| %d | %d | %d | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %.2f | %d | %.4f | %.4f "
+        md += ("| %d | %d | %d | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %.2f | %.2f | %d | %.4f | %.4f "
                "| %g/%g | %d/%d | %.0f | %s |\n") % (
             r["batch_size"], r["epoch"], r["steps"], r["seconds"], r["steady_step_ms"], r["step_p50_ms"],
-            r["step_p99_ms"], r["data_wait_ms"], r["samples_per_s"], r["allreduce_ms"], r["straggler_flags"],
+            r["step_p99_ms"], r["data_wait_ms"], r["samples_per_s"], r["allreduce_ms"], r["allreduce_exposed_ms"],
+            r["straggler_flags"],
             r["d_loss"], r["g_loss"], r["loss_scale_g"], r["loss_scale_d"], r["skipped_steps_g"], r["skipped_steps_d"],
             r["peak_rss_mb"], energy)
     return md

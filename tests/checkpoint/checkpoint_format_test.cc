@@ -106,6 +106,22 @@ TEST(CheckpointFormat, AnAugmentPolicyRoundTripsInItsOwnSection) {
   EXPECT_EQ(without->augment, "off");
 }
 
+// An overlapped run's hidden all-reduce time of the epoch in progress: its own section,
+// so the epoch's exposed column resumes right; a run without keeps the bytes it had.
+TEST(CheckpointFormat, TheHiddenAllReduceTimeRoundTripsInItsOwnSection) {
+  TrainingState s = SmallState();
+  const std::vector<uint8_t> plain = EncodeCheckpoint(s);
+  s.epoch.sums.allreduce_hidden_s = 0.375;
+  const std::vector<uint8_t> bytes = EncodeCheckpoint(s);
+  EXPECT_GT(bytes.size(), plain.size());
+  absl::StatusOr<TrainingState> back = DecodeCheckpoint(bytes, "ckpt-21.bin");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->epoch.sums.allreduce_hidden_s, 0.375);
+  EXPECT_EQ(*back, s);
+  s.epoch.sums.allreduce_hidden_s = 0;
+  EXPECT_EQ(EncodeCheckpoint(s), plain);
+}
+
 // The settings record (issue 45): its own section with a digest; absent in a checkpoint
 // from before it, which decodes without one; a digest that does not match its pairs is
 // damage.

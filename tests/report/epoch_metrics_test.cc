@@ -32,6 +32,7 @@ TEST(EpochAccumulator, SteadyStateLeavesOutRamps) {
   EXPECT_EQ(row.straggler_flags, 3);
   EXPECT_NEAR(row.allreduce_share, 0.25, 1e-9);
   EXPECT_NEAR(row.allreduce_ms, 250.0 * 2.8 / 10.0 * 1.0, 1e-9);  // (2 x 1 s + 8 x 0.1 s) / 4 / 10 steps
+  EXPECT_NEAR(row.allreduce_exposed_ms, row.allreduce_ms, 1e-9) << "no overlap: all of it exposed";
   EXPECT_EQ(row.skipped_steps_g, 1);
   EXPECT_EQ(row.skipped_steps_d, 2);
 }
@@ -47,7 +48,7 @@ TEST(EpochCsv, NewColumnsComeLastInTheirOrder) {
   EXPECT_NE(header.find(",peak_rss_mb,energy_j,energy_j_per_sample,energy_estimated,"), std::string::npos) << header;
   EXPECT_TRUE(header.ends_with(",energy_estimated,quality_fd,quality_class_entropy,quality_marginal_entropy,"
                                "quality_confidence,val_l1,val_rel_l2,energy_source,val_persistence_l1,val_persistence_rel_l2,"
-                               "quality_kid"))
+                               "quality_kid,allreduce_exposed_ms"))
       << header;
   EpochRow row;
   row.loss_scale_g = 1048576;
@@ -67,12 +68,25 @@ TEST(EpochCsv, NewColumnsComeLastInTheirOrder) {
   row.val_persistence_rel_l2 = 0.75;
   // No KID: nan (not -1, which an unbiased KID near 0 could be mistaken for).
   EXPECT_TRUE(EpochCsvLine(row).ends_with(
-      ",1048576,0.5,2,7,123.4,1234.6,0.0123457,1,12.3457,-1.0000,-1.0000,0.8750,0.01250,0.50000,3,0.25000,0.75000,nan"))
+      ",1048576,0.5,2,7,123.4,1234.6,0.0123457,1,12.3457,-1.0000,-1.0000,0.8750,0.01250,0.50000,3,0.25000,0.75000,nan,"
+      "0.000"))
       << EpochCsvLine(row);
   row.quality_kid = -0.000125;  // an unbiased estimate a little below 0
-  EXPECT_TRUE(EpochCsvLine(row).ends_with(",0.75000,-0.000125")) << EpochCsvLine(row);
+  EXPECT_TRUE(EpochCsvLine(row).ends_with(",0.75000,-0.000125,0.000")) << EpochCsvLine(row);
   row.quality_kid = 0.0123456789;
-  EXPECT_TRUE(EpochCsvLine(row).ends_with(",0.75000,0.0123457")) << EpochCsvLine(row);
+  EXPECT_TRUE(EpochCsvLine(row).ends_with(",0.75000,0.0123457,0.000")) << EpochCsvLine(row);
+  row.allreduce_exposed_ms = 12.3456;
+  EXPECT_TRUE(EpochCsvLine(row).ends_with(",0.0123457,12.346")) << EpochCsvLine(row);
+}
+
+TEST(EpochMetrics, OverlappedStepsCountOnlyTheirExposedPartAsExposed) {
+  EpochAccumulator acc(/*batch_size=*/64, /*epoch=*/1);
+  acc.AddStep(0.1, 0.0, /*allreduce_seconds=*/0.08, 1.0, 1.0, /*allreduce_exposed_seconds=*/0.02);
+  acc.AddStep(0.1, 0.0, /*allreduce_seconds=*/0.06, 1.0, 1.0, /*allreduce_exposed_seconds=*/0.0);
+  EXPECT_NEAR(acc.sums().allreduce_hidden_s, 0.12, 1e-12);
+  const EpochRow row = acc.Finish(0.2, /*world_size=*/2);
+  EXPECT_NEAR(row.allreduce_ms, 70.0, 1e-9);
+  EXPECT_NEAR(row.allreduce_exposed_ms, 10.0, 1e-9);
 }
 
 TEST(EpochRow, RowsAreEqualColumnByColumnAndANanMatchesANan) {

@@ -59,6 +59,10 @@ absl::StatusOr<TrainedParams> TrainFewSteps(Communicator& comm, const Equivalenc
   ASSIGN_OR_RETURN(auto d_opt, MakeOptimizer(oc, model.d_params().num_params()));
   DataParallelStep step(model, *g_opt, *d_opt, comm, CpuBackend(), opts, setup.sync_bn, Clock::Real(), {},
                         setup.mixed);
+  if (setup.overlap) {
+    RETURN_IF_ERROR(step.EnableOverlap(*setup.overlap));
+    if (comm.size() > 1 && !step.overlapped()) return absl::InternalError("overlap was asked for but is off");
+  }
   TrainedParams out;
   out.initial_g = Copy(model.g_params().params());
   out.initial_d = Copy(model.d_params().params());

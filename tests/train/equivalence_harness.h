@@ -3,12 +3,14 @@
 // one of several ranks holding its share, and returns the final flat parameters.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "runspec/augment_policy.h"
 #include "runspec/mixed_precision.h"
 #include "worker/comm/communicator.h"
+#include "worker/train/gradient_buckets.h"
 
 namespace gantry::testing {
 
@@ -20,6 +22,7 @@ struct EquivalenceSetup {
   std::string optimizer = "sgd";
   MixedPrecision mixed;         // loss scaling, wire format, forced overflow
   AugmentPolicy augment;        // --augment: D's inputs transformed per global row
+  std::optional<BucketCaps> overlap;  // set: the exchange overlaps backward in these buckets
 };
 
 // What one network looked like after one step.

@@ -97,6 +97,31 @@ bool CheckForcedOverflow(gantry::MpiCommunicator& mpi, gantry::WireDtype wire) {
   return ok != 0;
 }
 
+// The exchange overlapped with backward (small buckets, so most leave mid-backward, on the
+// duplicate communicator's thread) against the exchange after backward, both over MPI:
+// every parameter bit equal, on both ranks.
+bool CheckOverlap(gantry::MpiCommunicator& mpi, const char* name, EquivalenceSetup setup) {
+  setup.overlap.reset();
+  absl::StatusOr<TrainedParams> plain = gantry::testing::TrainFewSteps(mpi, setup);
+  setup.overlap = gantry::BucketCaps{.bucket_mb = 0.2, .first_mb = 0.01};
+  absl::StatusOr<TrainedParams> overlapped = gantry::testing::TrainFewSteps(mpi, setup);
+  if (!plain.ok() || !overlapped.ok()) {
+    std::fprintf(stderr, "rank %d: %s: %s\n", mpi.rank(), name,
+                 std::string((plain.ok() ? overlapped.status() : plain.status()).message()).c_str());
+    mpi.Abort(1);
+  }
+  int same = plain->g == overlapped->g && plain->d == overlapped->d;
+  int sames[2] = {0, 0};
+  if (!mpi.Gather(&same, sizeof(same), sames, 0, {30.0}).ok()) mpi.Abort(1);
+  int ok = sames[0] && sames[1];
+  if (mpi.rank() == 0) {
+    std::printf("%s %s: overlapped vs after backward: rank 0 %s, rank 1 %s\n", ok ? "PASS" : "FAIL", name,
+                sames[0] ? "bit-identical" : "DIFFERS", sames[1] ? "bit-identical" : "DIFFERS");
+  }
+  if (!mpi.Broadcast(&ok, sizeof(ok), 0, {30.0}).ok()) mpi.Abort(1);
+  return ok != 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -120,7 +145,9 @@ int main(int argc, char** argv) {
   for (bool ok : {Check(**mpi, "even shares 4/4", even), Check(**mpi, "uneven shares 3/5", uneven),
                   Check(**mpi, "bf16 wire, dynamic loss scale", bf16_wire, Compare::kBf16Wire),
                   CheckForcedOverflow(**mpi, gantry::WireDtype::kFp32),
-                  CheckForcedOverflow(**mpi, gantry::WireDtype::kBf16)}) {
+                  CheckForcedOverflow(**mpi, gantry::WireDtype::kBf16),
+                  CheckOverlap(**mpi, "overlap, fp32 wire, uneven shares", uneven),
+                  CheckOverlap(**mpi, "overlap, bf16 wire, dynamic loss scale", bf16_wire)}) {
     (ok ? passed : failed) += 1;
   }
   if ((*mpi)->rank() == 0) std::printf("%d passed, %d failed\n", passed, failed);

@@ -295,6 +295,11 @@ std::vector<uint8_t> EncodeCheckpoint(const TrainingState& s) {
   if (s.settings) {
     sections.push_back(Section(SectionTag::kSettings, [&](ByteWriter& w) { PutSettings(w, *s.settings); }));
   }
+  // Only an overlapped run hides all-reduce time: a run without keeps the bytes it had.
+  if (s.epoch.sums.allreduce_hidden_s != 0) {
+    sections.push_back(
+        Section(SectionTag::kEpochHiddenAllReduce, [&](ByteWriter& w) { w.F64(s.epoch.sums.allreduce_hidden_s); }));
+  }
   return FrameCheckpoint(sections);
 }
 
@@ -342,6 +347,10 @@ absl::StatusOr<TrainingState> DecodeCheckpoint(std::span<const uint8_t> file, co
   }
   if (by_tag.contains(SectionTag::kAugment)) {
     RETURN_IF_ERROR(read(SectionTag::kAugment, [&](ByteReader& r) { s.augment = r.String("augment policy"); }));
+  }
+  if (by_tag.contains(SectionTag::kEpochHiddenAllReduce)) {
+    RETURN_IF_ERROR(read(SectionTag::kEpochHiddenAllReduce,
+                         [&](ByteReader& r) { s.epoch.sums.allreduce_hidden_s = r.F64("hidden all-reduce time"); }));
   }
   if (by_tag.contains(SectionTag::kSettings)) {
     std::string digest;

@@ -16,7 +16,7 @@ namespace {
 constexpr char kMagic[8] = {'G', 'A', 'N', 'T', 'R', 'Y', 'C', 'K'};
 constexpr size_t kHeaderCrcOffset = 28;
 constexpr size_t kSectionFrameBytes = 16;
-constexpr uint32_t kLastKnownTag = static_cast<uint32_t>(SectionTag::kSettings);
+constexpr uint32_t kLastKnownTag = static_cast<uint32_t>(SectionTag::kEpochHiddenAllReduce);
 
 absl::Status Corrupt(const std::string& name, const std::string& what) {
   return absl::DataLossError(absl::StrCat(name, ": ", what));
@@ -70,6 +70,7 @@ std::string SectionName(SectionTag tag) {
     case SectionTag::kGeneratorAverage: return "generator average";
     case SectionTag::kAugment: return "augment";
     case SectionTag::kSettings: return "settings";
+    case SectionTag::kEpochHiddenAllReduce: return "hidden all-reduce time";
   }
   return absl::StrCat("section ", static_cast<uint32_t>(tag));
 }

@@ -45,6 +45,7 @@ enum class SectionTag : uint32_t {
   kGeneratorAverage = 13,  // --g-ema: the generator's weight average; absent without one
   kAugment = 14,           // --augment's policy name; absent without one (off)
   kSettings = 15,          // the settings record (digest, then name/value pairs); absent in older checkpoints
+  kEpochHiddenAllReduce = 16,  // the epoch in progress's all-reduce seconds hidden by --overlap; absent: 0
 };
 
 // "position", "generator", ...: how errors name a section.

@@ -20,9 +20,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "worker/tensor/device.h"
 
 namespace gantry {
@@ -30,6 +32,10 @@ namespace gantry {
 struct CommOptions {
   // Bound on each collective; must be positive and finite.
   double timeout_seconds = 120;
+  // The calling thread runs beside the compute (the overlapped exchange's thread): a
+  // transport that polls (MPI) sleeps between polls from the start instead of spinning
+  // first, leaving the cores to backward; the transfer itself is hidden behind it.
+  bool background = false;
 };
 
 class Communicator {
@@ -64,6 +70,18 @@ class Communicator {
                               const CommOptions& opts) = 0;
   // Returns once every rank has called Barrier.
   virtual absl::Status Barrier(const CommOptions& opts) = 0;
+
+  // A second communicator over the same ranks, with its own numbering of collectives, so
+  // that one thread (the overlapped gradient exchange's) can run collectives on it while
+  // another runs this one's: the two sequences never match each other's calls. The
+  // duplicate belongs to the first thread that runs a collective on it; it may be
+  // destroyed from any thread once that thread is done with it, and must be destroyed
+  // before this communicator. Collective: every rank calls Duplicate at the same point
+  // of this communicator's sequence. Unimplemented where the transport cannot run two
+  // threads' collectives at once; the caller then exchanges on this thread.
+  virtual absl::StatusOr<std::unique_ptr<Communicator>> Duplicate(const CommOptions& opts) {
+    return absl::UnimplementedError(backend_name() + " cannot run collectives from a second thread");
+  }
 };
 
 }  // namespace gantry

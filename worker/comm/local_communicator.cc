@@ -48,6 +48,15 @@ class LocalRendezvous {
   explicit LocalRendezvous(int size) : size_(size) {}
   int size() const { return size_; }
 
+  // The rendezvous of this group's index-th duplicate (Communicator::Duplicate): made by
+  // the first rank that asks, shared by the rest.
+  std::shared_ptr<LocalRendezvous> Duplicate(int64_t index) {
+    absl::MutexLock lock(&mu_);
+    std::shared_ptr<LocalRendezvous>& slot = duplicates_[index];
+    if (slot == nullptr) slot = std::make_shared<LocalRendezvous>(size_);
+    return slot;
+  }
+
   // Adds rank `rank`'s input to collective `call` and waits until every rank has added
   // its own. Returns the completed collective, whose inputs are then read-only.
   absl::StatusOr<std::shared_ptr<const Pending>> Arrive(int rank, const CollectiveCall& call, Bytes input,
@@ -109,6 +118,7 @@ class LocalRendezvous {
   // Collectives that some but not all ranks have reached, by number.
   std::map<int64_t, std::shared_ptr<Pending>> pending_ ABSL_GUARDED_BY(mu_);
   absl::Status broken_ ABSL_GUARDED_BY(mu_);
+  std::map<int64_t, std::shared_ptr<LocalRendezvous>> duplicates_ ABSL_GUARDED_BY(mu_);
 };
 
 namespace {
@@ -184,6 +194,12 @@ class LocalCommunicator final : public Communicator {
     return Arrive(call, Bytes(), opts).status();
   }
 
+  // A duplicate is another group of the same size: the k-th Duplicate of every rank joins
+  // the k-th one. Nothing is exchanged, so no timeout applies.
+  absl::StatusOr<std::unique_ptr<Communicator>> Duplicate(const CommOptions&) override {
+    return std::make_unique<LocalCommunicator>(rendezvous_->Duplicate(duplicates_made_++), rank_);
+  }
+
  private:
   // Numbers the call only once it passed validation, so a rejected call takes no number.
   absl::StatusOr<std::shared_ptr<const LocalRendezvous::Pending>> Arrive(const CollectiveCall& call,
@@ -196,6 +212,7 @@ class LocalCommunicator final : public Communicator {
   const std::shared_ptr<LocalRendezvous> rendezvous_;
   const int rank_;
   int64_t next_seq_ = 1;
+  int64_t duplicates_made_ = 0;
 };
 
 }  // namespace

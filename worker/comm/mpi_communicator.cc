@@ -42,14 +42,14 @@ int64_t DeadlineAfter(double seconds) {
   return Clock::Real().NowNanos() + static_cast<int64_t>(std::min(seconds, 1e9) * 1e9);
 }
 
-absl::StatusOr<MPI_Comm> DuplicateWorld(const CommOptions& opts) {
+absl::StatusOr<MPI_Comm> DuplicateOf(MPI_Comm parent, const CommOptions& opts) {
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Request request = MPI_REQUEST_NULL;
-  RETURN_IF_ERROR(MpiStatus(MPI_Comm_idup(MPI_COMM_WORLD, &comm, &request), "MPI_Comm_idup"));
+  RETURN_IF_ERROR(MpiStatus(MPI_Comm_idup(parent, &comm, &request), "MPI_Comm_idup"));
   ASSIGN_OR_RETURN(const bool done,
                    WaitUntil(&request, DeadlineAfter(opts.timeout_seconds), OversubscribedByMpirun()));
   if (!done) {
-    return absl::DeadlineExceededError(absl::StrCat("duplicating MPI_COMM_WORLD timed out after ",
+    return absl::DeadlineExceededError(absl::StrCat("duplicating an MPI communicator timed out after ",
                                                     opts.timeout_seconds, " s (did every rank start?)"));
   }
   return comm;
@@ -65,8 +65,10 @@ absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create(int* ar
     return absl::FailedPreconditionError(
         "MPI was already initialized in this process; create one MpiCommunicator");
   }
+  // MPI_THREAD_MULTIPLE lets a Duplicate run on the overlapped exchange's thread; this
+  // communicator itself needs only FUNNELED.
   int provided = 0;
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
     return absl::UnavailableError("MPI_Init_thread failed (start the job with mpirun)");
   }
   if (provided < MPI_THREAD_FUNNELED) {
@@ -78,11 +80,30 @@ absl::StatusOr<std::unique_ptr<MpiCommunicator>> MpiCommunicator::Create(int* ar
   // duplicates below inherit this handler.
   RETURN_IF_ERROR(
       MpiStatus(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler"));
-  ASSIGN_OR_RETURN(MPI_Comm comm, DuplicateWorld(CommOptions{}));
-  ASSIGN_OR_RETURN(MPI_Comm arrival_comm, DuplicateWorld(CommOptions{}));
+  ASSIGN_OR_RETURN(MPI_Comm comm, DuplicateOf(MPI_COMM_WORLD, CommOptions{}));
+  ASSIGN_OR_RETURN(MPI_Comm arrival_comm, DuplicateOf(MPI_COMM_WORLD, CommOptions{}));
   ASSIGN_OR_RETURN(std::unique_ptr<ArrivalBoard> arrivals, ArrivalBoard::Create(arrival_comm));
   ASSIGN_OR_RETURN(MPI_Op bf16_sum, CreateBf16SumOp());
-  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(comm, arrival_comm, std::move(arrivals), bf16_sum));
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(comm, arrival_comm, std::move(arrivals), bf16_sum,
+                                                              provided, /*owns_mpi=*/true));
+}
+
+absl::StatusOr<std::unique_ptr<Communicator>> MpiCommunicator::Duplicate(const CommOptions& opts) {
+  CHECK(std::this_thread::get_id() == owner_) << "MpiCommunicator used off the thread that created it";
+  if (thread_level_ < MPI_THREAD_MULTIPLE) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "rank ", rank_, ": this Open MPI offers thread level ", thread_level_,
+        ", below MPI_THREAD_MULTIPLE, so collectives cannot run from a second thread (use --overlap off)"));
+  }
+  if (!failed_.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("rank ", rank_, ": cannot duplicate a communicator that failed: ", failed_.message()));
+  }
+  ASSIGN_OR_RETURN(MPI_Comm comm, DuplicateOf(comm_, opts));
+  ASSIGN_OR_RETURN(MPI_Comm arrival_comm, DuplicateOf(comm_, opts));
+  ASSIGN_OR_RETURN(std::unique_ptr<ArrivalBoard> arrivals, ArrivalBoard::Create(arrival_comm));
+  return std::unique_ptr<Communicator>(new MpiCommunicator(comm, arrival_comm, std::move(arrivals), bf16_sum_,
+                                                           thread_level_, /*owns_mpi=*/false));
 }
 
 bool MpiCommunicator::LaunchedUnderMpi() {
@@ -90,15 +111,22 @@ bool MpiCommunicator::LaunchedUnderMpi() {
 }
 
 MpiCommunicator::MpiCommunicator(MPI_Comm comm, MPI_Comm arrival_comm, std::unique_ptr<ArrivalBoard> arrivals,
-                                 MPI_Op bf16_sum)
-    : comm_(comm), arrival_comm_(arrival_comm), arrivals_(std::move(arrivals)), bf16_sum_(bf16_sum) {
+                                 MPI_Op bf16_sum, int thread_level, bool owns_mpi)
+    : comm_(comm),
+      arrival_comm_(arrival_comm),
+      arrivals_(std::move(arrivals)),
+      bf16_sum_(bf16_sum),
+      thread_level_(thread_level),
+      owns_mpi_(owns_mpi),
+      owner_(owns_mpi ? std::this_thread::get_id() : std::thread::id()) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
 }
 
 MpiCommunicator::~MpiCommunicator() {
   if (failed_.ok()) {
-    absl::Status status = Barrier(CommOptions{});
+    // A duplicate skips the barrier (its thread is gone; the world's own barrier follows).
+    absl::Status status = owns_mpi_ ? Barrier(CommOptions{}) : absl::OkStatus();
     if (status.ok()) {
       absl::StatusOr<bool> settled = arrivals_->Settle(next_seq_ - 1, DeadlineAfter(kSettleSeconds));
       if (!settled.ok()) {
@@ -116,16 +144,19 @@ MpiCommunicator::~MpiCommunicator() {
     return;
   }
   arrivals_.reset();
-  MPI_Op_free(&bf16_sum_);
   MPI_Comm_free(&arrival_comm_);
   MPI_Comm_free(&comm_);
+  if (!owns_mpi_) return;  // the world's communicator frees the shared op and finalizes
+  MPI_Op_free(&bf16_sum_);
   MPI_Finalize();
 }
 
 template <typename Start>
 absl::Status MpiCommunicator::Run(CollectiveCall call, const CommOptions& opts, const char* what, int64_t pieces,
                                   Start start) {
-  CHECK(std::this_thread::get_id() == owner_) << "MpiCommunicator used off the thread that created it";
+  // A duplicate belongs to the first thread that runs a collective on it.
+  if (owner_ == std::thread::id()) owner_ = std::this_thread::get_id();
+  CHECK(std::this_thread::get_id() == owner_) << "MpiCommunicator used off the thread that owns it";
   CHECK_GE(pieces, 1);
   if (!failed_.ok()) {
     return absl::FailedPreconditionError(
@@ -147,7 +178,7 @@ absl::Status MpiCommunicator::Run(CollectiveCall call, const CommOptions& opts, 
       }
     }
     MPI_Request* request = &in_flight[waited % kPiecesInFlight];
-    absl::StatusOr<bool> done = WaitUntil(request, deadline, yield_);
+    absl::StatusOr<bool> done = WaitUntil(request, deadline, yield_, opts.background);
     if (done.ok() && !*done) done = GraceForRankZero(request, call.seq, opts);
     if (!done.ok()) {
       return Fail(absl::Status(done.status().code(), absl::StrCat("rank ", rank_, ": ", Describe(call), ": ",

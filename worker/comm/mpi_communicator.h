@@ -38,8 +38,12 @@
 // each element once and then copies it, so every rank again receives the same bytes
 // (checked by the same test, at 2 ranks also against LocalGroup's bits).
 //
-// Threading: MPI is initialized with MPI_THREAD_FUNNELED, so every call, the destructor
-// included, must come from the thread that called Create (CHECKed).
+// Threading: MPI is initialized asking for MPI_THREAD_MULTIPLE and needing at least
+// MPI_THREAD_FUNNELED. Every call on the communicator Create returns, the destructor
+// included, must come from the thread that called Create (CHECKed). Duplicate (which
+// needs MPI_THREAD_MULTIPLE) makes a communicator over private duplicates of this one's,
+// owned by the first thread that runs a collective on it; its destructor only settles
+// its arrival messages and frees its MPI communicators (no barrier, no MPI_Finalize).
 #pragma once
 
 #include <mpi.h>
@@ -87,13 +91,17 @@ class MpiCommunicator final : public Communicator {
   absl::Status Gather(const void* send, int64_t bytes, void* recv, int root,
                       const CommOptions& opts) override;
   absl::Status Barrier(const CommOptions& opts) override;
+  absl::StatusOr<std::unique_ptr<Communicator>> Duplicate(const CommOptions& opts) override;
 
   // Ends every rank of the job (MPI_Abort on MPI_COMM_WORLD) with exit code `code`, so
   // mpirun exits non-zero. The way out after a collective failed.
   [[noreturn]] void Abort(int code);
 
  private:
-  MpiCommunicator(MPI_Comm comm, MPI_Comm arrival_comm, std::unique_ptr<ArrivalBoard> arrivals, MPI_Op bf16_sum);
+  // owns_mpi: the communicator Create returns (it finalizes MPI and frees bf16_sum);
+  // false for a Duplicate.
+  MpiCommunicator(MPI_Comm comm, MPI_Comm arrival_comm, std::unique_ptr<ArrivalBoard> arrivals, MPI_Op bf16_sum,
+                  int thread_level, bool owns_mpi);
 
   // Numbers `call`, announces it, posts its `pieces` with `start(piece, &request)` (an
   // MPI_I* call named `what`), at most two at a time, and waits for them all until the
@@ -117,7 +125,9 @@ class MpiCommunicator final : public Communicator {
   int64_t next_seq_ = 1;
   absl::Status failed_;
   const bool yield_ = OversubscribedByMpirun();
-  const std::thread::id owner_ = std::this_thread::get_id();
+  const int thread_level_;  // what MPI_Init_thread provided
+  const bool owns_mpi_;
+  std::thread::id owner_;  // none yet: a duplicate no thread has used
 };
 
 }  // namespace gantry

@@ -16,6 +16,7 @@ namespace {
 constexpr int64_t kSpinNanos = 20'000'000;
 constexpr int64_t kMinSleepNanos = 20'000;
 constexpr int64_t kMaxSleepNanos = 1'000'000;
+constexpr int64_t kMaxBackgroundSleepNanos = 200'000;
 
 }  // namespace
 
@@ -28,7 +29,7 @@ absl::Status MpiStatus(int code, absl::string_view what) {
       absl::StrCat(what, " failed: ", absl::string_view(text, length), " (MPI error ", code, ")"));
 }
 
-absl::StatusOr<bool> WaitUntil(MPI_Request* request, int64_t deadline_nanos, bool yield) {
+absl::StatusOr<bool> WaitUntil(MPI_Request* request, int64_t deadline_nanos, bool yield, bool background) {
   const Clock& clock = Clock::Real();
   const int64_t start = clock.NowNanos();
   int64_t sleep = 0;
@@ -39,12 +40,12 @@ absl::StatusOr<bool> WaitUntil(MPI_Request* request, int64_t deadline_nanos, boo
     const int64_t now = clock.NowNanos();
     if (now >= deadline_nanos) return false;
     const int64_t waited = now - start;
-    if (waited < kSpinNanos) {
+    if (waited < kSpinNanos && !background) {
       if (yield) std::this_thread::yield();
       continue;
     }
-    sleep =
-        std::min({std::max(2 * sleep, kMinSleepNanos), kMaxSleepNanos, waited / 16, deadline_nanos - now});
+    const int64_t longest = background ? kMaxBackgroundSleepNanos : std::min(kMaxSleepNanos, waited / 16);
+    sleep = std::min({std::max(2 * sleep, kMinSleepNanos), longest, deadline_nanos - now});
     std::this_thread::sleep_for(std::chrono::nanoseconds(sleep));
   }
 }

@@ -28,7 +28,11 @@ absl::Status MpiStatus(int code, absl::string_view what);
 // threads. After that, sleeps between polls grow from 20 us to at most 1 ms (and at most
 // 1/16 of the time waited so far), so a rank waiting for a stuck or much slower peer
 // leaves the core to others.
-absl::StatusOr<bool> WaitUntil(MPI_Request* request, int64_t deadline_nanos, bool yield);
+//
+// `background` (CommOptions::background): no busy phase; sleeps between polls grow from
+// 20 us to at most 200 us, so a thread that waits beside the compute takes little CPU
+// time yet polls often enough to keep a transfer moving.
+absl::StatusOr<bool> WaitUntil(MPI_Request* request, int64_t deadline_nanos, bool yield, bool background = false);
 
 // Whether to pass `yield` to WaitUntil: as Open MPI does for its own blocking calls, only
 // when mpirun placed more ranks on this node than it has slots. Yielding otherwise

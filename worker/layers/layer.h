@@ -31,6 +31,17 @@ class ReplicaReducer {
 };
 
 // Per-call execution settings.
+// Told, during a network's last backward pass of a step, which of its parameter
+// gradients are final: LayersFinal(i) means those of the network's layers i, i + 1, ...
+// (its Sequential's top-level layers, FlatParameters' layer order) will not change again
+// this step. Called with i falling by one per layer, on the computing thread; it may
+// start sending those gradients (the overlapped gradient exchange) but not modify them.
+class GradientsReadyHook {
+ public:
+  virtual ~GradientsReadyHook() = default;
+  virtual void LayersFinal(size_t first_layer) = 0;
+};
+
 struct Context {
   Backend* backend = &CpuBackend();
   bool training = true;           // batch statistics and dropout on
@@ -42,6 +53,10 @@ struct Context {
   bool param_grads = true;        // Backward accumulates parameter gradients
   ReplicaReducer* sync_bn = nullptr;  // null: per-rank batch statistics
   MathPrecision precision = MathPrecision::kFp32;  // operands of GEMMs and convolutions
+  // Sequential::Backward tells it after each of its layers' backward (and does not hand
+  // it to the layers, whose own inner layers are numbered otherwise). Null: nobody asks.
+  // Only a network's last backward pass with param_grads of a step may carry it.
+  GradientsReadyHook* gradients_ready = nullptr;
 
   // Layers allocate their outputs, gradients and scratch here: on the backend's device.
   Device device() const { return backend->device(); }

@@ -29,9 +29,12 @@ Tensor Sequential::Backward(const Context& ctx, const Tensor& dy, const Sequenti
                             bool want_input_grad) const {
   CHECK_EQ(cache.per_layer.size(), layers_.size()) << "cache is not from this network's Forward";
   Tensor g = dy;
+  Context layer_ctx = ctx;
+  layer_ctx.gradients_ready = nullptr;
   for (size_t i = layers_.size(); i-- > 0;) {
     const bool need_dx = want_input_grad || i > 0;
-    g = layers_[i]->Backward(ctx, g, cache.per_layer[i], need_dx);
+    g = layers_[i]->Backward(layer_ctx, g, cache.per_layer[i], need_dx);
+    if (ctx.gradients_ready != nullptr && ctx.param_grads) ctx.gradients_ready->LayersFinal(i);
   }
   return want_input_grad ? g : Tensor();
 }

@@ -81,7 +81,8 @@ GanInputs Dcgan::StepInputs(const Tensor& rows, Rng& rng, int64_t global_rows, i
 }
 
 GanStepResult Dcgan::ComputeGradients(const Context& ctx, const GanInputs& inputs, const GanLossWeights& weights) {
-  return ComputeGanGradients(ctx, *this, inputs.real, inputs.generator_input, weights, augment_);
+  return ComputeGanGradients(ctx, *this, inputs.real, inputs.generator_input, weights, augment_,
+                             inputs.gradients_ready);
 }
 
 Tensor Dcgan::SampleInputs(Rng& rng, int64_t count) const { return NormalNoise(rng, count, config_.noise_dim); }

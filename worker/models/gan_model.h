@@ -22,11 +22,20 @@
 
 namespace gantry {
 
+// Who is told when each network's gradients become final during a step (see
+// GradientsReadyHook); null: nobody. A model that does not pass them on is still correct:
+// the caller then takes the gradients as final when ComputeGradients returns.
+struct GanGradientHooks {
+  GradientsReadyHook* generator = nullptr;
+  GradientsReadyHook* discriminator = nullptr;
+};
+
 // One step's inputs on one rank: the rows of the global batch this rank holds.
 struct GanInputs {
   Tensor real;             // [b, SampleShape()...]: the data rows D learns to call real
   Tensor generator_input;  // [b, ...]: what G turns into fakes (noise, or a condition image)
   int64_t row_offset = 0;  // the global batch's row of real's first row (Context::row_offset)
+  GanGradientHooks gradients_ready;
 };
 
 struct GanStepResult {

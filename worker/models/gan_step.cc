@@ -24,7 +24,8 @@ uint64_t RealAugmentSeed(uint64_t step_seed) { return Mix64(step_seed ^ 0x617567
 uint64_t FakeAugmentSeed(uint64_t step_seed) { return Mix64(step_seed ^ 0x6175672d66616b65ull); }  // "aug-fake"
 
 GanStepResult ComputeGanGradients(const Context& ctx, GanModel& model, const Tensor& real, const Tensor& z,
-                                  const GanLossWeights& weights, const AugmentPolicy& augment) {
+                                  const GanLossWeights& weights, const AugmentPolicy& augment,
+                                  const GanGradientHooks& hooks) {
   CHECK_EQ(real.dim(0), z.dim(0)) << "real and noise batches differ";
   Sequential& g = model.generator();
   Sequential& d = model.discriminator();
@@ -51,20 +52,29 @@ GanStepResult ComputeGanGradients(const Context& ctx, GanModel& model, const Ten
   r.real_logits = d.Forward(real_ctx, d_real_input, &d_real_cache);
   r.fake_logits = d.Forward(fake_ctx, d_fake_input, &d_fake_cache);
 
-  // Discriminator tape: both passes accumulate into D's gradient buffer.
+  // Generator tape first, through D (input gradient only) and T, then into G: G's
+  // gradients are final before D's weight-gradient passes run, so an overlapped exchange
+  // sends G's (most of the step's bytes) while D's backward computes. The order of the
+  // tapes changes no value: each network's gradient buffer gets the same additions in the
+  // same order, and the passes share only read-only caches.
   const LossResult d_real = WeightedBce(ctx, r.real_logits, 1.0f, weights.d);
   const LossResult d_fake = WeightedBce(ctx, r.fake_logits, 0.0f, weights.d);
-  d.Backward(real_ctx, d_real.grad, d_real_cache, /*want_input_grad=*/false);
-  d.Backward(fake_ctx, d_fake.grad, d_fake_cache, /*want_input_grad=*/false);
-
-  // Generator tape: through D (input gradient only) and T, then into G.
   const LossResult g_fool = WeightedBce(ctx, r.fake_logits, 1.0f, weights.g);
   Context no_param_grads = fake_ctx;
   no_param_grads.param_grads = false;
   const Tensor d_fake_input_grad = d.Backward(no_param_grads, g_fool.grad, d_fake_cache, /*want_input_grad=*/true);
   const Tensor d_fake_image =
       transform.Backward(fake_augment_ctx, d_fake_input_grad, fake_augment_cache, /*want_input_grad=*/true);
-  g.Backward(ctx, d_fake_image, g_cache, /*want_input_grad=*/false);
+  Context g_ctx = ctx;
+  g_ctx.gradients_ready = hooks.generator;
+  g.Backward(g_ctx, d_fake_image, g_cache, /*want_input_grad=*/false);
+
+  // Discriminator tape: both passes accumulate into D's gradient buffer; the second is
+  // the last, so it reports D's finished layers.
+  d.Backward(real_ctx, d_real.grad, d_real_cache, /*want_input_grad=*/false);
+  Context d_last_ctx = fake_ctx;
+  d_last_ctx.gradients_ready = hooks.discriminator;
+  d.Backward(d_last_ctx, d_fake.grad, d_fake_cache, /*want_input_grad=*/false);
 
   r.d_loss = d_real.loss + d_fake.loss;
   r.g_loss = g_fool.loss;

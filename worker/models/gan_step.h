@@ -25,7 +25,8 @@ namespace gantry {
 // ctx.dropout_seed seeds D's dropout: the real and fake passes use distinct masks
 // derived from it, and the augmentation's draws of each pass come from further seeds
 // derived from it (with ctx.row_offset, the rows' place in the global batch). No
-// optimizer step is taken.
+// optimizer step is taken. G's gradients are computed first, then D's; `hooks` hear of
+// each network's finished layers as its last backward pass goes.
 //
 // Data parallelism: a rank holding b of the global batch's B rows passes weights of
 // b / B, so the ranks' gradients SUM to the whole batch's mean gradient (and sync-BN
@@ -33,7 +34,8 @@ namespace gantry {
 // that network's scale (a power of two in dynamic mode, so (b / B) * scale rounds
 // exactly as b / B does). The returned losses are unweighted.
 GanStepResult ComputeGanGradients(const Context& ctx, GanModel& model, const Tensor& real, const Tensor& z,
-                                  const GanLossWeights& weights, const AugmentPolicy& augment = {});
+                                  const GanLossWeights& weights, const AugmentPolicy& augment = {},
+                                  const GanGradientHooks& hooks = {});
 
 // The seeds of the augmentation draws of a step's real and of its fake pass (DiffAugment's
 // ctx.dropout_seed), from the step's ctx.dropout_seed: distinct from each other and from

@@ -97,7 +97,8 @@ GanInputs ImageDcgan::StepInputs(const Tensor& rows, Rng& rng, int64_t global_ro
 
 GanStepResult ImageDcgan::ComputeGradients(const Context& ctx, const GanInputs& inputs,
                                            const GanLossWeights& weights) {
-  return ComputeGanGradients(ctx, *this, inputs.real, inputs.generator_input, weights, augment_);
+  return ComputeGanGradients(ctx, *this, inputs.real, inputs.generator_input, weights, augment_,
+                             inputs.gradients_ready);
 }
 
 Tensor ImageDcgan::SampleInputs(Rng& rng, int64_t count) const { return NormalNoise(rng, count, config_.noise_dim); }

@@ -55,11 +55,13 @@ FlatParameters::FlatParameters(std::span<Layer* const> layers, Device device) {
   for (size_t i = 0; i < layers.size(); ++i) {
     const std::string prefix = absl::StrCat(i, ".", layers[i]->name(), ".");
     const size_t p0 = param_entries_.size(), b0 = buffer_entries_.size();
+    layer_param_offsets_.push_back(num_params);
     num_params = LayOut(layers[i]->ParamSpecs(), prefix, num_params, &param_entries_);
     num_buffers = LayOut(layers[i]->BufferSpecs(), prefix, num_buffers, &buffer_entries_);
     param_ranges.emplace_back(p0, param_entries_.size() - p0);
     buffer_ranges.emplace_back(b0, buffer_entries_.size() - b0);
   }
+  layer_param_offsets_.push_back(num_params);
   params_ = Tensor::Zeros(Shape{num_params}, DType::kF32, device);
   grads_ = Tensor::Zeros(Shape{num_params}, DType::kF32, device);
   buffers_ = Tensor::Zeros(Shape{num_buffers}, DType::kF32, device);

@@ -35,11 +35,16 @@ class FlatParameters {
   const Tensor& buffers() const { return buffers_; }
   int64_t num_params() const { return params_.numel(); }
   const std::vector<Entry>& param_entries() const { return param_entries_; }
+  // Where each layer's parameters start in params() and grads(), in the layer order the
+  // buffers were built from, and one past the end: size layers + 1. Layer i holds
+  // [layer_param_offsets()[i], layer_param_offsets()[i + 1]).
+  const std::vector<int64_t>& layer_param_offsets() const { return layer_param_offsets_; }
   const std::vector<Entry>& buffer_entries() const { return buffer_entries_; }
 
  private:
   std::vector<Entry> param_entries_;
   std::vector<Entry> buffer_entries_;
+  std::vector<int64_t> layer_param_offsets_;
   Tensor params_;
   Tensor grads_;
   Tensor buffers_;

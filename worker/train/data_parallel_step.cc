@@ -4,7 +4,9 @@
 #include <chrono>
 #include <limits>
 #include <thread>
+#include <tuple>
 
+#include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 
 namespace gantry {
@@ -81,9 +83,50 @@ absl::StatusOr<bool> DataParallelStep::ExchangeGradients(FlatParameters& params,
   return finite || !scaler.checks_gradients();
 }
 
+absl::Status DataParallelStep::EnableOverlap(const BucketCaps& caps) {
+  if (comm_.size() == 1) return absl::OkStatus();
+  if (backend_.device() != Device::kCpu || gradient_comm_.reduces() != Device::kCpu) {
+    return absl::UnimplementedError(absl::StrCat("the overlapped exchange runs in host memory; the ",
+                                                 gradient_comm_.backend_name(), " path exchanges after backward"));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Communicator> duplicate, gradient_comm_.Duplicate(comm_options_));
+  overlap_ = std::make_unique<OverlappedExchange>(std::move(duplicate), comm_options_, model_, backend_, caps,
+                                                  mixed_.allreduce_dtype);
+  return absl::OkStatus();
+}
+
+bool DataParallelStep::UnscaleAndCheck(FlatParameters& params, const LossScaler& scaler,
+                                       const uint16_t* summed_wire) {
+  const int64_t n = params.num_params();
+  const float inv_scale = 1.0f / scaler.scale();
+  float* grads = params.grads().data();
+  if (summed_wire != nullptr) return backend_.UnscaleFromBf16AndCheckFinite(n, summed_wire, inv_scale, grads);
+  return !scaler.checks_gradients() || backend_.UnscaleAndCheckFinite(n, inv_scale, grads);
+}
+
+absl::StatusOr<std::pair<bool, bool>> DataParallelStep::FinishOverlappedExchange(DataParallelStepResult* out) {
+  const double t0 = clock_.NowSeconds();
+  overlap_->SendRest(GanNetwork::kGenerator);
+  overlap_->SendRest(GanNetwork::kDiscriminator);
+  RETURN_IF_ERROR(overlap_->Wait());
+  const bool bf16 = mixed_.allreduce_dtype == WireDtype::kBf16;
+  const bool g_finite = UnscaleAndCheck(model_.g_params(), g_scaler_,
+                                        bf16 ? overlap_->SummedWire(GanNetwork::kGenerator) : nullptr);
+  const bool d_finite = UnscaleAndCheck(model_.d_params(), d_scaler_,
+                                        bf16 ? overlap_->SummedWire(GanNetwork::kDiscriminator) : nullptr);
+  out->allreduce_exposed_s = clock_.NowSeconds() - t0;
+  out->allreduce_s = std::max(overlap_->TakeAllReduceSeconds(), out->allreduce_exposed_s);
+  return std::make_pair(d_finite || !d_scaler_.checks_gradients(), g_finite || !g_scaler_.checks_gradients());
+}
+
+bool DataParallelStep::InjectsThisStep() const {
+  const InjectInf& inject = mixed_.inject_inf;
+  return inject.active() && steps_run_ == inject.step && comm_.rank() == inject.rank;
+}
+
 void DataParallelStep::MaybeInjectInf() {
   const InjectInf& inject = mixed_.inject_inf;
-  if (!inject.active() || steps_run_ != inject.step || comm_.rank() != inject.rank) return;
+  if (!InjectsThisStep()) return;
   const Tensor inf = Tensor::FromVector(Shape{1}, {std::numeric_limits<float>::infinity()});
   for (FlatParameters* p : {inject.g ? &model_.g_params() : nullptr, inject.d ? &model_.d_params() : nullptr}) {
     if (p != nullptr) p->grads().ViewAt(p->grads().numel() / 2, Shape{1}).CopyFrom(inf);
@@ -104,7 +147,13 @@ absl::StatusOr<DataParallelStepResult> DataParallelStep::Run(const GanInputs& in
   const double share = static_cast<double>(inputs.real.dim(0)) / static_cast<double>(global_batch);
   const GanLossWeights weights{static_cast<float>(share * d_scaler_.scale()),
                                static_cast<float>(share * g_scaler_.scale())};
-  const GanStepResult r = model_.ComputeGradients(ctx, inputs, weights);
+  GanInputs step_inputs = inputs;
+  if (overlap_ != nullptr) {
+    overlap_->BeginStep();
+    // A step that poisons its gradients sends them after, poisoned (FinishOverlappedExchange).
+    if (!InjectsThisStep()) step_inputs.gradients_ready = overlap_->hooks();
+  }
+  const GanStepResult r = model_.ComputeGradients(ctx, step_inputs, weights);
   // A GPU queues the backward passes; wait, so compute_s holds them and allreduce_s only
   // the exchange (no-op on the CPU backends).
   backend_.Synchronize();
@@ -119,14 +168,21 @@ absl::StatusOr<DataParallelStepResult> DataParallelStep::Run(const GanInputs& in
   DataParallelStepResult out;
   out.d_loss = r.d_loss;
   out.g_loss = r.g_loss;
-  ASSIGN_OR_RETURN(const bool d_ok, ExchangeGradients(model_.d_params(), d_scaler_, &out.allreduce_s));
-  ASSIGN_OR_RETURN(const bool g_ok, ExchangeGradients(model_.g_params(), g_scaler_, &out.allreduce_s));
+  bool d_ok = true, g_ok = true;
+  if (overlap_ != nullptr) {
+    ASSIGN_OR_RETURN(const auto finite, FinishOverlappedExchange(&out));
+    std::tie(d_ok, g_ok) = finite;
+  } else {
+    ASSIGN_OR_RETURN(d_ok, ExchangeGradients(model_.d_params(), d_scaler_, &out.allreduce_s));
+    ASSIGN_OR_RETURN(g_ok, ExchangeGradients(model_.g_params(), g_scaler_, &out.allreduce_s));
+    out.allreduce_exposed_s = out.allreduce_s;
+  }
   out.d_stepped = d_scaler_.Update(d_ok);
   out.g_stepped = g_scaler_.Update(g_ok);
   if (out.d_stepped) d_opt_.Step(backend_, model_.d_params().params(), model_.d_params().grads());
   if (out.g_stepped) g_opt_.Step(backend_, model_.g_params().params(), model_.g_params().grads());
   backend_.Synchronize();
-  out.compute_s = clock_.NowSeconds() - t0 - out.allreduce_s;
+  out.compute_s = clock_.NowSeconds() - t0 - out.allreduce_exposed_s;
   return out;
 }
 

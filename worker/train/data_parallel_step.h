@@ -34,6 +34,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -43,6 +45,7 @@
 #include "worker/models/gan_model.h"
 #include "worker/optim/loss_scaler.h"
 #include "worker/optim/optimizer.h"
+#include "worker/train/overlapped_exchange.h"
 #include "worker/train/replica_reducer.h"
 
 namespace gantry {
@@ -52,7 +55,10 @@ struct DataParallelStepResult {
   double g_loss = 0;
   double compute_s = 0;        // forward + backward + unscale + optimizer, this rank
   double allreduce_s = 0;      // gradient exchange: the all-reduces (including waiting for peers) and,
-                               // with a bf16 wire, the conversions to and from bf16
+                               // with a bf16 wire, the conversions to and from bf16; overlapped:
+                               // the time the all-reduces took on their thread
+  double allreduce_exposed_s = 0;  // the part of allreduce_s the step waited for after its compute
+                                   // (all of it without overlap); compute_s leaves only this out
   bool d_stepped = true;       // false: D's step was skipped (non-finite gradient)
   bool g_stepped = true;
 };
@@ -82,6 +88,15 @@ class DataParallelStep {
   // same on every rank.
   absl::StatusOr<DataParallelStepResult> Run(const GanInputs& inputs, int64_t global_batch, uint64_t dropout_seed);
 
+  // Overlaps the gradient exchange with backward from the next step on
+  // (overlapped_exchange.h), in buckets of `caps`. Collective: every rank calls it at the
+  // same point (it duplicates the gradient communicator). Nothing to do at one rank.
+  // Unimplemented or FailedPrecondition, leaving the step as it was, where the
+  // transport cannot run collectives from a second thread or the model's gradients live
+  // on a GPU (the NCCL path exchanges after backward).
+  absl::Status EnableOverlap(const BucketCaps& caps);
+  bool overlapped() const { return overlap_ != nullptr; }
+
   const LossScaler& g_scaler() const { return g_scaler_; }
   const LossScaler& d_scaler() const { return d_scaler_; }
   // Steps this object has run (what --debug-inject-inf-step counts).
@@ -97,6 +112,13 @@ class DataParallelStep {
   absl::StatusOr<bool> ExchangeGradients(FlatParameters& params, const LossScaler& scaler, double* seconds);
   // The sum over the ranks of `buffer` (fp32, or bf16 wire bits), in place.
   absl::Status AllReduce(const Tensor& buffer);
+  // The overlapped exchange's end of a step: sends what backward's hooks did not, waits,
+  // then unscales and checks each network. Returns {D may step, G may step}.
+  absl::StatusOr<std::pair<bool, bool>> FinishOverlappedExchange(DataParallelStepResult* out);
+  // Unscales and checks one network's summed gradient: from the wire (bf16) or in place.
+  bool UnscaleAndCheck(FlatParameters& params, const LossScaler& scaler, const uint16_t* summed_wire);
+  // Whether this step poisons this rank's gradients (--debug-inject-inf-step).
+  bool InjectsThisStep() const;
   // --debug-inject-inf-step: poisons this rank's local gradients at the chosen step.
   void MaybeInjectInf();
 
@@ -115,6 +137,7 @@ class DataParallelStep {
   LossScaler g_scaler_;
   LossScaler d_scaler_;
   Tensor wire_;  // bf16 all-reduce buffer on the backend's device, sized for the larger network
+  std::unique_ptr<OverlappedExchange> overlap_;  // null: exchange after backward
   int64_t steps_run_ = 0;
 };
 

@@ -187,6 +187,16 @@ absl::Status Trainer::StartFromCheckpoint(const TrainingState& resume) {
   return absl::OkStatus();
 }
 
+absl::Status Trainer::StartOverlap(DataParallelStep& step) {
+  if (!config_.overlap || comm_.size() == 1) return absl::OkStatus();
+  const absl::Status status = step.EnableOverlap(BucketCaps{.bucket_mb = config_.bucket_mb});
+  if (absl::IsUnimplemented(status) || absl::IsFailedPrecondition(status)) {
+    if (is_root()) spdlog::info("gradients are all-reduced after backward: {}", std::string(status.message()));
+    return absl::OkStatus();
+  }
+  return status;
+}
+
 absl::Status Trainer::SetUp(BatchRun& run, const TrainingState* resume) {
   if (resume == nullptr) {
     run.model->Initialize(config_.init, config_.seed);
@@ -205,6 +215,7 @@ absl::Status Trainer::SetUp(BatchRun& run, const TrainingState* resume) {
   run.step = std::make_unique<DataParallelStep>(*run.model, *run.g_opt, *run.d_opt, comm_, backend_, comm_options_,
                                                 config_.sync_bn, clock_, SlowdownFor(config_, comm_.rank()),
                                                 config_.mixed, gradient_comm_);
+  RETURN_IF_ERROR(StartOverlap(*run.step));
   if (is_root() && config_.g_ema > 0) {
     run.g_average = std::make_unique<WeightAverage>(config_.g_ema, run.model->g_params(), backend_);
   }
@@ -378,7 +389,8 @@ absl::Status Trainer::RecordStep(BatchRun& run, Epoch& e, const DataParallelStep
   ReportSkips(run, r, step + 1);
   run.tracker.AddStep(run.global_step, group.timings);
   RETURN_IF_ERROR(RecordStragglers(run, e.number));
-  e.acc.AddStep(clock_.NowSeconds() - t0, data_wait, r.allreduce_s, group.d_loss, group.g_loss);
+  e.acc.AddStep(clock_.NowSeconds() - t0, data_wait, r.allreduce_s, group.d_loss, group.g_loss,
+                r.allreduce_exposed_s);
   e.progress.MaybePrint(run.batch, e.number, config_.epochs, step + 1, e.end, e.acc);
   monitor_->OnStep({.global_step = run.global_step, .d_loss = group.d_loss, .g_loss = group.g_loss,
                     .loss_scale_g = run.step->g_scaler().scale(), .loss_scale_d = run.step->d_scaler().scale(),

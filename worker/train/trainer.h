@@ -98,6 +98,9 @@ class Trainer {
   absl::Status CheckRunFits() const;
   absl::Status StartFromCheckpoint(const TrainingState& resume);
   absl::Status TrainOneBatchSize(int64_t batch_index, const TrainingState* resume);
+  // --overlap: overlaps the step's gradient exchange with backward where the transport
+  // can (collective); where it cannot, says so once and leaves the plain exchange.
+  absl::Status StartOverlap(DataParallelStep& step);
   absl::Status SetUp(BatchRun& run, const TrainingState* resume);
   void LogBatchSizeStart(const BatchRun& run, bool resumed) const;
   absl::StatusOr<EpochRow> TrainOneEpoch(BatchRun& run);

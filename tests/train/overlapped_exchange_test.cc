@@ -1,0 +1,172 @@
+// The overlapped gradient exchange: how gradients are cut into buckets, and that sending
+// them during backward changes no bit of training (thread ranks; the mpirun check
+// mpi_equivalence_check does the same over MPI).
+
+#include <thread>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/train/equivalence_harness.h"
+#include "worker/comm/collective_thread.h"
+#include "worker/comm/local_communicator.h"
+#include "worker/models/dcgan.h"
+#include "worker/train/gradient_buckets.h"
+
+namespace gantry {
+namespace {
+
+using testing::EquivalenceSetup;
+using testing::TrainedParams;
+
+constexpr double kValuesPerMb = 1e6 / sizeof(float);
+
+TEST(GradientBuckets, WholeLayersInReverseOrderWithASmallFirstBucket) {
+  // Layers of 100k, 300k, 50k, 200k and 10k values.
+  const std::vector<int64_t> offsets = {0, 100000, 400000, 450000, 650000, 660000};
+  const std::vector<GradientBucket> buckets = PlanGradientBuckets(offsets, {.bucket_mb = 1, .first_mb = 0.5});
+  // First cap 125k values: layer 4 alone (layer 3 would take it to 210k); then cap 250k:
+  // layers 3 and 2 (250k), layer 1 alone, layer 0 alone.
+  const std::vector<std::tuple<int64_t, int64_t, size_t>> want = {
+      {650000, 660000, 4}, {400000, 650000, 2}, {100000, 400000, 1}, {0, 100000, 0}};
+  ASSERT_EQ(buckets.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(std::make_tuple(buckets[i].begin, buckets[i].end, buckets[i].first_layer), want[i]) << "bucket " << i;
+  }
+}
+
+TEST(GradientBuckets, CoverEveryValueOnceWithoutEmptyBuckets) {
+  const std::vector<int64_t> offsets = {0, 0, 7, 7, 7, 1000, 1000};  // layers without parameters too
+  for (double mb : {1e-6, 1e-5, 1e-3, 100.0}) {
+    SCOPED_TRACE(mb);
+    const std::vector<GradientBucket> buckets = PlanGradientBuckets(offsets, {.bucket_mb = mb, .first_mb = mb});
+    int64_t end = offsets.back();
+    for (const GradientBucket& b : buckets) {
+      EXPECT_EQ(b.end, end);
+      EXPECT_GT(b.size(), 0);
+      EXPECT_EQ(b.begin, offsets[b.first_layer]);
+      end = b.begin;
+    }
+    EXPECT_EQ(end, 0);
+  }
+  EXPECT_EQ(PlanGradientBuckets(offsets, {.bucket_mb = 100, .first_mb = 100}).size(), 1u);
+}
+
+TEST(GradientBuckets, TheDcganGeneratorSplitsAtItsLayers) {
+  Dcgan model(DcganConfig{}, Device::kCpu);
+  const std::vector<int64_t>& offsets = model.g_params().layer_param_offsets();
+  ASSERT_EQ(offsets.back(), model.g_params().num_params());
+  const std::vector<GradientBucket> buckets = PlanGradientBuckets(offsets, {.bucket_mb = 4, .first_mb = 1});
+  EXPECT_GE(buckets.size(), 3u) << "the generator's 9 MB should not travel as one or two buckets";
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    // Within its cap, unless it is one layer larger than the cap.
+    const double cap = (i == 0 ? 1.0 : 4.0) * kValuesPerMb;
+    const bool one_layer = buckets[i].end == offsets[buckets[i].first_layer + 1];
+    EXPECT_TRUE(static_cast<double>(buckets[i].size()) <= cap || one_layer) << "bucket " << i;
+  }
+}
+
+// Small buckets, so that every network travels in several and most are sent mid-backward.
+constexpr BucketCaps kSmallBuckets{.bucket_mb = 0.2, .first_mb = 0.01};
+
+std::vector<TrainedParams> Train(int ranks, const EquivalenceSetup& setup) {
+  absl::StatusOr<std::vector<TrainedParams>> out = testing::TrainOnThreadRanks(ranks, setup);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *std::move(out) : std::vector<TrainedParams>(static_cast<size_t>(ranks));
+}
+
+void ExpectBitIdentical(const std::vector<TrainedParams>& a, const std::vector<TrainedParams>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t r = 0; r < a.size(); ++r) {
+    EXPECT_EQ(a[r].g, b[r].g) << "rank " << r << ": G differs";
+    EXPECT_EQ(a[r].d, b[r].d) << "rank " << r << ": D differs";
+    EXPECT_EQ(a[r].g_buffers, b[r].g_buffers) << "rank " << r << ": G's BatchNorm statistics differ";
+  }
+}
+
+class OverlapTest : public ::testing::TestWithParam<WireDtype> {};
+
+TEST_P(OverlapTest, OverlappedTrainingIsBitIdenticalToTheExchangeAfterBackward) {
+  EquivalenceSetup plain;
+  plain.optimizer = "adam";
+  plain.mixed.allreduce_dtype = GetParam();
+  plain.mixed.loss_scale.mode = LossScaleMode::kDynamic;
+  plain.mixed.loss_scale.init_scale = 1024.0f;
+  EquivalenceSetup overlapped = plain;
+  overlapped.overlap = kSmallBuckets;
+  for (int ranks : {2, 3}) {
+    SCOPED_TRACE(absl::StrCat(ranks, " ranks"));
+    const std::vector<TrainedParams> a = Train(ranks, plain);
+    const std::vector<TrainedParams> b = Train(ranks, overlapped);
+    ExpectBitIdentical(a, b);
+    EXPECT_NE(b[0].g, b[0].initial_g) << "nothing trained";
+  }
+}
+
+TEST_P(OverlapTest, AForcedOverflowStillSkipsOnEveryRank) {
+  EquivalenceSetup plain;
+  plain.optimizer = "adam";
+  plain.mixed.allreduce_dtype = GetParam();
+  plain.mixed.loss_scale.mode = LossScaleMode::kDynamic;
+  plain.mixed.loss_scale.init_scale = 1024.0f;
+  plain.mixed.inject_inf = InjectInf{/*step=*/2, /*rank=*/1, /*g=*/true, /*d=*/true};
+  EquivalenceSetup overlapped = plain;
+  overlapped.overlap = kSmallBuckets;
+  const std::vector<TrainedParams> a = Train(2, plain);
+  const std::vector<TrainedParams> b = Train(2, overlapped);
+  ExpectBitIdentical(a, b);
+  for (const TrainedParams& p : b) {
+    EXPECT_FALSE(p.g_steps[1].stepped);
+    EXPECT_FALSE(p.d_steps[1].stepped);
+    EXPECT_TRUE(p.d_steps[2].stepped);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Wires, OverlapTest, ::testing::Values(WireDtype::kFp32, WireDtype::kBf16),
+                         [](const auto& info) { return WireDtypeName(info.param); });
+
+TEST(CollectiveThread, RunsQueuedAllReducesInOrderAndSumsThem) {
+  LocalGroup group(2);
+  std::vector<std::vector<float>> buffers = {{1, 2, 3}, {10, 20, 30}};
+  std::vector<std::vector<float>> second = {{5}, {7}};
+  std::vector<absl::Status> status(2);
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r, comm = group.Rank(r)]() mutable {
+      absl::StatusOr<std::unique_ptr<Communicator>> duplicate = comm->Duplicate({5.0});
+      if (!duplicate.ok()) {
+        status[r] = duplicate.status();
+        return;
+      }
+      CollectiveThread thread(*std::move(duplicate), {5.0});
+      thread.AllReduceSum(buffers[r].data(), 3);
+      thread.AllReduceSum(second[r].data(), 1);
+      status[r] = thread.Wait();
+      EXPECT_GE(thread.TakeBusySeconds(), 0.0);
+    });
+  }
+  for (std::thread& t : ranks) t.join();
+  for (int r = 0; r < 2; ++r) {
+    ASSERT_TRUE(status[r].ok()) << status[r];
+    EXPECT_EQ(buffers[r], (std::vector<float>{11, 22, 33}));
+    EXPECT_EQ(second[r], (std::vector<float>{12}));
+  }
+}
+
+TEST(CollectiveThread, APeerThatNeverArrivesEndsTheWaitWithItsTimeout) {
+  LocalGroup group(2);
+  std::unique_ptr<Communicator> rank0 = group.Rank(0);
+  absl::StatusOr<std::unique_ptr<Communicator>> duplicate = rank0->Duplicate({0.2});
+  ASSERT_TRUE(duplicate.ok());
+  CollectiveThread thread(*std::move(duplicate), {0.2});
+  float x = 1;
+  thread.AllReduceSum(&x, 1);
+  thread.AllReduceSum(&x, 1);  // skipped after the first failed
+  const absl::Status status = thread.Wait();
+  EXPECT_TRUE(absl::IsDeadlineExceeded(status)) << status;
+  EXPECT_NE(status.message().find("rank 1 did not arrive"), std::string::npos) << status;
+  EXPECT_EQ(thread.Wait(), status) << "a failure stays";
+}
+
+}  // namespace
+}  // namespace gantry
