@@ -5,9 +5,12 @@
 #
 #   emulated_hosts.sh up N --rate R [--delay D]   build hosts gantry-h0 .. gantry-h<N-1>
 #   emulated_hosts.sh check                       measure every link (iperf3, ping); fail if the shaping is off
-#   emulated_hosts.sh run [--keep] -- COMMAND...  mpirun COMMAND, one rank per host, over the links only
+#   emulated_hosts.sh run [--keep] [--output DIR] -- COMMAND...
+#                                                 mpirun COMMAND, one rank per host, over the links only;
+#                                                 --output: each host's daemon also writes its ranks' output to
+#                                                 DIR/1/rank.<r>/std{out,err} (kept even when the host is cut off)
 #   emulated_hosts.sh link-down I | link-up I     cut / restore host I's link (its bridge port)
-#   emulated_hosts.sh kill-rank I                 SIGKILL every process in host I's namespace
+#   emulated_hosts.sh kill-rank I                 SIGKILL host I's MPI rank(s) (its daemon lives on)
 #   emulated_hosts.sh down                        remove everything (succeeds when nothing is up)
 #
 # Layout. Host i is namespace gantry-h<i> with one interface, eth0, address 10.77.0.<i+1>/24.
@@ -29,7 +32,12 @@
 # cannot do. Every wait has a bound.
 set -uo pipefail
 
-readonly PREFIX=gantry-h BRIDGE_NS=gantry-br SUBNET=10.77.0 STATE=/run/gantry-emulated-hosts.env
+# GANTRY_HOSTS_NAME (default gantry) names one set of hosts: <name>-h0.., <name>-br, so
+# that two sets (a test beside a study) can exist at once; each set is its own network.
+# MPIRUN (default mpirun) is the Open MPI launcher `run` uses.
+readonly NAME=${GANTRY_HOSTS_NAME:-gantry}
+[[ $NAME =~ ^[a-z][a-z0-9-]{0,30}$ ]] || { echo "emulated_hosts: GANTRY_HOSTS_NAME='$NAME' must be [a-z][a-z0-9-]*" >&2; exit 2; }
+readonly PREFIX=$NAME-h BRIDGE_NS=$NAME-br SUBNET=10.77.0 STATE=/run/$NAME-emulated-hosts.env MPIRUN=${MPIRUN:-mpirun}
 readonly MPI_PIN=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$SUBNET.0/24"
                   --mca coll '^sm,han' --mca osc pt2pt --bind-to none)
 
@@ -48,7 +56,7 @@ require_root() { (( EUID == 0 )) || refuse "must run as root (namespaces, veth a
 in_host() { local ns=$1; shift; nsenter --net="/run/netns/$ns" -- "$@"; }
 
 # The namespaces this script owns, one per line (gantry-h*, gantry-br).
-our_namespaces() { ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^($PREFIX[0-9]+|$BRIDGE_NS)$"; }
+our_namespaces() { ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^($PREFIX[0-9]+|$BRIDGE_NS|$NAME-probe)$"; }
 
 # Reads N and RATE of the hosts that are up from $STATE; fails naming the fix if none are.
 load_state() {
@@ -83,7 +91,7 @@ shape() {
 
 # True when the kernel has netem; probed on a throwaway veth in a scratch namespace.
 have_netem() {
-  local ns=gantry-probe ok=1
+  local ns=$NAME-probe ok=1
   ip netns add $ns 2>/dev/null || return 1
   ip -n $ns link add p0 type veth peer name p1 && ip -n $ns link set p0 up \
     && ip netns exec $ns tc qdisc add dev p0 root netem delay 1ms 2>/dev/null && ok=0
@@ -213,8 +221,8 @@ cmd_check() {
   load_state
   command -v iperf3 >/dev/null || refuse "iperf3 not found (Debian: apt-get install -y iperf3)"
   (( N >= 2 )) || { log "check: one host has no link to measure"; return 0; }
-  in_host ${PREFIX}0 iperf3 -s -D -I /run/gantry-iperf3.pid || die "could not start iperf3 -s in ${PREFIX}0"
-  trap 'kill "$(cat /run/gantry-iperf3.pid 2>/dev/null)" 2>/dev/null; rm -f /run/gantry-iperf3.pid' EXIT
+  in_host "${PREFIX}0" iperf3 -s -D -I "/run/$NAME-iperf3.pid" || die "could not start iperf3 -s in ${PREFIX}0"
+  trap 'kill "$(cat "/run/$NAME-iperf3.pid" 2>/dev/null)" 2>/dev/null; rm -f "/run/$NAME-iperf3.pid"' EXIT
   sleep 0.5
   local i dir mbits rtt bad=() lo hi
   if [[ $BITS != none ]]; then lo=$(( BITS * 8 / 10 / 1000000 )) hi=$(( BITS * 12 / 10 / 1000000 )); fi
@@ -256,18 +264,23 @@ host_list() { local i out=${PREFIX}0; for (( i = 1; i < N; i++ )); do out+=",$PR
 
 cmd_run() {
   require_root run
-  local keep=0
+  local keep=0 output=()
   while (( $# )) && [[ $1 != -- ]]; do
-    case $1 in --keep) keep=1; shift ;; *) refuse "run: unknown argument '$1' (usage: run [--keep] -- COMMAND...)" ;; esac
+    case $1 in
+      --keep) keep=1; shift ;;
+      --output) [[ -n ${2:-} ]] || refuse "run: --output needs a folder"; output=(--output-filename "$(realpath -m "$2")"); shift 2 ;;
+      *) refuse "run: unknown argument '$1' (usage: run [--keep] [--output DIR] -- COMMAND...)" ;;
+    esac
   done
   [[ ${1:-} == -- ]] && shift
-  (( $# )) || refuse "run: no COMMAND (usage: run [--keep] -- COMMAND...)"
+  (( $# )) || refuse "run: no COMMAND (usage: run [--keep] [--output DIR] -- COMMAND...)"
   load_state
   (( keep )) || { trap 'teardown' EXIT; trap 'exit 130' INT TERM; }
   # mpirun itself runs on host 0, as one would start it on the first machine.
-  local line=(nsenter --net="/run/netns/${PREFIX}0" -- mpirun --allow-run-as-root -np "$N" --host "$(host_list)"
-              --mca plm_rsh_agent "$(realpath "$0") ssh" --mca oob_tcp_if_include "$SUBNET.0/24" "${MPI_PIN[@]}" "$@")
+  local line=(nsenter --net="/run/netns/${PREFIX}0" -- "$MPIRUN" --allow-run-as-root -np "$N" --host "$(host_list)"
+              --mca plm_rsh_agent "$(realpath "$0") ssh" --mca oob_tcp_if_include "$SUBNET.0/24" "${MPI_PIN[@]}" "${output[@]}" "$@")
   log "run: ${line[*]}"
+  if (( keep )); then exec "${line[@]}"; fi   # the caller's $! is then mpirun's pid
   "${line[@]}"
 }
 
