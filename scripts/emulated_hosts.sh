@@ -12,6 +12,7 @@
 #   emulated_hosts.sh link-down I | link-up I     cut / restore host I's link (its bridge port)
 #   emulated_hosts.sh kill-rank I                 SIGKILL host I's MPI rank(s) (its daemon lives on)
 #   emulated_hosts.sh down                        remove everything (succeeds when nothing is up)
+#   (emulated_hosts.sh ssh HOST COMMAND is internal: mpirun's launch agent, see cmd_ssh)
 #
 # Layout. Host i is namespace gantry-h<i> with one interface, eth0, address 10.77.0.<i+1>/24.
 # Its veth peer, port h<i>, sits on bridge br0 in a namespace of its own, gantry-br: the
@@ -38,7 +39,7 @@ set -uo pipefail
 readonly NAME=${GANTRY_HOSTS_NAME:-gantry}
 [[ $NAME =~ ^[a-z][a-z0-9-]{0,30}$ ]] || { echo "emulated_hosts: GANTRY_HOSTS_NAME='$NAME' must be [a-z][a-z0-9-]*" >&2; exit 2; }
 readonly PREFIX=$NAME-h BRIDGE_NS=$NAME-br SUBNET=10.77.0 STATE=/run/$NAME-emulated-hosts.env MPIRUN=${MPIRUN:-mpirun}
-readonly MPI_PIN=(--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$SUBNET.0/24"
+readonly MPI_PIN=(--mca pml ob1 --mca btl "tcp,self" --mca btl_tcp_if_include "$SUBNET.0/24"
                   --mca coll '^sm,han' --mca osc pt2pt --bind-to none)
 
 usage() {
@@ -56,13 +57,13 @@ require_root() { (( EUID == 0 )) || refuse "must run as root (namespaces, veth a
 in_host() { local ns=$1; shift; nsenter --net="/run/netns/$ns" -- "$@"; }
 
 # The namespaces this script owns, one per line (gantry-h*, gantry-br).
-our_namespaces() { ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^($PREFIX[0-9]+|$BRIDGE_NS|$NAME-probe)$"; }
+our_namespaces() { ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^(${PREFIX}[0-9]+|${BRIDGE_NS}|${NAME}-probe)$"; }
 
 # Reads N and RATE of the hosts that are up from $STATE; fails naming the fix if none are.
 load_state() {
   [[ -r $STATE ]] && ip netns list | grep -q "^${PREFIX}0\b" \
     || die "no emulated hosts are up (no $STATE or no ${PREFIX}0): run '$0 up N --rate R' first"
-  # shellcheck disable=SC1090
+  # shellcheck disable=SC1090  # N, RATE, BITS, DELAY, as cmd_up wrote them
   source "$STATE"
 }
 
@@ -83,19 +84,20 @@ rate_bits() {
 # more: long enough for a TCP window on a sub-millisecond link, short enough not to add
 # queueing delay that a real switch would not.
 shape() {
-  local dev=$1 bits=$2 ns=$3 parent=${4:-root} burst
+  local dev=$1 bits=$2 ns=$3 parent burst
+  read -ra parent <<<"${4:-root}"   # "root", or "parent 1:" below netem
   burst=$(( bits / 8 / 1000 )); (( burst < 65536 )) && burst=65536
-  in_host "$ns" tc qdisc replace dev "$dev" $parent tbf rate "${bits}bit" burst "$burst" latency 5ms \
+  in_host "$ns" tc qdisc replace dev "$dev" "${parent[@]}" tbf rate "${bits}bit" burst "$burst" latency 5ms \
     || die "tc tbf at ${bits} bit/s on $dev in $ns failed (is sch_tbf in the kernel?)"
 }
 
 # True when the kernel has netem; probed on a throwaway veth in a scratch namespace.
 have_netem() {
   local ns=$NAME-probe ok=1
-  ip netns add $ns 2>/dev/null || return 1
-  ip -n $ns link add p0 type veth peer name p1 && ip -n $ns link set p0 up \
-    && ip netns exec $ns tc qdisc add dev p0 root netem delay 1ms 2>/dev/null && ok=0
-  ip netns del $ns
+  ip netns add "$ns" 2>/dev/null || return 1
+  ip -n "$ns" link add p0 type veth peer name p1 && ip -n "$ns" link set p0 up \
+    && ip netns exec "$ns" tc qdisc add dev p0 root netem delay 1ms 2>/dev/null && ok=0
+  ip netns del "$ns"
   return $ok
 }
 
@@ -124,19 +126,19 @@ cmd_down() {
 add_host() {
   local i=$1 bits=$2 delay=$3 ns=$PREFIX$1
   ip netns add "$ns" || die "ip netns add $ns failed"
-  ip link add eth0 netns "$ns" type veth peer name "h$i" netns $BRIDGE_NS \
+  ip link add eth0 netns "$ns" type veth peer name "h$i" netns "$BRIDGE_NS" \
     || die "creating the veth pair of $ns failed (is the veth driver in the kernel?)"
   ip -n "$ns" addr add "$SUBNET.$(( i + 1 ))/24" dev eth0
   ip -n "$ns" link set lo up
   ip -n "$ns" link set eth0 up
-  ip -n $BRIDGE_NS link set "h$i" master br0 up
+  ip -n "$BRIDGE_NS" link set "h$i" master br0 up
   if [[ -n $delay ]]; then   # netem on top, tbf below it, both directions
     in_host "$ns" tc qdisc replace dev eth0 root handle 1: netem delay "$delay" || die "netem on $ns failed"
-    in_host $BRIDGE_NS tc qdisc replace dev "h$i" root handle 1: netem delay "$delay" || die "netem on h$i failed"
-    [[ $bits == none ]] || { shape eth0 "$bits" "$ns" "parent 1:"; shape "h$i" "$bits" $BRIDGE_NS "parent 1:"; }
+    in_host "$BRIDGE_NS" tc qdisc replace dev "h$i" root handle 1: netem delay "$delay" || die "netem on h$i failed"
+    [[ $bits == none ]] || { shape eth0 "$bits" "$ns" "parent 1:"; shape "h$i" "$bits" "$BRIDGE_NS" "parent 1:"; }
   elif [[ $bits != none ]]; then
     shape eth0 "$bits" "$ns"
-    shape "h$i" "$bits" $BRIDGE_NS
+    shape "h$i" "$bits" "$BRIDGE_NS"
   fi
 }
 
@@ -169,9 +171,9 @@ cmd_up() {
   trap 'log "up interrupted or failed: tearing down"; teardown' EXIT
   trap 'exit 130' INT TERM
 
-  ip netns add $BRIDGE_NS || die "ip netns add $BRIDGE_NS failed"
-  ip -n $BRIDGE_NS link add br0 type bridge || die "creating bridge br0 failed (is the bridge driver in the kernel?)"
-  ip -n $BRIDGE_NS link set br0 up
+  ip netns add "$BRIDGE_NS" || die "ip netns add $BRIDGE_NS failed"
+  ip -n "$BRIDGE_NS" link add br0 type bridge || die "creating bridge br0 failed (is the bridge driver in the kernel?)"
+  ip -n "$BRIDGE_NS" link set br0 up
   for (( i = 0; i < n; i++ )); do add_host "$i" "$bits" "$delay"; done
   printf 'N=%d\nRATE=%s\nBITS=%s\nDELAY=%s\n' "$n" "$rate" "$bits" "$delay" >"$STATE"
   wait_reachable "$n"
@@ -255,7 +257,7 @@ cmd_check() {
 # and the daemons reach mpirun (in gantry-h0) over the links.
 cmd_ssh() {
   local host=${1:-}; shift || true
-  [[ $host =~ ^$PREFIX[0-9]+$ && -e /run/netns/$host ]] || die "ssh: no emulated host '$host' (is it up?)"
+  [[ $host =~ ^${PREFIX}[0-9]+$ && -e /run/netns/$host ]] || die "ssh: no emulated host '$host' (is it up?)"
   exec unshare --uts -- nsenter --net="/run/netns/$host" -- bash -c "hostname $host && $*"
 }
 
@@ -275,13 +277,27 @@ cmd_run() {
   [[ ${1:-} == -- ]] && shift
   (( $# )) || refuse "run: no COMMAND (usage: run [--keep] [--output DIR] -- COMMAND...)"
   load_state
-  (( keep )) || { trap 'teardown' EXIT; trap 'exit 130' INT TERM; }
   # mpirun itself runs on host 0, as one would start it on the first machine.
   local line=(nsenter --net="/run/netns/${PREFIX}0" -- "$MPIRUN" --allow-run-as-root -np "$N" --host "$(host_list)"
               --mca plm_rsh_agent "$(realpath "$0") ssh" --mca oob_tcp_if_include "$SUBNET.0/24" "${MPI_PIN[@]}" "${output[@]}" "$@")
   log "run: ${line[*]}"
   if (( keep )); then exec "${line[@]}"; fi   # the caller's $! is then mpirun's pid
-  "${line[@]}"
+  # mpirun in the background, so that an interrupt runs the trap at once (bash defers traps
+  # while a foreground child runs): mpirun gets SIGTERM and 10 s to end its ranks, then
+  # the teardown kills whatever is left in the namespaces (mpirun included: it is in h0).
+  trap 'teardown' EXIT
+  "${line[@]}" &
+  local pid=$!
+  trap 'stop_job '"$pid"'; exit 130' INT TERM
+  wait "$pid"
+}
+
+# Sends mpirun ($1) SIGTERM and waits at most 10 s for it to end.
+stop_job() {
+  local t
+  kill -TERM "$1" 2>/dev/null
+  for (( t = 0; t < 50; t++ )); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.2; done
+  log "mpirun (pid $1) did not end within 10 s of SIGTERM; the teardown kills it"
 }
 
 # --- faults ----------------------------------------------------------------------------
@@ -295,7 +311,7 @@ host_index() {
 cmd_link() {
   require_root "link-$1"
   host_index "${2:-}"
-  ip -n $BRIDGE_NS link set "h$2" "$1" || die "ip -n $BRIDGE_NS link set h$2 $1 failed"
+  ip -n "$BRIDGE_NS" link set "h$2" "$1" || die "ip -n $BRIDGE_NS link set h$2 $1 failed"
   log "link of $PREFIX$2 $1 (bridge port h$2)"
 }
 
