@@ -281,15 +281,36 @@ cmd_run() {
   local line=(nsenter --net="/run/netns/${PREFIX}0" -- "$MPIRUN" --allow-run-as-root -np "$N" --host "$(host_list)"
               --mca plm_rsh_agent "$(realpath "$0") ssh" --mca oob_tcp_if_include "$SUBNET.0/24" "${MPI_PIN[@]}" "${output[@]}" "$@")
   log "run: ${line[*]}"
-  if (( keep )); then exec "${line[@]}"; fi   # the caller's $! is then mpirun's pid
+  local before code; before=$(link_bytes)
   # mpirun in the background, so that an interrupt runs the trap at once (bash defers traps
   # while a foreground child runs): mpirun gets SIGTERM and 10 s to end its ranks, then
-  # the teardown kills whatever is left in the namespaces (mpirun included: it is in h0).
-  trap 'teardown' EXIT
+  # the teardown (unless --keep) kills whatever is left in the namespaces (mpirun
+  # included: it is in h0).
+  (( keep )) || trap 'teardown' EXIT
   "${line[@]}" &
   local pid=$!
   trap 'stop_job '"$pid"'; exit 130' INT TERM
-  wait "$pid"
+  wait "$pid"; code=$?
+  report_traffic "$before" "$(link_bytes)"
+  return "$code"
+}
+
+# One line per host: I, bytes its eth0 sent, bytes it received (the namespace's own
+# /proc/net/dev): eth0 is a host's only link, so this counts what crossed the links.
+link_bytes() {
+  local i
+  for (( i = 0; i < N; i++ )); do
+    in_host "$PREFIX$i" awk -v i="$i" '{ sub(/^ +/, "") } /^eth0:/ { sub(/^eth0: */, ""); split($0, f, / +/); print i, f[9], f[1] }' /proc/net/dev
+  done
+}
+
+# Prints what each host sent and received over its link between two link_bytes outputs,
+# the proof that the job's traffic took the links (and not shared memory or loopback).
+report_traffic() {
+  join <(echo "$1") <(echo "$2") | while read -r i s0 g0 s1 g1; do
+    log "traffic of $PREFIX$i over its link during the run: sent $(( (s1 - s0) / 1000000 )) MB," \
+        "received $(( (g1 - g0) / 1000000 )) MB"
+  done
 }
 
 # Sends mpirun ($1) SIGTERM and waits at most 10 s for it to end.

@@ -32,9 +32,10 @@ fail() {
 }
 (( EUID == 0 )) || { echo "FAIL ($scenario): needs root for network namespaces (bash scripts/test.sh runs as root)"; exit 1; }
 
-mpirun_pid=
+# The pid of `emulated_hosts.sh run`, which waits for mpirun and exits with its status.
+job_pid=
 cleanup() {
-  [[ -n $mpirun_pid ]] && kill -KILL "$mpirun_pid" 2>/dev/null
+  [[ -n $job_pid ]] && kill -KILL "$job_pid" 2>/dev/null
   $hosts down >/dev/null 2>&1 || echo "WARNING: could not remove the emulated hosts $GANTRY_HOSTS_NAME-*"
   rm -rf "$work"
 }
@@ -60,7 +61,7 @@ wait_for() {
   until "$@"; do (( $(now_us) < end )) || return 1; sleep 0.2; done
 }
 no_ranks_left() { [[ $(ranks_on 0) == 0 && $(ranks_on 1) == 0 ]]; }
-mpirun_ended() { ! kill -0 "$mpirun_pid" 2>/dev/null; }
+mpirun_ended() { ! kill -0 "$job_pid" 2>/dev/null; }
 # Rank 0's progress line for a step of epoch 2: the first epoch and its checkpoint are
 # behind, so the fault lands in a training step.
 in_epoch_2() { grep -q "epoch 2/30 step" "$log"; }
@@ -72,7 +73,7 @@ $hosts up 2 --rate 1gbit >"$log" 2>&1 || fail "emulated_hosts.sh up failed"
 $hosts run --keep --output "$work/out" -- "$worker" train --dataset mnist --data-dir "$work/digits" \
     --batch-size 32 --epochs 30 --quality off --comm-timeout "$TIMEOUT_S" --out "$work/run" \
     --progress-seconds 1 >>"$log" 2>&1 &
-mpirun_pid=$!
+job_pid=$!
 wait_for 60 in_epoch_2 || fail "training did not reach epoch 2 within 60 s"
 (( $(ranks_on 0) == 1 && $(ranks_on 1) == 1 )) || fail "expected one rank on each host before the fault"
 bound=$(( TIMEOUT_S + MARGIN_S ))
@@ -96,14 +97,14 @@ case $scenario in
     $hosts link-up 1 >>"$log" 2>&1 || fail "link-up 1 failed"
     link_up_at=$(date +%s.%N)
     wait_for 30 mpirun_ended || fail "mpirun still running 30 s after the link came back"
-    wait "$mpirun_pid"; code=$?; mpirun_pid=
+    wait "$job_pid"; code=$?; job_pid=
     (( code != 0 )) || fail "mpirun exited 0 although the job lost a host"
     echo "mpirun exited $code, $(since "$link_up_at") s after the link came back"
     ;;
   kill_rank)
     $hosts kill-rank 1 >>"$log" 2>&1 || fail "kill-rank 1 failed"
     wait_for "$bound" mpirun_ended || fail "mpirun still running $(since "$fault_at") s after rank 1 was killed (bound ${bound} s)"
-    wait "$mpirun_pid"; code=$?; mpirun_pid=
+    wait "$job_pid"; code=$?; job_pid=
     echo "mpirun exited $code, $(since "$fault_at") s after rank 1 was killed (bound ${bound} s)"
     (( code != 0 )) || fail "mpirun exited 0 although rank 1 was killed"
     no_ranks_left || fail "a rank outlived mpirun"
