@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The scaling study of docs/scaling.md: DCGAN on 2 ranks over shared memory and over two
+# emulated hosts (scripts/emulated_hosts.sh, so run as root), each link with the fp32 and
+# the bf16 wire and with the all-reduce overlapped (--overlap on) and after backward
+# (off), interleaved in ROUNDS rounds so a drift of the machine's speed hits every
+# configuration alike. Prints one line per run and a table of medians: epoch 2's steady
+# step, samples/s, all-reduce and exposed all-reduce ms (epochs.csv), and the samples/s
+# against the same batch and wire over shared memory with overlap off.
+#
+#   scripts/scaling_study.sh [OUT]     (default runs/scaling); env: ROUNDS (2), LINKS
+#   ("shm none 1gbit"), WIRES ("fp32 bf16"), BATCHES ("64 256"), STEPS (steps per epoch, 30),
+#   WORKER (build/bin/gantry-worker)
+set -euo pipefail
+
+out=${1:-runs/scaling}
+rounds=${ROUNDS:-2}
+links=${LINKS:-shm none 1gbit}
+wires=${WIRES:-fp32 bf16}
+batches=${BATCHES:-64 256}
+steps=${STEPS:-30}
+worker=${WORKER:-build/bin/gantry-worker}
+here=$(cd "$(dirname "$0")" && pwd)
+[[ -x $worker ]] || { echo "scaling_study: no $worker (build first: bash scripts/build.sh)" >&2; exit 2; }
+(( EUID == 0 )) || { echo "scaling_study: run as root (network namespaces)" >&2; exit 2; }
+mkdir -p "$out"
+results=$out/results.txt
+: > "$results"
+trap 'bash "$here/emulated_hosts.sh" down >/dev/null 2>&1 || true' EXIT
+
+# STEPS steps per epoch at every batch size; epoch 2 is measured.
+train_args() {  # BATCH WIRE OVERLAP DIR
+  echo "--limit-images $(( $1 * steps )) --batch-size $1 --epochs 2 --quality off --allreduce-dtype $2 --overlap $3 --out $4"
+}
+
+one_run() {  # LINK BATCH WIRE OVERLAP ROUND
+  local dir=$out/r$5-$1-b$2-$3-$4
+  rm -rf "$dir"
+  # shellcheck disable=SC2046
+  if [[ $1 == shm ]]; then
+    timeout 600 mpirun --allow-run-as-root -np 2 --bind-to none "$worker" train $(train_args "$2" "$3" "$4" "$dir") \
+      > "$dir.log" 2>&1
+  else
+    timeout 600 bash "$here/emulated_hosts.sh" run --keep -- "$worker" train $(train_args "$2" "$3" "$4" "$dir") \
+      > "$dir.log" 2>&1
+  fi || { echo "scaling_study: run failed, see $dir.log" >&2; exit 1; }
+  # epoch 2: steady_step_ms ($4), samples_per_s ($5), allreduce_ms ($13), allreduce_exposed_ms (by name)
+  awk -F, -v link="$1" -v b="$2" -v w="$3" -v o="$4" 'NR == 1 {for (i = 1; i <= NF; i++) if ($i == "allreduce_exposed_ms") e = i}
+    NR == 3 {printf "%s %s %s %s %s %s %s %s\n", link, b, w, o, $4, $5, $13, $e}' "$dir/epochs.csv" | tee -a "$results"
+}
+
+for round in $(seq 1 "$rounds"); do
+  for link in $links; do
+    [[ $link == shm ]] || bash "$here/emulated_hosts.sh" up 2 --rate "$link" > /dev/null
+    for batch in $batches; do
+      for wire in $wires; do
+        for overlap in off on; do one_run "$link" "$batch" "$wire" "$overlap" "$round"; done
+      done
+    done
+    [[ $link == shm ]] || bash "$here/emulated_hosts.sh" down > /dev/null
+  done
+done
+
+echo
+echo "| link | batch | wire | overlap | step ms | samples/s | all-reduce ms | exposed ms | vs shared memory, overlap off |"
+echo "|---|---:|---|---|---:|---:|---:|---:|---:|"
+python3 - "$results" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    link, batch, wire, overlap, step, sps, ar, exposed = line.split()
+    rows.setdefault((link, int(batch), wire, overlap), []).append((float(step), float(sps), float(ar), float(exposed)))
+med = {k: [statistics.median(col) for col in zip(*v)] for k, v in rows.items()}
+for (link, batch, wire, overlap), (step, sps, ar, exposed) in med.items():
+    base = med.get(("shm", batch, wire, "off"))
+    ratio = "%.2f" % (sps / base[1]) if base else "-"
+    print("| %s | %d | %s | %s | %.1f | %.1f | %.1f | %.1f | %s |" % (link, batch, wire, overlap, step, sps, ar, exposed, ratio))
+PY
