@@ -20,7 +20,7 @@ batch (weak scaling), one rank per host, a non-blocking switch (every link at B 
 once), no stragglers.
 
   scripts/scaling_model.py RESULTS [--batch 64] [--link 1gbit] [--values 2527681]
-      [--messages 5] [--alpha-ms 0.05] [--gbits 1,10,25]
+      [--messages 4] [--alpha-ms 0.05] [--gbits 1,10,25]
 """
 import argparse
 import statistics
@@ -43,7 +43,7 @@ def main():
     p.add_argument("--link", default="1gbit", help="the emulated link the fit uses")
     p.add_argument("--link-gbits", type=float, default=1.0, help="that link's rate")
     p.add_argument("--values", type=int, default=2527681, help="gradient values per step (DCGAN: G + D)")
-    p.add_argument("--messages", type=int, default=5, help="all-reduces per step one after another (buckets)")
+    p.add_argument("--messages", type=int, default=4, help="all-reduces per step one after another (buckets: DCGAN 3 + 1)")
     p.add_argument("--alpha-ms", type=float, default=0.05)
     p.add_argument("--gbits", default="1,10,25")
     p.add_argument("--hosts", default="2,4,8,16,32,64")
