@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <optional>
 
 #include "common/status_macros.h"
 #include "gmock/gmock.h"
@@ -50,7 +51,10 @@ Tensor GlobalRows(uint64_t seed) {
 std::vector<float> Pix2PixValues(const Tensor& t) { return std::vector<float>(t.data(), t.data() + t.numel()); }
 
 // kSteps SGD steps on this rank's share of each global batch of synthetic rows.
-absl::StatusOr<Trained> Train(Communicator& comm, const std::vector<int64_t>& shares) {
+// overlap: the exchange overlaps backward in buckets of these caps (pix2pix: G, one
+// top-level layer, travels as one bucket; D's convolutions in several).
+absl::StatusOr<Trained> Train(Communicator& comm, const std::vector<int64_t>& shares,
+                              std::optional<BucketCaps> overlap = std::nullopt) {
   Pix2pix model(SmallConfig());
   model.Initialize(InitScheme::kNormal002, comm.rank() == 0 ? 5 : 77);  // the broadcast replaces rank 1's
   const CommOptions opts{30.0};
@@ -62,6 +66,7 @@ absl::StatusOr<Trained> Train(Communicator& comm, const std::vector<int64_t>& sh
   auto d_opt = MakeOptimizer(oc, model.d_params().num_params());
   if (!g_opt.ok() || !d_opt.ok()) return absl::InternalError("optimizer");
   DataParallelStep step(model, **g_opt, **d_opt, comm, CpuBackend(), opts, /*sync_bn=*/true, Clock::Real());
+  if (overlap) RETURN_IF_ERROR(step.EnableOverlap(*overlap));
   int64_t begin = 0;
   for (int r = 0; r < comm.rank(); ++r) begin += shares[static_cast<size_t>(r)];
   const int64_t end = begin + shares[static_cast<size_t>(comm.rank())];
@@ -113,6 +118,28 @@ TEST(Pix2pixTraining, TwoRanksWithSyncBnEqualOneRank) { ExpectRanksMatchOneRank(
 
 // A rank holding a single row: the case the bottleneck decision is about.
 TEST(Pix2pixTraining, UnevenSharesWithOneRowOnARankEqualOneRank) { ExpectRanksMatchOneRank({3, 1}); }
+
+TEST(Pix2pixTraining, OverlappedExchangeIsBitIdenticalToTheExchangeAfterBackward) {
+  std::vector<Trained> plain(2), overlapped(2);
+  std::mutex mu;
+  for (bool overlap : {false, true}) {
+    std::vector<Trained>& out = overlap ? overlapped : plain;
+    const absl::Status status = RunRanks(2, [&](Communicator& comm) -> absl::Status {
+      ASSIGN_OR_RETURN(Trained t, Train(comm, {3, 1}, overlap ? std::optional<BucketCaps>(BucketCaps{
+                                                                    .bucket_mb = 0.05, .first_mb = 0.01})
+                                                              : std::nullopt));
+      std::lock_guard<std::mutex> lock(mu);
+      out[static_cast<size_t>(comm.rank())] = std::move(t);
+      return absl::OkStatus();
+    });
+    ASSERT_TRUE(status.ok()) << status;
+  }
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(plain[r].g, overlapped[r].g) << "rank " << r;
+    EXPECT_EQ(plain[r].d, overlapped[r].d) << "rank " << r;
+    EXPECT_EQ(plain[r].d_buffers, overlapped[r].d_buffers) << "rank " << r;
+  }
+}
 
 TEST(Pix2pixTraining, CheckpointRoundTripKeepsTheModel) {
   TrainConfig config = testing::QuickRunConfig(testing::FreshTestDir("pix2pix_ckpt"));

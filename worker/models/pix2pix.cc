@@ -162,14 +162,12 @@ GanStepResult Pix2pix::ComputeGradients(const Context& ctx, const GanInputs& inp
   r.real_logits = d.Forward(real_ctx, concat.Forward(ctx, x, y), &d_real_cache);
   r.fake_logits = d.Forward(fake_ctx, concat.Forward(ctx, x, r.fake), &d_fake_cache);
 
-  // Discriminator tape: the halved sum of both BCE terms.
+  // Generator tape first (as in gan_step.cc: G's gradients are final before D's
+  // weight-gradient passes, so an overlapped exchange sends them meanwhile; no value
+  // changes): the GAN term through D (input gradient only; the condition's part is
+  // dropped), plus l1_weight times the L1 term, into G.
   const LossResult d_real = Pix2PixWeightedBce(ctx, r.real_logits, 1.0f, 0.5f * weights.d);
   const LossResult d_fake = Pix2PixWeightedBce(ctx, r.fake_logits, 0.0f, 0.5f * weights.d);
-  d.Backward(real_ctx, d_real.grad, d_real_cache, /*want_input_grad=*/false);
-  d.Backward(fake_ctx, d_fake.grad, d_fake_cache, /*want_input_grad=*/false);
-
-  // Generator tape: the GAN term through D (input gradient only; the condition's part is
-  // dropped), plus l1_weight times the L1 term, into G.
   const LossResult g_fool = Pix2PixWeightedBce(ctx, r.fake_logits, 1.0f, weights.g);
   Context no_param_grads = fake_ctx;
   no_param_grads.param_grads = false;
@@ -177,7 +175,15 @@ GanStepResult Pix2pix::ComputeGradients(const Context& ctx, const GanInputs& inp
   const Tensor d_fake_image = concat.Backward(ctx, d_pair, Pix2pixConfig::kInputChannels).second;
   const LossResult l1 = L1Loss(ctx, r.fake, y);
   ctx.backend->Axpy(l1.grad.numel(), config_.l1_weight * weights.g, l1.grad.data(), d_fake_image.data());
-  g.Backward(ctx, d_fake_image, g_cache, /*want_input_grad=*/false);
+  Context g_ctx = ctx;
+  g_ctx.gradients_ready = inputs.gradients_ready.generator;
+  g.Backward(g_ctx, d_fake_image, g_cache, /*want_input_grad=*/false);
+
+  // Discriminator tape: the halved sum of both BCE terms; the fake pass is D's last.
+  d.Backward(real_ctx, d_real.grad, d_real_cache, /*want_input_grad=*/false);
+  Context d_last_ctx = fake_ctx;
+  d_last_ctx.gradients_ready = inputs.gradients_ready.discriminator;
+  d.Backward(d_last_ctx, d_fake.grad, d_fake_cache, /*want_input_grad=*/false);
 
   r.d_loss = 0.5 * (d_real.loss + d_fake.loss);
   r.g_loss = g_fool.loss + config_.l1_weight * l1.loss;
