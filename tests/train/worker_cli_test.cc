@@ -506,11 +506,12 @@ TEST(WorkerCli, Bf16RunSkipsAForcedOverflowAndReportsIt) {
   // Later columns (energy, quality, flow validation) follow peak_rss_mb.
   EXPECT_THAT(csv, HasSubstr(",loss_scale_g,loss_scale_d,skipped_steps_g,skipped_steps_d,peak_rss_mb,"));
   EXPECT_THAT(csv, HasSubstr(",quality_confidence,val_l1,val_rel_l2,energy_source,val_persistence_l1,val_persistence_rel_l2,"
-                             "quality_kid\n"));
+                             "quality_kid,allreduce_exposed_ms\n"));
   // ... straggler_flags, then ours
   EXPECT_THAT(csv, ::testing::ContainsRegex(",0,512,1024,1,0,[0-9]+\\.[0-9],"));
-  // No held-out set: zeros; energy from RAPL or the estimate; no KID.
-  EXPECT_THAT(csv, ::testing::ContainsRegex(",0\\.00000,0\\.00000,[12],0\\.00000,0\\.00000,nan\n"));
+  // No held-out set: zeros; energy from RAPL or the estimate; no KID; one rank: all of
+  // the (token) all-reduce time exposed.
+  EXPECT_THAT(csv, ::testing::ContainsRegex(",0\\.00000,0\\.00000,[12],0\\.00000,0\\.00000,nan,[0-9]+\\.[0-9]{3}\n"));
   EXPECT_THAT(ReadCliFile(out + "/timing.md"), HasSubstr("(1 rank, bf16, dynamic loss scaling)"));
 }
 
