@@ -9,20 +9,12 @@ RESULTS is scripts/scaling_study.sh's results.txt (medians are taken over its ro
 Exit 2 when it holds no run of that batch size.
 """
 import argparse
-import statistics
 import sys
+
+from scaling_results import medians
 
 WIDTH, HEIGHT, LEFT, BOTTOM, TOP = 720, 360, 60, 60, 40
 COLORS = {"off": "#b0b0b0", "on": "#3a78c2"}
-
-
-def medians(path, batch):
-    rows = {}
-    for line in open(path):
-        f = line.split()
-        if int(f[1]) == batch:
-            rows.setdefault((f[0], f[2], f[3]), []).append([float(x) for x in f[4:]])
-    return {k: [statistics.median(c) for c in zip(*v)] for k, v in rows.items()}
 
 
 def main():

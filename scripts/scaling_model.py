@@ -23,17 +23,8 @@ once), no stragglers.
       [--messages 4] [--alpha-ms 0.05] [--gbits 1,10,25]
 """
 import argparse
-import statistics
 
-
-def medians(path, batch, link):
-    rows = {}
-    for line in open(path):
-        f = line.split()
-        if int(f[1]) != batch or f[0] not in ("shm", link):
-            continue
-        rows.setdefault((f[0], f[2], f[3]), []).append([float(x) for x in f[4:]])
-    return {k: [statistics.median(c) for c in zip(*v)] for k, v in rows.items()}
+from scaling_results import medians
 
 
 def main():
@@ -48,7 +39,7 @@ def main():
     p.add_argument("--gbits", default="1,10,25")
     p.add_argument("--hosts", default="2,4,8,16,32,64")
     a = p.parse_args()
-    m = medians(a.results, a.batch, a.link)
+    m = medians(a.results, a.batch, ("shm", a.link))
     print("| wire | link Gbit/s | B fitted at the %s link, Gbit/s | W ms | c ms | %s |" % (
         a.link, " | ".join("%s hosts" % n for n in a.hosts.split(","))))
     print("|---|---:|---:|---:|---:|" + "---:|" * len(a.hosts.split(",")))

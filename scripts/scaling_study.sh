@@ -63,15 +63,14 @@ done
 echo
 echo "| link | batch | wire | overlap | step ms | samples/s | all-reduce ms | exposed ms | vs shared memory, overlap off |"
 echo "|---|---:|---|---|---:|---:|---:|---:|---:|"
-python3 - "$results" <<'PY'
-import statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    link, batch, wire, overlap, step, sps, ar, exposed = line.split()
-    rows.setdefault((link, int(batch), wire, overlap), []).append((float(step), float(sps), float(ar), float(exposed)))
-med = {k: [statistics.median(col) for col in zip(*v)] for k, v in rows.items()}
-for (link, batch, wire, overlap), (step, sps, ar, exposed) in med.items():
-    base = med.get(("shm", batch, wire, "off"))
-    ratio = "%.2f" % (sps / base[1]) if base else "-"
-    print("| %s | %d | %s | %s | %.1f | %.1f | %.1f | %.1f | %s |" % (link, batch, wire, overlap, step, sps, ar, exposed, ratio))
+PYTHONPATH="$here" python3 - "$results" <<'PY'
+import sys
+from scaling_results import medians
+for batch in sorted({int(line.split()[1]) for line in open(sys.argv[1])}):
+    med = medians(sys.argv[1], batch)
+    for (link, wire, overlap), (step, sps, ar, exposed) in med.items():
+        base = med.get(("shm", wire, "off"))
+        ratio = "%.2f" % (sps / base[1]) if base else "-"
+        print("| %s | %d | %s | %s | %.1f | %.1f | %.1f | %.1f | %s |" % (link, batch, wire, overlap, step, sps, ar, exposed,
+                                                                     ratio))
 PY

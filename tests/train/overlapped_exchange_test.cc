@@ -85,12 +85,18 @@ void ExpectBitIdentical(const std::vector<TrainedParams>& a, const std::vector<T
 
 class OverlapTest : public ::testing::TestWithParam<WireDtype> {};
 
+// Adam with dynamic loss scaling over the test's wire.
+EquivalenceSetup ScaledAdam(WireDtype wire) {
+  EquivalenceSetup setup;
+  setup.optimizer = "adam";
+  setup.mixed.allreduce_dtype = wire;
+  setup.mixed.loss_scale.mode = LossScaleMode::kDynamic;
+  setup.mixed.loss_scale.init_scale = 1024.0f;
+  return setup;
+}
+
 TEST_P(OverlapTest, OverlappedTrainingIsBitIdenticalToTheExchangeAfterBackward) {
-  EquivalenceSetup plain;
-  plain.optimizer = "adam";
-  plain.mixed.allreduce_dtype = GetParam();
-  plain.mixed.loss_scale.mode = LossScaleMode::kDynamic;
-  plain.mixed.loss_scale.init_scale = 1024.0f;
+  const EquivalenceSetup plain = ScaledAdam(GetParam());
   EquivalenceSetup overlapped = plain;
   overlapped.overlap = kSmallBuckets;
   for (int ranks : {2, 3}) {
@@ -103,11 +109,7 @@ TEST_P(OverlapTest, OverlappedTrainingIsBitIdenticalToTheExchangeAfterBackward) 
 }
 
 TEST_P(OverlapTest, AForcedOverflowStillSkipsOnEveryRank) {
-  EquivalenceSetup plain;
-  plain.optimizer = "adam";
-  plain.mixed.allreduce_dtype = GetParam();
-  plain.mixed.loss_scale.mode = LossScaleMode::kDynamic;
-  plain.mixed.loss_scale.init_scale = 1024.0f;
+  EquivalenceSetup plain = ScaledAdam(GetParam());
   plain.mixed.inject_inf = InjectInf{/*step=*/2, /*rank=*/1, /*g=*/true, /*d=*/true};
   EquivalenceSetup overlapped = plain;
   overlapped.overlap = kSmallBuckets;

@@ -66,21 +66,18 @@ absl::StatusOr<bool> DataParallelStep::ExchangeGradients(FlatParameters& params,
                                                          double* seconds) {
   const Tensor& grads = params.grads();
   const int64_t n = grads.numel();
-  const float inv_scale = 1.0f / scaler.scale();
   const double t0 = clock_.NowSeconds();
-  bool finite = true;
   if (comm_.size() > 1 && mixed_.allreduce_dtype == WireDtype::kBf16) {
     const Tensor wire = wire_.ViewAt(0, Shape{n});
     backend_.ToWireBf16(n, grads.data(), WireBits(wire));
     RETURN_IF_ERROR(AllReduce(wire));
-    finite = backend_.UnscaleFromBf16AndCheckFinite(n, WireBits(wire), inv_scale, grads.data());
+    const bool may_step = UnscaleAndCheck(params, scaler, WireBits(wire));
     *seconds += clock_.NowSeconds() - t0;
-  } else {
-    if (comm_.size() > 1) RETURN_IF_ERROR(AllReduce(grads));
-    *seconds += clock_.NowSeconds() - t0;
-    if (scaler.checks_gradients()) finite = backend_.UnscaleAndCheckFinite(n, inv_scale, grads.data());
+    return may_step;
   }
-  return finite || !scaler.checks_gradients();
+  if (comm_.size() > 1) RETURN_IF_ERROR(AllReduce(grads));
+  *seconds += clock_.NowSeconds() - t0;
+  return UnscaleAndCheck(params, scaler, nullptr);
 }
 
 absl::Status DataParallelStep::EnableOverlap(const BucketCaps& caps) {
@@ -92,6 +89,8 @@ absl::Status DataParallelStep::EnableOverlap(const BucketCaps& caps) {
   ASSIGN_OR_RETURN(std::unique_ptr<Communicator> duplicate, gradient_comm_.Duplicate(comm_options_));
   overlap_ = std::make_unique<OverlappedExchange>(std::move(duplicate), comm_options_, model_, backend_, caps,
                                                   mixed_.allreduce_dtype);
+  wire_ = Tensor();  // the exchange keeps a bf16 wire of its own, per network
+
   return absl::OkStatus();
 }
 
@@ -100,7 +99,10 @@ bool DataParallelStep::UnscaleAndCheck(FlatParameters& params, const LossScaler&
   const int64_t n = params.num_params();
   const float inv_scale = 1.0f / scaler.scale();
   float* grads = params.grads().data();
-  if (summed_wire != nullptr) return backend_.UnscaleFromBf16AndCheckFinite(n, summed_wire, inv_scale, grads);
+  // The bf16 conversion always runs: it writes the gradient back to fp32.
+  if (summed_wire != nullptr) {
+    return backend_.UnscaleFromBf16AndCheckFinite(n, summed_wire, inv_scale, grads) || !scaler.checks_gradients();
+  }
   return !scaler.checks_gradients() || backend_.UnscaleAndCheckFinite(n, inv_scale, grads);
 }
 
@@ -110,13 +112,13 @@ absl::StatusOr<std::pair<bool, bool>> DataParallelStep::FinishOverlappedExchange
   overlap_->SendRest(GanNetwork::kDiscriminator);
   RETURN_IF_ERROR(overlap_->Wait());
   const bool bf16 = mixed_.allreduce_dtype == WireDtype::kBf16;
-  const bool g_finite = UnscaleAndCheck(model_.g_params(), g_scaler_,
-                                        bf16 ? overlap_->SummedWire(GanNetwork::kGenerator) : nullptr);
-  const bool d_finite = UnscaleAndCheck(model_.d_params(), d_scaler_,
-                                        bf16 ? overlap_->SummedWire(GanNetwork::kDiscriminator) : nullptr);
+  const bool g_ok = UnscaleAndCheck(model_.g_params(), g_scaler_,
+                                    bf16 ? overlap_->SummedWire(GanNetwork::kGenerator) : nullptr);
+  const bool d_ok = UnscaleAndCheck(model_.d_params(), d_scaler_,
+                                    bf16 ? overlap_->SummedWire(GanNetwork::kDiscriminator) : nullptr);
   out->allreduce_exposed_s = clock_.NowSeconds() - t0;
   out->allreduce_s = std::max(overlap_->TakeAllReduceSeconds(), out->allreduce_exposed_s);
-  return std::make_pair(d_finite || !d_scaler_.checks_gradients(), g_finite || !g_scaler_.checks_gradients());
+  return std::make_pair(d_ok, g_ok);
 }
 
 bool DataParallelStep::InjectsThisStep() const {

@@ -116,6 +116,7 @@ class DataParallelStep {
   // then unscales and checks each network. Returns {D may step, G may step}.
   absl::StatusOr<std::pair<bool, bool>> FinishOverlappedExchange(DataParallelStepResult* out);
   // Unscales and checks one network's summed gradient: from the wire (bf16) or in place.
+  // Returns whether its optimizer may step (always, when `scaler` checks nothing).
   bool UnscaleAndCheck(FlatParameters& params, const LossScaler& scaler, const uint16_t* summed_wire);
   // Whether this step poisons this rank's gradients (--debug-inject-inf-step).
   bool InjectsThisStep() const;
