@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/machine_memory.h"
 #include "common/status_macros.h"
+#include "common/write_fence.h"
 
 namespace gantry {
 namespace {
@@ -78,6 +79,7 @@ absl::Status PublishError(const std::string& tmp, const std::string& path, int e
 }
 
 absl::Status WriteAndPublish(const std::string& path, std::initializer_list<ByteSpan> pieces, bool replace) {
+  ASSIGN_OR_RETURN(const FenceHold fence, HoldFenceFor(path));
   static std::atomic<uint64_t> counter{0};
   const std::string tmp = absl::StrCat(path, ".tmp.", ::getpid(), ".", counter.fetch_add(1));
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -96,6 +98,7 @@ absl::Status WriteAndPublish(const std::string& path, std::initializer_list<Byte
 }  // namespace
 
 absl::Status PublishWithoutReplacing(const std::string& tmp, const std::string& path) {
+  ASSIGN_OR_RETURN(const FenceHold fence, HoldFenceFor(path));
   if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
     if (errno != EINVAL && errno != ENOSYS) return PublishError(tmp, path, errno);
     struct stat st {};
@@ -131,6 +134,7 @@ absl::Status CreateFileAtomically(const std::string& path, std::initializer_list
 }
 
 absl::Status CheckRoomToWrite(const std::string& path, size_t bytes) {
+  ASSIGN_OR_RETURN(const FenceHold fence, HoldFenceFor(path));
   const std::string probe = absl::StrCat(path, ".space-check.", ::getpid());
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return FileError(probe, "cannot create", errno);
@@ -196,6 +200,7 @@ absl::StatusOr<std::vector<uint8_t>> ReadFileBytes(const std::string& path, size
 }
 
 absl::StatusOr<int> OpenForAppend(const std::string& path) {
+  ASSIGN_OR_RETURN(const FenceHold fence, HoldFenceFor(path));
   // O_NONBLOCK: a FIFO would otherwise wait for a reader; O_NOFOLLOW: a link is refused.
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0644);
   if (fd < 0 && errno == ELOOP) {
@@ -214,6 +219,8 @@ absl::StatusOr<int> OpenForAppend(const std::string& path) {
 }
 
 absl::Status AppendAndSync(const std::string& path, const std::string& text) {
+  // Held across the append, not only its open.
+  ASSIGN_OR_RETURN(const FenceHold fence, HoldFenceFor(path));
   ASSIGN_OR_RETURN(const int fd, OpenForAppend(path));
   absl::Status status = WriteAll(fd, path, text.data(), text.size());
   if (status.ok() && ::fsync(fd) != 0) status = FileError(path, "fsync failed", errno);

@@ -1,6 +1,9 @@
 // Durable file writes shared by every part that saves results (run folders, .npy
 // samples, checkpoints): a reader never sees a half-written file, and errors name the
 // file and, for the common causes (disk full, read-only place), the fix.
+// Every writer here (and CheckRoomToWrite's probe) first holds the fence of a fenced
+// folder the path lies in (write_fence.h): a writer fenced out gets ABORTED and writes
+// nothing.
 #pragma once
 
 #include <cstddef>

@@ -9,6 +9,8 @@
 #                                                 mpirun COMMAND, one rank per host, over the links only;
 #                                                 --output: each host's daemon also writes its ranks' output to
 #                                                 DIR/1/rank.<r>/std{out,err} (kept even when the host is cut off)
+#   emulated_hosts.sh exec I -- COMMAND...        run COMMAND on host I (its network only, its host name):
+#                                                 a gantry-coordinator, a pool, the CLI
 #   emulated_hosts.sh link-down I | link-up I     cut / restore host I's link (its bridge port)
 #   emulated_hosts.sh kill-rank I                 SIGKILL host I's MPI rank(s) (its daemon lives on)
 #   emulated_hosts.sh down                        remove everything (succeeds when nothing is up)
@@ -355,6 +357,19 @@ cmd_link() {
   log "link of $PREFIX$2 $1 (bridge port h$2)"
 }
 
+# Runs COMMAND as a process of host $1: its network namespace (files stay the caller's,
+# as for the ranks) and a UTS namespace of its own named after the host, so that what it
+# reports as its host (a pool's checkpoint references, its logs) tells the hosts apart.
+cmd_exec() {
+  require_root exec
+  host_index "${1:-}"
+  local host=$PREFIX$1; shift
+  [[ ${1:-} == -- ]] && shift
+  (( $# )) || refuse "exec: no COMMAND (usage: exec I -- COMMAND...)"
+  # shellcheck disable=SC2016  # $0 and $@ belong to the inner bash
+  exec unshare --uts -- nsenter --net="/run/netns/$host" -- bash -c 'hostname "$0" && exec "$@"' "$host" "$@"
+}
+
 cmd_kill_rank() {
   require_root kill-rank
   host_index "${1:-}"
@@ -374,6 +389,7 @@ main() {
     check) cmd_check ;;
     run) cmd_run "$@" ;;
     ssh) cmd_ssh "$@" ;;
+    exec) cmd_exec "$@" ;;
     link-down) cmd_link down "$@" ;;
     link-up) cmd_link up "$@" ;;
     kill-rank) cmd_kill_rank "$@" ;;

@@ -24,8 +24,9 @@ packages=(
   ocl-icd-opencl-dev      # oneDNN's CMake config requires OpenCL (only recommended by libdnnl-dev)
   dataset-fashion-mnist   # the default dataset: /usr/share/datasets/fashion-mnist
   # The emulated hosts (scripts/emulated_hosts.sh and its fault tests): ip and tc, nsenter
-  # and unshare; iperf3 and ping for its link check.
-  iproute2 util-linux iperf3 iputils-ping
+  # and unshare; iperf3 and ping for its link check; strace, which the fencing test
+  # watches the cut-off pool with.
+  iproute2 util-linux iperf3 iputils-ping strace
 )
 # The decoders gantry-bench-images measures beside gantry's (docs/images.md) are optional:
 # the benchmark leaves out what it does not find (libvips alone brings ~100 libraries).

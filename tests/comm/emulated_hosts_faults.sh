@@ -50,16 +50,8 @@ ranks_on() {
   done
   echo "$n"
 }
-# Seconds since $1 (epoch seconds, from date +%s.%N), to 0.1 s.
-since() { awk -v t0="$1" -v t1="$(date +%s.%N)" 'BEGIN { printf "%.1f", t1 - t0 }'; }
-# Polls command "$@" every 0.2 s until it succeeds (0) or $1 seconds pass (1); microseconds
-# of EPOCHREALTIME, since SECONDS counts whole seconds.
-now_us() { echo "${EPOCHREALTIME/./}"; }
-wait_for() {
-  local limit=$1; shift
-  local end=$(( $(now_us) + limit * 1000000 ))
-  until "$@"; do (( $(now_us) < end )) || return 1; sleep 0.2; done
-}
+# shellcheck source=../testing/bounded_waits.sh
+source "$here/../testing/bounded_waits.sh"   # wait_for, since
 no_ranks_left() { [[ $(ranks_on 0) == 0 && $(ranks_on 1) == 0 ]]; }
 mpirun_ended() { ! kill -0 "$job_pid" 2>/dev/null; }
 # Rank 0's progress line for a step of epoch 2: the first epoch and its checkpoint are

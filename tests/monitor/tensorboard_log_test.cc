@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/file_io.h"
+#include "common/write_fence.h"
 #include "gtest/gtest.h"
 #include "tensorboard/event.pb.h"
 #include "tests/testing/png_decode.h"
@@ -97,6 +98,40 @@ TEST(TensorBoardLog, AnUncreatableFolderIsNamed) {
   absl::StatusOr<TensorBoardLog> log = TensorBoardLog::Open(file + "/b64");
   ASSERT_FALSE(log.ok());
   EXPECT_NE(log.status().message().find(file), std::string::npos) << log.status();
+}
+
+}  // namespace
+}  // namespace gantry
+
+namespace gantry {
+namespace {
+
+// In a run folder a later attempt claimed (write_fence.h): no folder, no event file.
+TEST(TensorBoardLog, AFencedOutRunWritesNoEvents) {
+  const std::string run = ::testing::TempDir() + "/tensorboard_fenced";
+  std::filesystem::remove_all(run);
+  std::filesystem::create_directories(run);
+  ASSERT_TRUE(ClaimFence(run, {.epoch = 1, .holder = "attempt 1"}, 1).ok());
+  FencedFolder fence(run, {.epoch = 1, .holder = "attempt 1"});
+  absl::StatusOr<TensorBoardLog> log = TensorBoardLog::Open(run + "/tensorboard/b0008");
+  ASSERT_TRUE(log.ok()) << log.status();
+  log->AddScalar("loss/d", 1, 0.5);
+  ASSERT_TRUE(log->Flush().ok());
+  const auto size_of_events = [&] {
+    uintmax_t bytes = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(run + "/tensorboard")) {
+      if (e.is_regular_file()) bytes += e.file_size();
+    }
+    return bytes;
+  };
+  const uintmax_t before = size_of_events();
+  ASSERT_TRUE(ClaimFence(run, {.epoch = 2, .holder = "attempt 2"}, 1).ok());
+  log->AddScalar("loss/d", 2, 0.25);
+  EXPECT_TRUE(absl::IsAborted(log->Flush()));
+  EXPECT_EQ(size_of_events(), before);
+  const absl::StatusOr<TensorBoardLog> next = TensorBoardLog::Open(run + "/tensorboard/b0016");
+  EXPECT_TRUE(absl::IsAborted(next.status())) << next.status();
+  EXPECT_FALSE(std::filesystem::exists(run + "/tensorboard/b0016"));
 }
 
 }  // namespace

@@ -4,11 +4,13 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
+#include "worker/checkpoint/checkpoint_store.h"
 #include "gtest/gtest.h"
 
 namespace gantry {
@@ -171,6 +173,63 @@ TEST(RunFolder, ResetRowsDropsRowsWrittenAfterTheCheckpoint) {
   ASSERT_TRUE(folder->ResetRows({}, "").ok());  // resumed before the first epoch ended
   EXPECT_FALSE(std::filesystem::exists(folder->File("epochs.csv")));
   EXPECT_FALSE(std::filesystem::exists(folder->File("stragglers.csv")));
+}
+
+// A pool job cut off from the coordinator past its lease: the coordinator gave it to
+// another group, whose attempt continues in the same folder. Its claim shuts the earlier
+// attempt out of every write of the folder at once, even while that attempt still holds
+// the folder's lock; once it lets go, the later attempt opens the folder.
+TEST(RunFolder, ALaterAttemptsClaimShutsTheEarlierOneOutOfEveryWrite) {
+  const std::string dir = FreshDir("fenced");
+  const RunFolderClaim first_claim{.token = {.epoch = 1, .holder = "job j attempt 1"}, .lock_wait_seconds = 0.2};
+  const RunFolderClaim second_claim{.token = {.epoch = 2, .holder = "job j attempt 2"}, .lock_wait_seconds = 0.3};
+  auto first = std::make_unique<RunFolder>(*RunFolder::Create(dir, &first_claim));
+  ASSERT_TRUE(first->fence() != nullptr);
+  ASSERT_TRUE(first->WriteRunJson("{}\n").ok());
+  ASSERT_TRUE(first->AppendEpochRow(EpochRow{.batch_size = 8, .epoch = 1}).ok());
+  CheckpointStore store(first->CheckpointDir());
+  const std::vector<uint8_t> bytes = {1, 2, 3};
+  ASSERT_TRUE(store.Save(4, bytes, 3, CheckpointExpectations{}).ok());
+  EXPECT_EQ(FencedOutReason(dir, 1), "");
+
+  // The first attempt still holds the folder's lock: the claim is written, the open waits
+  // and gives up by time.
+  const absl::StatusOr<RunFolder> waiting = RunFolder::Open(dir, &second_claim);
+  EXPECT_TRUE(absl::IsFailedPrecondition(waiting.status())) << waiting.status();
+  EXPECT_THAT(waiting.status().message(), HasSubstr("still after 0.3 s"));
+  EXPECT_THAT(FencedOutReason(dir, 1), HasSubstr("was claimed by fencing epoch 2 (job j attempt 2), so epoch 1 stops"));
+  EXPECT_EQ(FencedOutReason(dir, 2), "");
+
+  std::string before;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    absl::StrAppend(&before, e.path().string(), "=", e.is_regular_file() ? ReadAll(e.path().string()) : "/", "\n");
+  }
+  const std::vector<std::pair<std::string, absl::Status>> writes = {
+      {"WriteRunJson", first->WriteRunJson("{\"x\": 1}\n")},
+      {"AppendEpochRow", first->AppendEpochRow(EpochRow{.batch_size = 8, .epoch = 2})},
+      {"AppendStragglerRow", first->AppendStragglerRow(StragglerEvent{}, 8, 2)},
+      {"ResetRows", first->ResetRows({}, "")},
+      {"SamplePath (a sweep's folder)", first->SamplePath(16, true, 2, "png").status()},
+      {"CheckpointStore::Save", store.Save(8, bytes, 3, CheckpointExpectations{})},
+  };
+  for (const auto& [what, status] : writes) {
+    EXPECT_TRUE(absl::IsAborted(status)) << what << ": " << status;
+    EXPECT_THAT(status.message(), HasSubstr("now belongs to fencing epoch 2 (job j attempt 2)")) << what;
+  }
+  std::string after;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    absl::StrAppend(&after, e.path().string(), "=", e.is_regular_file() ? ReadAll(e.path().string()) : "/", "\n");
+  }
+  EXPECT_EQ(after, before) << "not a byte written after the claim";
+
+  first.reset();  // the earlier attempt stops and lets go
+  const absl::StatusOr<RunFolder> second = RunFolder::Open(dir, &second_claim);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_TRUE(second->AppendEpochRow(EpochRow{.batch_size = 8, .epoch = 2}).ok());
+  // The earlier attempt, were it to come back, cannot claim the folder again.
+  const absl::StatusOr<RunFolder> stale = RunFolder::Open(dir, &first_claim);
+  EXPECT_TRUE(absl::IsFailedPrecondition(stale.status())) << stale.status();
+  EXPECT_THAT(stale.status().message(), HasSubstr("a later attempt owns the folder"));
 }
 
 }  // namespace

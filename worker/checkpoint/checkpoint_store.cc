@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "common/file_io.h"
 #include "common/status_macros.h"
+#include "common/write_fence.h"
 #include "spdlog/spdlog.h"
 #include "worker/checkpoint/checkpoint_codec.h"
 
@@ -75,6 +76,8 @@ std::string CheckpointStore::PathFor(int64_t step) const { return absl::StrForma
 
 absl::Status CheckpointStore::Save(int64_t step, std::span<const uint8_t> bytes, int64_t keep,
                                    const CheckpointExpectations& run) {
+  // Held for the whole save: its folder, its file and what it moves aside.
+  ASSIGN_OR_RETURN(const FenceHold fence, HoldFenceFor(dir_));
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return FileError(dir_, "cannot create the checkpoint folder", ec.value());
@@ -153,6 +156,7 @@ absl::Status CheckpointStore::Prune(int64_t keep, const CheckpointExpectations& 
     }
     if (++usable <= keep) continue;
     if (file.step == resumed_from_step_ && newest_saved_step_ <= resumed_from_step_) continue;
+    ASSIGN_OR_RETURN(const FenceHold fence, HoldFenceFor(file.path));
     std::error_code ec;
     if (!fs::remove(file.path, ec) && ec) {
       spdlog::warn("{}: cannot delete an old checkpoint: {}", file.path, ec.message());
@@ -169,6 +173,7 @@ void CheckpointStore::RemoveLeftoverTemporaries() const {
   for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
     std::error_code rm;
     if (!std::regex_match(it->path().filename().string(), kTemporary) || !it->is_regular_file(rm)) continue;
+    if (!HoldFenceFor(it->path().string()).ok()) return;  // fenced out: the folder is another writer's
     fs::remove(it->path(), rm);
     spdlog::info("removed {}, left by an interrupted checkpoint write", it->path().string());
   }

@@ -10,6 +10,8 @@
 #include "common/file_io.h"
 #include "common/host_name.h"
 #include "common/record_file.h"
+#include "common/status_macros.h"
+#include "common/write_fence.h"
 #include "tensorboard/event.pb.h"
 
 namespace gantry {
@@ -38,6 +40,7 @@ double UnixSecondsNow() {
 }
 
 absl::StatusOr<TensorBoardLog> TensorBoardLog::Open(const std::string& dir) {
+  ASSIGN_OR_RETURN(const FenceHold fence, HoldFenceFor(dir));
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {

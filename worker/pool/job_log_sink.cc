@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/file_io.h"
+#include "common/write_fence.h"
 
 namespace gantry {
 
@@ -26,6 +27,7 @@ absl::Status JobLogSink::Open(const std::string& path) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (file_ != nullptr) std::fclose(file_);
   file_ = file;
+  path_ = path;
   return absl::OkStatus();
 }
 
@@ -37,9 +39,18 @@ void JobLogSink::Close() {
 
 void JobLogSink::sink_it_(const spdlog::details::log_msg& msg) {
   if (file_ == nullptr) return;
+  const absl::StatusOr<FenceHold> fence = HoldFenceFor(path_);
+  if (!fence.ok()) {
+    // Fenced out. Every earlier line of a fenced folder was flushed under its hold, so
+    // the buffer is empty and fclose writes nothing.
+    std::fclose(file_);
+    file_ = nullptr;
+    return;
+  }
   spdlog::memory_buf_t formatted;
   formatter_->format(msg, formatted);
   std::fwrite(formatted.data(), 1, formatted.size(), file_);
+  if (fence->holds()) std::fflush(file_);  // inside the hold, not after the fence moved
 }
 
 void JobLogSink::flush_() {

@@ -1,9 +1,12 @@
 #include "worker/pool/job_runner.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/host_name.h"
 #include "common/status_macros.h"
 #include "runspec/rollout_spec_check.h"
 #include "runspec/run_spec_settings.h"
@@ -19,6 +22,9 @@ namespace {
 
 // The first agreements of a job wait for every rank to load the data.
 constexpr double kStartUpTimeoutSeconds = 600;
+// How long an attempt that continues an earlier one's run folder waits for that
+// attempt's process, told by the fence, to stop and let go of the folder.
+constexpr double kFolderHandOverSeconds = 60;
 
 JobOutcome Outcome(JobOutcome::Kind kind, std::string message, bool report_failure = false) {
   return JobOutcome{kind, std::move(message), report_failure};
@@ -44,6 +50,9 @@ bool IsCommFailure(const absl::Status& s) {
 // What the end of RunTrainJob means for the pool.
 JobOutcome OutcomeOf(const TrainJobResult& r, JobControl* control) {
   const std::string message(r.status.message());
+  // Fenced out of its run folder (a later attempt owns it): whatever failed next, the
+  // job is another group's now.
+  if (control != nullptr && control->gone()) return Outcome(JobOutcome::kDropped, control->gone_reason());
   switch (r.end) {
     case TrainJobEnd::kTrained:
     case TrainJobEnd::kAlreadyFinished:
@@ -146,11 +155,18 @@ absl::StatusOr<std::string> JobRunner::AgreeOnResume(const v1::Job& job) {
   return folder;
 }
 
-TrainJobResult JobRunner::Train(const v1::Job& job, RawSettings settings, bool resume, TrainObserver& observer) {
+TrainJobResult JobRunner::Train(const v1::Job& job, RawSettings settings, bool resume, TrainObserver& observer,
+                                JobControl* control) {
   JobLogScope log(log_sink_);
   TrainJobRequest request;
   request.settings = std::move(settings);
   request.resume = resume;
+  // The attempt fences the run folder: a later attempt that continues it shuts this one out.
+  request.claim = RunFolderClaim{
+      .token = {.epoch = job.attempts(),
+                .holder = absl::StrCat("job ", job.id(), " attempt ", job.attempts(), " on host ", ThisHostName(),
+                                       " (pid ", ::getpid(), ")")},
+      .lock_wait_seconds = kFolderHandOverSeconds};
   request.observer = &observer;
   request.data = [this](const std::string& dir, int64_t limit, const ImageRequirement& need) {
     return data_.Get(dir, limit, &need);
@@ -167,6 +183,11 @@ TrainJobResult JobRunner::Train(const v1::Job& job, RawSettings settings, bool r
   // missing, say) is only seen here. ABORTED marks another rank's.
   if (!is_root() && r.end == TrainJobEnd::kRefused && !absl::IsAborted(r.status)) {
     spdlog::error("rank {}: {}", comm_.rank(), std::string(r.status.message()));
+  }
+  if (is_root() && control != nullptr && !run_folder_.empty()) {
+    // A write refused by the fence (the periodic check at each step may not have seen the
+    // claim yet) ends the job like the check does.
+    if (const std::string why = FencedOutReason(run_folder_, job.attempts()); !why.empty()) control->MarkGone(why);
   }
   return r;
 }
@@ -232,7 +253,7 @@ JobOutcome JobRunner::Run(const v1::AcquireJobResponse& acquired, TrainObserver&
   if (!resume_from->empty()) {
     RawSettings resumed = settings;
     resumed["out"] = *resume_from;
-    const TrainJobResult r = Train(job, std::move(resumed), /*resume=*/true, observer);
+    const TrainJobResult r = Train(job, std::move(resumed), /*resume=*/true, observer, control);
     // A refusal is the same on every rank (no usable checkpoint after all, say): start again.
     if (r.end != TrainJobEnd::kRefused || r.collective_failed) return OutcomeOf(r, control);
     if (is_root()) {
@@ -241,7 +262,7 @@ JobOutcome JobRunner::Run(const v1::AcquireJobResponse& acquired, TrainObserver&
     }
   }
   if (is_root()) settings["out"] = JobRunFolderPath(runs_dir_, job.id(), job.attempts());
-  const TrainJobResult r = Train(job, std::move(settings), /*resume=*/false, observer);
+  const TrainJobResult r = Train(job, std::move(settings), /*resume=*/false, observer, control);
   if (is_root() && r.end == TrainJobEnd::kTrained) {
     spdlog::info("{} done: {} epoch row(s); timing table {}/timing.md", job.id(), r.rows.size(), run_folder_);
   }

@@ -82,7 +82,10 @@ class JobRunner {
   // A generate job, on every rank.
   JobOutcome Generate(const v1::Job& job, TrainObserver& observer, JobControl* control);
   // One RunTrainJob with this pool's data cache and logging.
-  TrainJobResult Train(const v1::Job& job, RawSettings settings, bool resume, TrainObserver& observer);
+  // `control` (rank 0's, may be null) is marked gone when a later attempt fenced the run
+  // folder.
+  TrainJobResult Train(const v1::Job& job, RawSettings settings, bool resume, TrainObserver& observer,
+                       JobControl* control);
 
   Communicator& comm_;
   const std::string runs_dir_;

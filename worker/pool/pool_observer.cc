@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/time/clock.h"
+#include "worker/run/run_folder.h"
 #include "worker/pool/metrics_proto.h"
 #include "worker/pool/stop_signals.h"
 
@@ -32,7 +33,17 @@ void PoolObserver::OnEpochRow(const EpochRow& row, const std::vector<RankWindow>
   sender_.Wake();  // the reply carries the next epoch's plan
 }
 
-bool PoolObserver::ShouldStop() { return StopSignal() != 0 || job_.cancel_requested() || job_.gone(); }
+bool PoolObserver::ShouldStop() {
+  if (StopSignal() != 0 || job_.cancel_requested() || job_.gone()) return true;
+  // Asked at every step: one small file read. The coordinator gave the job to another
+  // group that continues in this folder (this group was cut off past its lease): stop now,
+  // before a write is refused, and let go of the folder.
+  if (run_folder_.empty()) return false;
+  const std::string fenced = FencedOutReason(run_folder_, job_.attempt());
+  if (fenced.empty()) return false;
+  job_.MarkGone(fenced);
+  return true;
+}
 
 bool PoolObserver::CheckpointWhenStopping() { return !job_.gone(); }
 
@@ -47,6 +58,7 @@ void PoolObserver::OnRunFolder(const std::string& path) {
   if (ref.host() == prior_.host() && ref.run_folder() == prior_.run_folder()) ref = prior_;
   checkpoint_ = ref;
   buffer_.SetCheckpoint(checkpoint_);
+  run_folder_ = path;
 }
 
 void PoolObserver::ReportCheckpoint(const CheckpointInfo& at, int64_t unix_ms) {

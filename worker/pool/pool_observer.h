@@ -49,6 +49,7 @@ class PoolObserver final : public TrainObserver {
   const std::string host_;
   const v1::CheckpointRef prior_;
   v1::CheckpointRef checkpoint_;  // as last reported
+  std::string run_folder_;        // the job's, once known (checked for a later attempt's fence)
 };
 
 // Every other rank.

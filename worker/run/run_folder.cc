@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -24,8 +26,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // What a run writes at the top of its folder, and of what kind.
-constexpr const char* kRunFiles[] = {"run.json",  "epochs.csv", "log.txt",   "stragglers.csv",
-                                     "timing.md", "timing.png", "losses.png"};
+constexpr const char* kRunFiles[] = {"run.json",  "epochs.csv", "log.txt",    "stragglers.csv",
+                                     "timing.md", "timing.png", "losses.png", kFenceFileName};
 constexpr const char* kRunFolders[] = {"samples", "checkpoints", "tensorboard"};
 
 template <size_t N>
@@ -97,18 +99,31 @@ absl::Status ProbeWritable(const std::string& path) {
   return absl::OkStatus();
 }
 
+// flock(fd, LOCK_EX) without blocking, retried for up to `wait_seconds`; the errno of
+// the last try, 0 on success.
+int LockExclusiveWithin(int fd, double wait_seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(wait_seconds);
+  for (;;) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return 0;
+    const int error = errno;
+    if (error != EWOULDBLOCK || std::chrono::steady_clock::now() >= end) return error;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 // The exclusive flock on the folder `path` (see Create), as a descriptor closed by the
-// last owner; null where the filesystem has no flock on folders.
-absl::StatusOr<std::shared_ptr<const int>> LockFolder(const std::string& path) {
+// last owner; null where the filesystem has no flock on folders. Another holder is
+// waited for up to `wait_seconds`.
+absl::StatusOr<std::shared_ptr<const int>> LockFolder(const std::string& path, double wait_seconds = 0) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return FileError(path, "cannot open the run folder", errno);
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const int error = errno;
+  if (const int error = LockExclusiveWithin(fd, wait_seconds); error != 0) {
     ::close(fd);
     if (error != EWOULDBLOCK) return std::shared_ptr<const int>();
     return absl::FailedPreconditionError(absl::StrCat(
-        path, ": another process is writing a run in this folder (a train --out or --resume of it); wait for it to "
-              "end, or choose another --out"));
+        path, ": another process is writing a run in this folder (a train --out or --resume of it", 
+        wait_seconds > 0 ? absl::StrCat(", still after ", wait_seconds, " s") : "", "); wait for it to "
+        "end, or choose another --out"));
   }
   return std::shared_ptr<const int>(new int(fd), [](const int* held) {
     ::close(*held);
@@ -135,7 +150,20 @@ absl::Status CheckFreeForARun(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<RunFolder> RunFolder::Create(const std::string& path) {
+std::string FencedOutReason(const std::string& folder, int64_t epoch) {
+  const FenceToken now = ReadFence(folder);
+  if (now.epoch <= epoch) return "";
+  return absl::StrCat(folder, " was claimed by fencing epoch ", now.epoch, " (", now.holder, "), so epoch ", epoch,
+                      " stops without writing another byte there");
+}
+
+absl::Status RunFolder::Fence(const RunFolderClaim& claim) {
+  RETURN_IF_ERROR(ClaimFence(path_, claim.token, claim.lock_wait_seconds));
+  fence_ = std::make_shared<FencedFolder>(path_, claim.token);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RunFolder> RunFolder::Create(const std::string& path, const RunFolderClaim* claim) {
   if (path.empty()) return absl::InvalidArgumentError("--out: the run folder path is empty");
   std::error_code ec;
   if (Exists(path) && !fs::is_directory(path, ec)) {
@@ -154,18 +182,25 @@ absl::StatusOr<RunFolder> RunFolder::Create(const std::string& path) {
   RETURN_IF_ERROR(CheckFreeForARun(path));
   // Probe writability now, not after the first epoch's work.
   RETURN_IF_ERROR(ProbeWritable(path));
-  return RunFolder(path, std::move(lock));
+  RunFolder folder(path, std::move(lock));
+  if (claim != nullptr) RETURN_IF_ERROR(folder.Fence(*claim));
+  return folder;
 }
 
-absl::StatusOr<RunFolder> RunFolder::Open(const std::string& path) {
+absl::StatusOr<RunFolder> RunFolder::Open(const std::string& path, const RunFolderClaim* claim) {
   std::error_code ec;
   if (!fs::is_regular_file(fs::path(path) / "run.json", ec)) {
     return absl::NotFoundError(absl::StrCat(path, ": not a run folder (no run.json); give the --out folder of a run"));
   }
   RETURN_IF_ERROR(CheckRunFolderEntries(path, /*only_run_entries=*/false));
-  ASSIGN_OR_RETURN(std::shared_ptr<const int> lock, LockFolder(path));
+  // The claim comes before the lock: the earlier attempt, still writing, sees it at its
+  // next step, stops and lets go of the lock.
+  if (claim != nullptr) RETURN_IF_ERROR(ClaimFence(path, claim->token, claim->lock_wait_seconds));
+  ASSIGN_OR_RETURN(std::shared_ptr<const int> lock, LockFolder(path, claim != nullptr ? claim->lock_wait_seconds : 0));
   RETURN_IF_ERROR(ProbeWritable(path));
-  return RunFolder(path, std::move(lock));
+  RunFolder folder(path, std::move(lock));
+  if (claim != nullptr) folder.fence_ = std::make_shared<FencedFolder>(path, claim->token);
+  return folder;
 }
 
 absl::Status RunFolder::WriteRunJson(const std::string& json_text) const {
@@ -183,12 +218,14 @@ absl::Status RunFolder::ResetRows(const std::vector<EpochRow>& rows, const std::
   std::string epochs = EpochCsvHeader() + "\n";
   for (const EpochRow& row : rows) absl::StrAppend(&epochs, EpochCsvLine(row), "\n");
   if (rows.empty()) {
+    ASSIGN_OR_RETURN(const FenceHold fence, HoldFenceFor(File("epochs.csv")));
     std::error_code ec;
     fs::remove(File("epochs.csv"), ec);
   } else {
     RETURN_IF_ERROR(WriteFileAtomically(File("epochs.csv"), epochs));
   }
   if (straggler_rows.empty()) {
+    ASSIGN_OR_RETURN(const FenceHold fence, HoldFenceFor(File("stragglers.csv")));
     std::error_code ec;
     fs::remove(File("stragglers.csv"), ec);
     return absl::OkStatus();
@@ -208,6 +245,7 @@ absl::StatusOr<std::string> RunFolder::SamplePath(int64_t batch_size, bool sweep
   std::string dir = File("samples");
   if (sweep) {
     dir = absl::StrFormat("%s/b%04d", dir, batch_size);
+    ASSIGN_OR_RETURN(const FenceHold fence, HoldFenceFor(dir));
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) return FileError(dir, "cannot create", ec.value());

@@ -9,6 +9,7 @@
 //   stragglers.csv         one row per straggler event (only when there was one)
 //   timing.md              per-batch-size timing summary, written at the end
 //   checkpoints/           ckpt-<step>.bin, the newest few (checkpoint_store.h)
+//   fence.txt              a pool job's: the attempt that owns the folder (below)
 // A sweep over several batch sizes puts its samples under samples/bBBBB/ instead.
 #pragma once
 
@@ -18,9 +19,24 @@
 
 #include "absl/status/statusor.h"
 #include "common/straggler_tracker.h"
+#include "common/write_fence.h"
 #include "report/epoch_metrics.h"
 
 namespace gantry {
+
+// A pool job's claim of its run folder: the job's attempt is the fencing epoch
+// (write_fence.h). An attempt that continues an earlier attempt's folder claims it first,
+// then waits up to `lock_wait_seconds` for the earlier attempt's process to let go of the
+// folder's lock (it stops at its next step once it sees the claim); from then on, every
+// write of the folder by a lower attempt fails with ABORTED and writes nothing.
+struct RunFolderClaim {
+  FenceToken token;
+  double lock_wait_seconds = 30;
+};
+
+// Why a writer of fencing epoch `epoch` may no longer write `folder` (its fence file holds
+// a later epoch, named with its holder), or "" while it may. Reads the fence file.
+std::string FencedOutReason(const std::string& folder, int64_t epoch);
 
 class RunFolder {
  public:
@@ -36,12 +52,18 @@ class RunFolder {
   // there (two `train --out X` at once, a resume racing a run) is refused:
   // FAILED_PRECONDITION naming the folder. A filesystem without flock on folders runs
   // without the lock.
-  static absl::StatusOr<RunFolder> Create(const std::string& path);
+  // With `claim`, the new folder is fenced for it once locked.
+  static absl::StatusOr<RunFolder> Create(const std::string& path, const RunFolderClaim* claim = nullptr);
 
   // An existing run folder, to resume: NOT_FOUND naming the path when it holds no
   // run.json (not a run folder), PERMISSION_DENIED when it is not writable,
   // FAILED_PRECONDITION naming an entry with a run's name that is not of its kind.
-  static absl::StatusOr<RunFolder> Open(const std::string& path);
+  // With `claim`: FAILED_PRECONDITION when a later attempt holds the fence; the lock is
+  // waited for (see RunFolderClaim) instead of refused at once.
+  static absl::StatusOr<RunFolder> Open(const std::string& path, const RunFolderClaim* claim = nullptr);
+
+  // The fence this folder is written under (null: none, not a pool job's).
+  const std::shared_ptr<FencedFolder>& fence() const { return fence_; }
 
   const std::string& path() const { return path_; }
   std::string CheckpointDir() const { return File("checkpoints"); }
@@ -66,8 +88,12 @@ class RunFolder {
 
  private:
   RunFolder(std::string path, std::shared_ptr<const int> lock) : path_(std::move(path)), lock_(std::move(lock)) {}
+  // Claims the fence for `claim` and registers it (FencedFolder) for this folder's life.
+  absl::Status Fence(const RunFolderClaim& claim);
+
   std::string path_;
   std::shared_ptr<const int> lock_;  // the folder's descriptor holding the flock; closed by the last copy
+  std::shared_ptr<FencedFolder> fence_;  // registered while any copy lives (unregistered before the unlock)
 };
 
 }  // namespace gantry

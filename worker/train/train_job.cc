@@ -257,7 +257,8 @@ class TrainJob {
     absl::Status status = CheckRunFitsMemory(result_.config, comm_.size(), AvailableMemoryBytes());
     if (root_ && status.ok()) {
       const std::string& out = result_.config.out;
-      absl::StatusOr<RunFolder> opened = request_.resume ? RunFolder::Open(out) : RunFolder::Create(out);
+      const RunFolderClaim* claim = request_.claim ? &*request_.claim : nullptr;
+      absl::StatusOr<RunFolder> opened = request_.resume ? RunFolder::Open(out, claim) : RunFolder::Create(out, claim);
       if (opened.ok()) folder_.emplace(*opened);
       status = opened.status();
     }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "runspec/train_config.h"
 #include "worker/comm/communicator.h"
 #include "worker/data/mnist_dataset.h"
+#include "worker/run/run_folder.h"
 #include "worker/train/train_observer.h"
 
 namespace gantry {
@@ -40,6 +42,9 @@ struct TrainJobRequest {
   TrainObserver* observer = nullptr;
   // Where the images come from; empty: read the IDX files for this job alone.
   DatasetSource data;
+  // Rank 0's, a pool job's: its claim of the run folder (run_folder.h: the attempt as
+  // fencing epoch); none for a run of its own.
+  std::optional<RunFolderClaim> claim;
 };
 
 enum class TrainJobEnd {
