@@ -4,7 +4,9 @@
 #   single: one rank, bf16 with dynamic loss scaling, then the same run fp32 on the GPU
 #           and on the CPU, whose losses must agree closely.
 #   resume: one rank, killed mid epoch 2 and resumed: bit-identical to an uninterrupted run.
-#   np2:    mpirun -np 2, one GPU per rank, gradients over NCCL (needs 2 GPUs).
+#   np2:    mpirun -np 2, one GPU per rank, gradients over NCCL (needs 2 GPUs), overlapped
+#           with backward (the default) and after it (--overlap off): the same losses
+#           to the last bit.
 # Exit 0: pass; 77: skipped (no dataset, no GPU, too few GPUs); else: fail, with the reason.
 set -uo pipefail
 mpiexec=$1 worker=$2 scenario=$3
@@ -81,10 +83,17 @@ case $scenario in
     gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
     (( gpus >= 2 )) || { echo "SKIP: $gpus GPU(s) visible; NCCL needs one per rank"; exit 77; }
     "$mpiexec" --allow-run-as-root -np 2 "$worker" train --data-dir "$data" --limit-images 1024 --batch-size 64 \
-      --epochs 1 --device cuda --out "$root/np2" >"$log" 2>&1 || fail "exit code $?"
+      --epochs 1 --device cuda --seed 3 --out "$root/np2" >"$log" 2>&1 || fail "exit code $?"
     grep -q '"transport": "nccl"' "$root/np2/run.json" || fail "run.json does not say transport nccl"
     [[ $(column "$root/np2" world_size 1) == 2 ]] || fail "epochs.csv world_size is not 2"
-    echo "PASS: 2 ranks over NCCL"
+    ! grep -q "gradients are all-reduced after backward" "$log" || fail "the NCCL run did not overlap: $(grep -o 'gradients are all-reduced after backward.*' "$log")"
+    "$mpiexec" --allow-run-as-root -np 2 "$worker" train --data-dir "$data" --limit-images 1024 --batch-size 64 \
+      --epochs 1 --device cuda --seed 3 --overlap off --out "$root/np2-off" >"$log" 2>&1 || fail "--overlap off: exit code $?"
+    for c in d_loss g_loss; do
+      [[ $(column "$root/np2" $c 1) == "$(column "$root/np2-off" $c 1)" ]] \
+        || fail "$c overlapped $(column "$root/np2" $c 1) != after backward $(column "$root/np2-off" $c 1)"
+    done
+    echo "PASS: 2 ranks over NCCL, overlapped and not, the same losses"
     ;;
   *) echo "unknown scenario $scenario"; exit 2 ;;
 esac

@@ -2,12 +2,16 @@
 // rank picks its GPU by local rank, joins the NCCL communicator over MPI, and checks
 // fp32 and bf16 all-reduces of device buffers (exact sums of small integers, so every
 // rank must hold exactly the expected values), then a Broadcast through the host
-// communicator. Exits 77 (ctest: skipped) with the reason when fewer CUDA devices are
+// communicator; then the Duplicate the overlapped gradient exchange uses, its all-reduces
+// run on a CollectiveThread, each right after an asynchronous copy into its buffer on the
+// compute stream (so a duplicate that did not wait for that stream's work would sum stale
+// bytes), while this thread runs the parent's collectives. Exits 77 (ctest: skipped) with the reason when fewer CUDA devices are
 // visible than ranks on this node: NCCL needs one GPU per rank.
 #include <cstdio>
 #include <vector>
 
 #include "common/bf16.h"
+#include "worker/comm/collective_thread.h"
 #include "worker/comm/mpi_communicator.h"
 #include "worker/comm/mpi_environment.h"
 #include "worker/comm/nccl/nccl_communicator.h"
@@ -22,6 +26,40 @@ constexpr int kSkip = 77;
 int Fail(int rank, const std::string& what) {
   std::fprintf(stderr, "rank %d: FAILED: %s\n", rank, what.c_str());
   return 1;
+}
+
+// Rank r's bucket b holds (i % 5) + b + r: sums exact in fp32.
+float BucketValue(int64_t i, int bucket, int rank) { return static_cast<float>(i % 5 + bucket + rank); }
+
+int CheckDuplicate(NcclCommunicator& nccl, int rank, int size, const CommOptions& opts) {
+  absl::StatusOr<std::unique_ptr<Communicator>> duplicate = nccl.Duplicate(opts);
+  if (!duplicate.ok()) return Fail(rank, std::string(duplicate.status().message()));
+  CollectiveThread thread(*std::move(duplicate), CommOptions{.timeout_seconds = opts.timeout_seconds, .background = true});
+  const std::vector<int64_t> counts = {1000, 2518337, 65536};
+  std::vector<Tensor> buckets;
+  for (size_t b = 0; b < counts.size(); ++b) {
+    std::vector<float> values(static_cast<size_t>(counts[b]));
+    for (int64_t i = 0; i < counts[b]; ++i) values[i] = BucketValue(i, static_cast<int>(b), rank);
+    // The copy is queued on the compute stream and may still run when the bucket is sent.
+    buckets.push_back(Tensor::FromVector(Shape{counts[b]}, values).ToDevice(Device::kCuda));
+    thread.AllReduceSum(buckets.back().data(), counts[b]);
+    // The parent's collectives meanwhile, as the step's own go on beside the exchange.
+    float one = 1;
+    Tensor parent = Tensor::FromVector(Shape{1}, {one}).ToDevice(Device::kCuda);
+    if (absl::Status s = nccl.AllReduceSum(parent.data(), 1, opts); !s.ok()) return Fail(rank, std::string(s.message()));
+    if (parent.ToDevice(Device::kCpu).at(0) != static_cast<float>(size)) return Fail(rank, "parent sum beside the thread");
+  }
+  if (absl::Status s = thread.Wait(); !s.ok()) return Fail(rank, std::string(s.message()));
+  for (size_t b = 0; b < counts.size(); ++b) {
+    const Tensor back = buckets[b].ToDevice(Device::kCpu);
+    for (int64_t i = 0; i < counts[b]; ++i) {
+      float want = 0;
+      for (int r = 0; r < size; ++r) want += BucketValue(i, static_cast<int>(b), r);
+      if (back.at(i) != want) return Fail(rank, "duplicate's sum of bucket " + std::to_string(b) + " at " + std::to_string(i));
+    }
+  }
+  std::printf("rank %d: the duplicate's overlapped all-reduces passed\n", rank);
+  return 0;
 }
 
 int Run(int argc, char** argv) {
@@ -84,6 +122,7 @@ int Run(int argc, char** argv) {
       if (wire_back.data_bf16()[i].ToFloat() != want) return Fail(rank, "bf16 sum at " + std::to_string(i));
     }
   }
+  if (int failed = CheckDuplicate(**nccl, rank, size, opts); failed != 0) return failed;
   int token = rank == 0 ? 12345 : 0;
   if (absl::Status s = (*nccl)->Broadcast(&token, sizeof(token), 0, opts); !s.ok() || token != 12345) {
     return Fail(rank, "broadcast through the host communicator");

@@ -47,6 +47,9 @@ class CollectiveThread {
   // later Wait returns too: the communicator is unusable after it).
   absl::Status Wait();
 
+  // The memory the communicator reduces in (Communicator::reduces).
+  Device reduces() const { return comm_->reduces(); }
+
   // Seconds spent inside collectives since the previous call (the thread's busy time).
   double TakeBusySeconds();
 

@@ -82,9 +82,10 @@ absl::StatusOr<bool> DataParallelStep::ExchangeGradients(FlatParameters& params,
 
 absl::Status DataParallelStep::EnableOverlap(const BucketCaps& caps) {
   if (comm_.size() == 1) return absl::OkStatus();
-  if (backend_.device() != Device::kCpu || gradient_comm_.reduces() != Device::kCpu) {
-    return absl::UnimplementedError(absl::StrCat("the overlapped exchange runs in host memory; the ",
-                                                 gradient_comm_.backend_name(), " path exchanges after backward"));
+  if (backend_.device() != gradient_comm_.reduces()) {
+    return absl::UnimplementedError(absl::StrCat("the ", gradient_comm_.backend_name(),
+                                                 " transport reduces in another memory than the backend computes in; "
+                                                 "it exchanges after backward"));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<Communicator> duplicate, gradient_comm_.Duplicate(comm_options_));
   overlap_ = std::make_unique<OverlappedExchange>(std::move(duplicate), comm_options_, model_, backend_, caps,

@@ -9,12 +9,14 @@ namespace gantry {
 OverlappedExchange::OverlappedExchange(std::unique_ptr<Communicator> comm, const CommOptions& options,
                                        GanModel& model, Backend& backend, const BucketCaps& caps, WireDtype wire)
     : backend_(backend), wire_dtype_(wire), thread_(std::move(comm), options) {
-  CHECK(backend.device() == Device::kCpu) << "the overlapped exchange works in host memory";
+  CHECK(backend.device() == thread_.reduces()) << "the transport must reduce in the backend's memory";
   for (GanNetwork network : {GanNetwork::kGenerator, GanNetwork::kDiscriminator}) {
     Side& s = side(network);
     s.params = network == GanNetwork::kGenerator ? &model.g_params() : &model.d_params();
     s.buckets = PlanGradientBuckets(s.params->layer_param_offsets(), caps);
-    if (wire_dtype_ == WireDtype::kBf16) s.wire.resize(static_cast<size_t>(s.params->num_params()));
+    if (wire_dtype_ == WireDtype::kBf16) {
+      s.wire = Tensor::Uninitialized(Shape{s.params->num_params()}, DType::kBF16, backend.device());
+    }
   }
 }
 
@@ -37,7 +39,7 @@ void OverlappedExchange::SendRest(GanNetwork network) {
 void OverlappedExchange::Send(Side& s, const GradientBucket& bucket) {
   float* grads = s.params->grads().data() + bucket.begin;
   if (wire_dtype_ == WireDtype::kBf16) {
-    uint16_t* wire = s.wire.data() + bucket.begin;
+    uint16_t* wire = WireBits(s) + bucket.begin;
     backend_.ToWireBf16(bucket.size(), grads, wire);
     thread_.AllReduceSumBf16(wire, bucket.size());
   } else {
@@ -50,7 +52,9 @@ absl::Status OverlappedExchange::Wait() { return thread_.Wait(); }
 
 const uint16_t* OverlappedExchange::SummedWire(GanNetwork network) const {
   CHECK(wire_dtype_ == WireDtype::kBf16);
-  return side(network).wire.data();
+  return WireBits(side(network));
 }
+
+uint16_t* OverlappedExchange::WireBits(const Side& s) { return reinterpret_cast<uint16_t*>(s.wire.data_bf16()); }
 
 }  // namespace gantry

@@ -14,7 +14,9 @@
 // the result is bit-identical to the exchange that sends the same buckets after
 // backward (tested), and with one bucket per network to DataParallelStep's plain one.
 //
-// Host memory only: the backend must compute on the CPU.
+// The gradients stay where the backend computes them: host memory with MPI or thread
+// ranks, the GPU's with NCCL (whose duplicate runs each bucket on a stream of its own,
+// after the kernels that produced it). The transport must reduce in the backend's memory.
 #pragma once
 
 #include <array>
@@ -25,6 +27,7 @@
 #include "runspec/mixed_precision.h"
 #include "worker/comm/collective_thread.h"
 #include "worker/models/gan_model.h"
+#include "worker/tensor/tensor.h"
 #include "worker/train/gradient_buckets.h"
 
 namespace gantry {
@@ -55,7 +58,7 @@ class OverlappedExchange {
     FlatParameters* params = nullptr;
     std::vector<GradientBucket> buckets;
     size_t sent = 0;                  // buckets[0, sent) are on their way
-    std::vector<uint16_t> wire;       // bf16 wire: the network's gradient as sent and summed
+    Tensor wire;                      // bf16 wire: the network's gradient as sent and summed (backend's memory)
   };
   // Adapts GradientsReadyHook to one network.
   class Hook final : public GradientsReadyHook {
@@ -71,6 +74,7 @@ class OverlappedExchange {
   // Sends `network`'s buckets whose layers are all final (first_layer and above).
   void SendFinal(GanNetwork network, size_t first_layer);
   void Send(Side& s, const GradientBucket& bucket);
+  static uint16_t* WireBits(const Side& s);  // s.wire's raw bf16 bits
   Side& side(GanNetwork network) { return sides_[static_cast<size_t>(network)]; }
   const Side& side(GanNetwork network) const { return sides_[static_cast<size_t>(network)]; }
 

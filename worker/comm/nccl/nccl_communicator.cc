@@ -10,12 +10,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/status_macros.h"
 #include "worker/tensor/cuda/cuda_memory.h"
 
 namespace gantry {
 
 struct NcclCommunicator::State {
   ncclComm_t comm = nullptr;
+  // A duplicate's: the stream its all-reduces run on, the event that orders them after
+  // the compute stream's work, and the device both belong to. Null / -1: the compute
+  // stream's own communicator.
+  cudaStream_t stream = nullptr;
+  cudaEvent_t compute_done = nullptr;
+  int device = -1;
 };
 
 namespace {
@@ -91,6 +98,8 @@ NcclCommunicator::NcclCommunicator(Communicator& host, std::unique_ptr<State> st
     : host_(host), state_(std::move(state)) {}
 
 NcclCommunicator::~NcclCommunicator() {
+  if (state_->device >= 0) cudaSetDevice(state_->device);  // a duplicate may die on another thread
+  ReleaseDuplicateStream();
   if (state_->comm == nullptr) return;
   // After a failure the communicator was aborted already; otherwise a clean teardown.
   if (failed_.ok()) {
@@ -103,6 +112,44 @@ NcclCommunicator::~NcclCommunicator() {
       ncclCommAbort(state_->comm);
     }
   }
+}
+
+void NcclCommunicator::ReleaseDuplicateStream() {
+  if (state_->compute_done != nullptr) cudaEventDestroy(state_->compute_done);
+  if (state_->stream != nullptr) {
+    cudaStreamSynchronize(state_->stream);  // after an abort its work has ended or been dropped
+    cudaStreamDestroy(state_->stream);
+  }
+  state_->compute_done = nullptr;
+  state_->stream = nullptr;
+}
+
+absl::StatusOr<std::unique_ptr<Communicator>> NcclCommunicator::Duplicate(const CommOptions& opts) {
+  if (!failed_.ok()) return failed_;
+  ASSIGN_OR_RETURN(std::unique_ptr<Communicator> host, host_.Duplicate(opts));
+  auto state = std::make_unique<State>();
+  const std::string what = absl::StrCat("rank ", rank(), ": NCCL communicator split for the overlapped exchange");
+  if (cudaGetDevice(&state->device) != cudaSuccess) return absl::InternalError(absl::StrCat(what, ": no device"));
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  // Collective on this communicator: every rank splits at the same point, all in colour 0.
+  const ncclResult_t r = ncclCommSplit(state_->comm, /*color=*/0, rank(), &state->comm, &config);
+  if (r != ncclSuccess && r != ncclInProgress) return NcclError(r, what, state->comm);
+  if (absl::Status s = PollUntil(state->comm, nullptr, DeadlineOf(opts), what); !s.ok()) {
+    ncclCommAbort(state->comm);
+    return absl::IsDeadlineExceeded(s) ? absl::DeadlineExceededError(absl::StrCat(
+                                             what, " timed out after ", opts.timeout_seconds, " s"))
+                                       : s;
+  }
+  const cudaError_t stream = cudaStreamCreateWithFlags(&state->stream, cudaStreamNonBlocking);
+  const cudaError_t event =
+      stream == cudaSuccess ? cudaEventCreateWithFlags(&state->compute_done, cudaEventDisableTiming) : stream;
+  auto duplicate = std::unique_ptr<NcclCommunicator>(new NcclCommunicator(*host, std::move(state)));
+  duplicate->owned_host_ = std::move(host);
+  if (event != cudaSuccess) {
+    return absl::InternalError(absl::StrCat(what, ": creating its stream: ", cudaGetErrorName(event)));
+  }
+  return std::unique_ptr<Communicator>(std::move(duplicate));
 }
 
 absl::Status NcclCommunicator::AllReduceSum(float* data, int64_t count, const CommOptions& opts) {
@@ -129,6 +176,21 @@ absl::Status NcclCommunicator::AllReduce(void* data, int64_t count, bool bf16, c
     return failed_;
   }
   auto stream = static_cast<cudaStream_t>(cuda::ComputeStream());
+  if (state_->stream != nullptr) {
+    // A duplicate, perhaps on a thread of its own: its device, and its stream after the
+    // compute stream's work so far (the gradients), not after what is queued later.
+    cudaSetDevice(state_->device);
+    const cudaError_t ordered = cudaEventRecord(state_->compute_done, stream) == cudaSuccess
+                                    ? cudaStreamWaitEvent(state_->stream, state_->compute_done, 0)
+                                    : cudaGetLastError();
+    if (ordered != cudaSuccess) {
+      ncclCommAbort(state_->comm);
+      failed_ = absl::InternalError(absl::StrCat(what, ": ordering after the compute stream: ",
+                                                 cudaGetErrorName(ordered)));
+      return failed_;
+    }
+    stream = state_->stream;
+  }
   const ncclResult_t r = ncclAllReduce(data, data, static_cast<size_t>(count), bf16 ? ncclBfloat16 : ncclFloat32,
                                        ncclSum, state_->comm, stream);
   absl::Status s = (r == ncclSuccess || r == ncclInProgress) ? PollUntil(state_->comm, stream, deadline, what)

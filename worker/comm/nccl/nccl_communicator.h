@@ -16,6 +16,14 @@
 // saying so. The communicator is non-blocking (ncclConfig_t.blocking = 0), so its
 // creation is polled against a deadline too. After any error it is unusable.
 //
+// Duplicate (for the overlapped gradient exchange's collective thread): a second NCCL
+// communicator split from this one (ncclCommSplit), with a CUDA stream of its own and a
+// Duplicate of the host communicator for its barriers. Each of its all-reduces first
+// makes its stream wait for the work queued on the compute stream so far (the kernels
+// that produced the gradients it reads), then runs beside the compute queued after it:
+// the bytes move while backward goes on. Called from any thread (it selects the device
+// it was made on).
+//
 // Every rank receives the same bytes: NCCL's ring and tree all-reduces compute each
 // element's sum once and broadcast it. For bf16, NCCL adds in fp32 and rounds to bf16 per
 // addition, as AllReduceSumBf16's contract says; the order of the additions is NCCL's.
@@ -55,14 +63,18 @@ class NcclCommunicator final : public Communicator {
   absl::Status Broadcast(void* data, int64_t bytes, int root, const CommOptions& opts) override;
   absl::Status Gather(const void* send, int64_t bytes, void* recv, int root, const CommOptions& opts) override;
   absl::Status Barrier(const CommOptions& opts) override;
+  // See above. Collective on this communicator (and on its host communicator).
+  absl::StatusOr<std::unique_ptr<Communicator>> Duplicate(const CommOptions& opts) override;
 
  private:
   struct State;
   NcclCommunicator(Communicator& host, std::unique_ptr<State> state);
   absl::Status AllReduce(void* data, int64_t count, bool bf16, const CommOptions& opts);
+  void ReleaseDuplicateStream();
 
+  std::unique_ptr<Communicator> owned_host_;  // a duplicate's own host communicator (null otherwise)
   Communicator& host_;
-  std::unique_ptr<State> state_;  // the ncclComm_t, kept out of this header
+  std::unique_ptr<State> state_;  // the ncclComm_t (and a duplicate's stream), kept out of this header
   int64_t next_seq_ = 1;
   absl::Status failed_;
 };
