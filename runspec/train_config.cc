@@ -249,11 +249,11 @@ const std::vector<Setting>& CoreSettings() {
                  [](TrainConfig& c, int64_t v) { c.straggler.window = static_cast<int>(v); }),
       RealSetting({"comm-timeout", "seconds any collective may wait for the other ranks", "120"}, {0.01, 86400},
                   [](TrainConfig& c, double v) { c.comm_timeout_seconds = v; }),
-      Named("overlap", "all-reduce each bucket of gradients while backward still computes: on | off (MPI and "
-            "thread ranks; a GPU run exchanges after backward)", "on",
+      Named("overlap", "all-reduce each bucket of gradients while backward still computes: on | off | auto "
+            "(auto: whichever is faster over this run's first 14 steps; the results are the same bit for bit)", "auto",
             [](auto& n, auto& v, TrainConfig& c) {
-              c.overlap = v == "on";
-              return OneOf(n, v, {"on", "off"});
+              c.overlap = v == "on" ? OverlapMode::kOn : v == "off" ? OverlapMode::kOff : OverlapMode::kAuto;
+              return OneOf(n, v, {"on", "off", "auto"});
             }),
       RealSetting({"bucket-mb", "megabytes of fp32 gradients per overlapped all-reduce (the first at most 1)", "4"},
                   {0.001, 4096}, [](TrainConfig& c, double v) { c.bucket_mb = v; }),

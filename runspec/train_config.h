@@ -29,6 +29,10 @@ inline constexpr int64_t kMaxBatchSize = int64_t{1} << 24;          // a global 
 inline constexpr int64_t kMaxRunSteps = 1'000'000'000'000;          // a step count of a run
 inline constexpr int64_t kMaxRank = 65535;                           // a rank named by a debug setting
 
+// --overlap: all-reduce gradient buckets while backward computes (on), after backward
+// (off), or whichever this run's first steps measure faster (auto; worker/train/overlap_trial.h).
+enum class OverlapMode { kOff, kOn, kAuto };
+
 struct TrainConfig {
   std::string model = "dcgan";
   std::string dataset = "fashion-mnist";     // mnist | fashion-mnist | flow | images
@@ -87,7 +91,7 @@ struct TrainConfig {
   bool rebalance = false;            // re-split the global batch by measured speed at epoch ends
   StragglerConfig straggler;         // flagging threshold and window
   double comm_timeout_seconds = 120; // bound on every collective
-  bool overlap = true;               // all-reduce gradient buckets during backward (--overlap)
+  OverlapMode overlap = OverlapMode::kAuto;  // --overlap: gradient buckets all-reduced during backward
   double bucket_mb = 4;              // fp32 gradient megabytes per bucket (--bucket-mb)
   int debug_slow_rank = -1;          // make this rank slow on purpose (-1: none)
   double debug_slow_ms = 0;          //   by sleeping this long per step

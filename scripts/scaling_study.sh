@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The scaling study of docs/scaling.md: DCGAN on 2 ranks over shared memory and over two
+# The scaling study of docs/scaling.md: DCGAN (or Pix2Pix) on 2 ranks over shared memory and over two
 # emulated hosts (scripts/emulated_hosts.sh, so run as root), each link with the fp32 and
 # the bf16 wire and with the all-reduce overlapped (--overlap on) and after backward
 # (off), interleaved in ROUNDS rounds so a drift of the machine's speed hits every
@@ -9,7 +9,9 @@
 #
 #   scripts/scaling_study.sh [OUT]     (default runs/scaling); env: ROUNDS (2), LINKS
 #   ("shm none 1gbit"), WIRES ("fp32 bf16"), BATCHES ("64 256"), STEPS (steps per epoch, 30),
-#   WORKER (build/bin/gantry-worker)
+#   WORKER (build/bin/gantry-worker), MODEL (dcgan, or pix2pix: the flow workload's U-Net
+#   at 32 px on a cylinder-wake case the script simulates into OUT/flow; 200 frames, rows
+#   for batch 64 at 15 steps)
 set -euo pipefail
 
 out=${1:-runs/scaling}
@@ -19,6 +21,8 @@ wires=${WIRES:-fp32 bf16}
 batches=${BATCHES:-64 256}
 steps=${STEPS:-30}
 worker=${WORKER:-build/bin/gantry-worker}
+model=${MODEL:-dcgan}
+[[ $model == dcgan || $model == pix2pix ]] || { echo "scaling_study: MODEL must be dcgan or pix2pix, not '$model'" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 [[ -x $worker ]] || { echo "scaling_study: no $worker (build first: bash scripts/build.sh)" >&2; exit 2; }
 (( EUID == 0 )) || { echo "scaling_study: run as root (network namespaces)" >&2; exit 2; }
@@ -26,10 +30,17 @@ mkdir -p "$out"
 results=$out/results.txt
 : > "$results"
 trap 'bash "$here/emulated_hosts.sh" down >/dev/null 2>&1 || true' EXIT
+if [[ $model == pix2pix && ! -e $out/flow/frames.npy ]]; then
+  "$worker" make-flow --out "$out/flow" --nx 128 --ny 64 --re 100 --frames 200 > "$out/flow.log" 2>&1 \
+    || { echo "scaling_study: make-flow failed, see $out/flow.log" >&2; exit 1; }
+fi
 
 # STEPS steps per epoch at every batch size; epoch 2 is measured.
+model_args() {
+  [[ $model == dcgan ]] || echo "--model pix2pix --dataset flow --data-dir $out/flow --image-size 32"
+}
 train_args() {  # BATCH WIRE OVERLAP DIR
-  echo "--limit-images $(( $1 * steps )) --batch-size $1 --epochs 2 --quality off --allreduce-dtype $2 --overlap $3 --out $4"
+  echo "$(model_args) --limit-images $(( $1 * steps )) --batch-size $1 --epochs 2 --quality off --allreduce-dtype $2 --overlap $3 --out $4"
 }
 
 one_run() {  # LINK BATCH WIRE OVERLAP ROUND

@@ -24,7 +24,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 hosts="bash $here/../../scripts/emulated_hosts.sh"
 # shellcheck source=../testing/bounded_waits.sh
 source "$here/../testing/bounded_waits.sh"   # wait_for, since
-readonly LEASE_S=4 EPOCHS=14
+readonly LEASE_S=5 EPOCHS=14
 export GANTRY_HOSTS_NAME=gantry-f$$
 
 work=$(mktemp -d)

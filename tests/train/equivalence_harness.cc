@@ -75,6 +75,7 @@ absl::StatusOr<TrainedParams> TrainFewSteps(Communicator& comm, const Equivalenc
     const Tensor real = FixedBatch(100 + s, Shape{setup.global_batch, 1, 28, 28}, false);
     const Tensor z = FixedBatch(200 + s, Shape{setup.global_batch, 100}, true);
     const GanInputs inputs{real.Slice(rows.begin, rows.end), z.Slice(rows.begin, rows.end), rows.begin};
+    if (setup.overlap && setup.overlapped_at) step.UseOverlap(setup.overlapped_at(s));
     ASSIGN_OR_RETURN(auto result, step.Run(inputs, setup.global_batch, /*dropout_seed=*/s));
     out.g_steps.push_back(Observe(model.g_params(), *g_opt, step.g_scaler(), result.g_stepped));
     out.d_steps.push_back(Observe(model.d_params(), *d_opt, step.d_scaler(), result.d_stepped));

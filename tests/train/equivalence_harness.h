@@ -3,6 +3,7 @@
 // one of several ranks holding its share, and returns the final flat parameters.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct EquivalenceSetup {
   MixedPrecision mixed;         // loss scaling, wire format, forced overflow
   AugmentPolicy augment;        // --augment: D's inputs transformed per global row
   std::optional<BucketCaps> overlap;  // set: the exchange overlaps backward in these buckets
+  std::function<bool(int step)> overlapped_at;  // with overlap: which steps use it (null: all), as --overlap auto's trial
 };
 
 // What one network looked like after one step.

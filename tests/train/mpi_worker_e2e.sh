@@ -37,6 +37,9 @@ case $scenario in
     done
     [[ -s $out/samples/b0064/epoch_002.png ]] || fail "no samples for batch 64"
     grep -q '"world_size": 2' "$out/run.json" || fail "run.json lacks world_size 2"
+    # --overlap auto (the default) timed both exchanges and kept one, at each batch size.
+    (( $(grep -cE -- "--overlap auto: (overlapped|after backward) \(median step [0-9.]+ ms overlapped, [0-9.]+ ms after backward, 6 steps of each, mean over 2 rank\(s\)\)" "$log") == 2 )) \
+      || fail "expected one --overlap auto decision per batch size in the log"
     ;;
   straggler)
     # Rank 1 takes 3x its compute time: flagged within a 5-step window (an epoch is 10

@@ -108,6 +108,20 @@ TEST_P(OverlapTest, OverlappedTrainingIsBitIdenticalToTheExchangeAfterBackward) 
   }
 }
 
+// --overlap auto's trial alternates the two exchanges step by step, then keeps one: the
+// same training, bit for bit, as either alone.
+TEST_P(OverlapTest, SwitchingBetweenTheExchangesStepByStepChangesNothing) {
+  EquivalenceSetup plain = ScaledAdam(GetParam());
+  plain.steps = 5;
+  EquivalenceSetup switching = plain;
+  switching.overlap = kSmallBuckets;
+  switching.overlapped_at = [](int step) { return step % 2 == 1; };
+  const std::vector<TrainedParams> a = Train(2, plain);
+  const std::vector<TrainedParams> b = Train(2, switching);
+  ExpectBitIdentical(a, b);
+  EXPECT_NE(b[0].g, b[0].initial_g) << "nothing trained";
+}
+
 TEST_P(OverlapTest, AForcedOverflowStillSkipsOnEveryRank) {
   EquivalenceSetup plain = ScaledAdam(GetParam());
   plain.mixed.inject_inf = InjectInf{/*step=*/2, /*rank=*/1, /*g=*/true, /*d=*/true};

@@ -22,6 +22,7 @@
 #include "worker/optim/weight_average.h"
 #include "worker/tensor/random.h"
 #include "worker/train/data_parallel_step.h"
+#include "worker/train/overlap_trial.h"
 
 namespace gantry {
 
@@ -40,6 +41,7 @@ struct BatchRun {
   std::unique_ptr<GanModel> model;
   std::unique_ptr<Optimizer> g_opt, d_opt;
   std::unique_ptr<DataParallelStep> step;
+  std::unique_ptr<OverlapTrial> overlap_trial;  // --overlap auto, until it decided (null: none)
   std::unique_ptr<WeightAverage> g_average;  // --g-ema, rank 0 only (the one that samples and saves)
   std::string augment;          // --augment's policy name, which checkpoints record
   EpochSampler sampler;

@@ -90,9 +90,21 @@ absl::Status DataParallelStep::EnableOverlap(const BucketCaps& caps) {
   ASSIGN_OR_RETURN(std::unique_ptr<Communicator> duplicate, gradient_comm_.Duplicate(comm_options_));
   overlap_ = std::make_unique<OverlappedExchange>(std::move(duplicate), comm_options_, model_, backend_, caps,
                                                   mixed_.allreduce_dtype);
-  wire_ = Tensor();  // the exchange keeps a bf16 wire of its own, per network
+  overlap_in_use_ = true;
 
   return absl::OkStatus();
+}
+
+void DataParallelStep::UseOverlap(bool on, bool for_good) {
+  CHECK(overlap_ != nullptr || comm_.size() == 1) << "UseOverlap before EnableOverlap succeeded";
+  if (overlap_ == nullptr) return;
+  overlap_in_use_ = on;
+  if (!for_good) return;
+  if (on) {
+    wire_ = Tensor();  // the exchange keeps a bf16 wire of its own, per network
+  } else {
+    overlap_.reset();
+  }
 }
 
 bool DataParallelStep::UnscaleAndCheck(FlatParameters& params, const LossScaler& scaler,
@@ -151,7 +163,7 @@ absl::StatusOr<DataParallelStepResult> DataParallelStep::Run(const GanInputs& in
   const GanLossWeights weights{static_cast<float>(share * d_scaler_.scale()),
                                static_cast<float>(share * g_scaler_.scale())};
   GanInputs step_inputs = inputs;
-  if (overlap_ != nullptr) {
+  if (overlap_ != nullptr && overlap_in_use_) {
     overlap_->BeginStep();
     // A step that poisons its gradients sends them after, poisoned (FinishOverlappedExchange).
     if (!InjectsThisStep()) step_inputs.gradients_ready = overlap_->hooks();
@@ -172,7 +184,7 @@ absl::StatusOr<DataParallelStepResult> DataParallelStep::Run(const GanInputs& in
   out.d_loss = r.d_loss;
   out.g_loss = r.g_loss;
   bool d_ok = true, g_ok = true;
-  if (overlap_ != nullptr) {
+  if (overlap_ != nullptr && overlap_in_use_) {
     ASSIGN_OR_RETURN(const auto finite, FinishOverlappedExchange(&out));
     std::tie(d_ok, g_ok) = finite;
   } else {

@@ -96,6 +96,11 @@ class DataParallelStep {
   // on a GPU (the NCCL path exchanges after backward).
   absl::Status EnableOverlap(const BucketCaps& caps);
   bool overlapped() const { return overlap_ != nullptr; }
+  // Once EnableOverlap succeeded: which exchange the next steps use (--overlap auto's trial
+  // alternates; the two give the same result bit for bit). `for_good`: the choice is final,
+  // so the other exchange's buffers go (the plain one's bf16 wire, or the overlapped
+  // exchange with its thread and duplicate communicator; collective then, as EnableOverlap).
+  void UseOverlap(bool on, bool for_good = false);
 
   const LossScaler& g_scaler() const { return g_scaler_; }
   const LossScaler& d_scaler() const { return d_scaler_; }
@@ -139,6 +144,7 @@ class DataParallelStep {
   LossScaler d_scaler_;
   Tensor wire_;  // bf16 all-reduce buffer on the backend's device, sized for the larger network
   std::unique_ptr<OverlappedExchange> overlap_;  // null: exchange after backward
+  bool overlap_in_use_ = true;                   // with overlap_: whether steps use it
   int64_t steps_run_ = 0;
 };
 

@@ -187,14 +187,37 @@ absl::Status Trainer::StartFromCheckpoint(const TrainingState& resume) {
   return absl::OkStatus();
 }
 
-absl::Status Trainer::StartOverlap(DataParallelStep& step) {
-  if (!config_.overlap || comm_.size() == 1) return absl::OkStatus();
-  const absl::Status status = step.EnableOverlap(BucketCaps{.bucket_mb = config_.bucket_mb});
+absl::Status Trainer::StartOverlap(BatchRun& run) {
+  if (config_.overlap == OverlapMode::kOff || comm_.size() == 1) return absl::OkStatus();
+  const absl::Status status = run.step->EnableOverlap(BucketCaps{.bucket_mb = config_.bucket_mb});
   if (absl::IsUnimplemented(status) || absl::IsFailedPrecondition(status)) {
     if (is_root()) spdlog::info("gradients are all-reduced after backward: {}", std::string(status.message()));
     return absl::OkStatus();
   }
-  return status;
+  RETURN_IF_ERROR(status);
+  if (config_.overlap == OverlapMode::kOn) {
+    run.step->UseOverlap(true, /*for_good=*/true);
+    return absl::OkStatus();
+  }
+  run.overlap_trial = std::make_unique<OverlapTrial>();
+  if (is_root()) {
+    spdlog::info("--overlap auto: steps {}-{} alternate the exchange after backward and the overlapped one; the faster "
+                 "is kept",
+                 OverlapTrial::kWarmUpSteps + 1, OverlapTrial::kWarmUpSteps + 2 * OverlapTrial::kTrialSteps);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::RecordOverlapTrial(BatchRun& run, double step_seconds) {
+  OverlapTrial& trial = *run.overlap_trial;
+  trial.Record(step_seconds);
+  if (!trial.ready()) return absl::OkStatus();
+  std::string summary;
+  ASSIGN_OR_RETURN(const bool overlapped, trial.Decide(comm_, comm_options_, &summary));
+  run.step->UseOverlap(overlapped, /*for_good=*/true);
+  run.overlap_trial.reset();
+  if (is_root()) spdlog::info("{}", summary);
+  return absl::OkStatus();
 }
 
 absl::Status Trainer::SetUp(BatchRun& run, const TrainingState* resume) {
@@ -215,7 +238,7 @@ absl::Status Trainer::SetUp(BatchRun& run, const TrainingState* resume) {
   run.step = std::make_unique<DataParallelStep>(*run.model, *run.g_opt, *run.d_opt, comm_, backend_, comm_options_,
                                                 config_.sync_bn, clock_, SlowdownFor(config_, comm_.rank()),
                                                 config_.mixed, gradient_comm_);
-  RETURN_IF_ERROR(StartOverlap(*run.step));
+  RETURN_IF_ERROR(StartOverlap(run));
   if (is_root() && config_.g_ema > 0) {
     run.g_average = std::make_unique<WeightAverage>(config_.g_ema, run.model->g_params(), backend_);
   }
@@ -337,7 +360,10 @@ absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
     const GanInputs inputs =
         run.model->StepInputs(*real, run.noise_rng, run.batch, e.rows.begin, e.rows.end, backend_.device());
     const uint64_t dropout_seed = Mix64(config_.seed ^ kDropoutStream ^ Mix64(static_cast<uint64_t>(run.global_step)));
+    if (run.overlap_trial) run.step->UseOverlap(run.overlap_trial->NextStepOverlapped());
+    const double step_start = clock_.NowSeconds();
     ASSIGN_OR_RETURN(const DataParallelStepResult r, run.step->Run(inputs, run.batch, dropout_seed));
+    if (run.overlap_trial) RETURN_IF_ERROR(RecordOverlapTrial(run, clock_.NowSeconds() - step_start));
     if (run.g_average && r.g_stepped) run.g_average->Update(run.g_opt->steps_taken());
     const double gpu_j = step + 1 == e.end ? e.energy.GpuJoulesSinceStart() : 0.0;
     const RankStepReport mine{data_wait, r.compute_s, r.allreduce_s, r.d_loss, r.g_loss, e.energy.TakeCpuSeconds(),

@@ -99,8 +99,12 @@ class Trainer {
   absl::Status StartFromCheckpoint(const TrainingState& resume);
   absl::Status TrainOneBatchSize(int64_t batch_index, const TrainingState* resume);
   // --overlap: overlaps the step's gradient exchange with backward where the transport
-  // can (collective); where it cannot, says so once and leaves the plain exchange.
-  absl::Status StartOverlap(DataParallelStep& step);
+  // can (collective); where it cannot, says so once and leaves the plain exchange. With
+  // auto, starts the trial that picks one (overlap_trial.h).
+  absl::Status StartOverlap(BatchRun& run);
+  // Every rank, after each step while --overlap auto's trial runs: records the step's
+  // time, and once the trial is complete agrees on the exchange to keep (collective).
+  absl::Status RecordOverlapTrial(BatchRun& run, double step_seconds);
   absl::Status SetUp(BatchRun& run, const TrainingState* resume);
   void LogBatchSizeStart(const BatchRun& run, bool resumed) const;
   absl::StatusOr<EpochRow> TrainOneEpoch(BatchRun& run);
