@@ -15,7 +15,6 @@
 #include "common/write_fence.h"
 
 namespace gantry {
-namespace {
 
 absl::Status WriteAll(int fd, const std::string& path, const void* data, size_t n) {
   const char* p = static_cast<const char*>(data);
@@ -28,6 +27,8 @@ absl::Status WriteAll(int fd, const std::string& path, const void* data, size_t 
   }
   return absl::OkStatus();
 }
+
+namespace {
 
 // Makes a rename durable; best effort, since some filesystems refuse to fsync a folder.
 void SyncParentDir(const std::string& path) {

@@ -19,6 +19,10 @@ namespace gantry {
 // An error for a failed system call on `path`, with errno's text and a hint.
 absl::Status FileError(const std::string& path, const std::string& what, int error_number);
 
+// Writes all `n` bytes of `data` to `fd` (retrying short writes and EINTR); the error
+// names `path`. Not fenced: the caller holds what it must.
+absl::Status WriteAll(int fd, const std::string& path, const void* data, size_t n);
+
 // One contiguous piece of a file's contents.
 struct ByteSpan {
   const void* data;

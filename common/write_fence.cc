@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/file_io.h"
+#include "common/status_macros.h"
 
 // Nothing here logs: a log line may be written to a fenced folder (the job's log.txt),
 // whose sink asks HoldFenceFor under the registry's lock.
@@ -87,17 +88,24 @@ std::string FenceText(const FenceToken& token) {
       "epoch ", token.epoch, "\n", "holder ", token.holder, "\n", "claimed_unix_us ", unix_us, "\n");
 }
 
+// Replaces the contents of `fd` (open at offset 0: it was only read with pread) by `text`.
 absl::Status WriteWhole(int fd, const std::string& path, const std::string& text) {
   if (::ftruncate(fd, 0) != 0) return FileError(path, "cannot truncate the fence file", errno);
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::pwrite(fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return FileError(path, "cannot write the fence file", errno);
-    done += static_cast<size_t>(n);
-  }
+  RETURN_IF_ERROR(WriteAll(fd, path, text.data(), text.size()));
   if (::fsync(fd) != 0) return FileError(path, "cannot sync the fence file", errno);
   return absl::OkStatus();
+}
+
+// `folder`'s fence file opened for reading and share-locked: the descriptor (the caller
+// closes it), kNoFence when there is no file to open, kBusy when a claim kept it locked
+// for kHoldWaitSeconds.
+constexpr int kNoFence = -1, kBusy = -2;
+int OpenShared(const std::string& folder) {
+  const int fd = ::open(FencePath(folder).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return kNoFence;
+  if (LockWithin(fd, LOCK_SH, kHoldWaitSeconds)) return fd;
+  ::close(fd);
+  return kBusy;
 }
 
 // The process-wide registrations, and a count read without the lock.
@@ -111,10 +119,9 @@ std::atomic<int> registered{0};
 }  // namespace
 
 FenceToken ReadFence(const std::string& folder) {
-  const int fd = ::open(FencePath(folder).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  const int fd = OpenShared(folder);
   if (fd < 0) return FenceToken{};
-  FenceToken token;
-  if (LockWithin(fd, LOCK_SH, kHoldWaitSeconds)) token = ParseFence(ReadAll(fd));
+  const FenceToken token = ParseFence(ReadAll(fd));
   ::close(fd);
   return token;
 }
@@ -183,9 +190,8 @@ FencedFolder::~FencedFolder() {
 absl::StatusOr<FenceHold> FencedFolder::Hold() {
   std::lock_guard<std::mutex> lock(state_->mu);
   if (!state_->fenced.ok()) return state_->fenced;
-  const std::string path = FencePath(folder_);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) {
+  const int fd = OpenShared(folder_);
+  if (fd == kNoFence) {
     // A fence that is gone (someone removed it, or the folder) fences as surely as a new
     // epoch: this writer can no longer tell that it owns the folder.
     state_->fenced = absl::AbortedError(absl::StrCat(
@@ -193,10 +199,9 @@ absl::StatusOr<FenceHold> FencedFolder::Hold() {
         ") can no longer tell that it owns the folder; it writes nothing more there"));
     return state_->fenced;
   }
-  if (!LockWithin(fd, LOCK_SH, kHoldWaitSeconds)) {
-    ::close(fd);
-    return absl::UnavailableError(
-        absl::StrCat(path, ": a claim of the folder held the fence file for over ", kHoldWaitSeconds, " s"));
+  if (fd == kBusy) {
+    return absl::UnavailableError(absl::StrCat(FencePath(folder_), ": a claim of the folder held the fence file for over ",
+                                               kHoldWaitSeconds, " s"));
   }
   const FenceToken now = ParseFence(ReadAll(fd));
   if (now.epoch != token_.epoch) {

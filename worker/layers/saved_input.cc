@@ -7,7 +7,7 @@ namespace gantry {
 Tensor KeepInputForBackward(const Context& ctx, const Tensor& x) {
   if (ctx.precision != MathPrecision::kBf16) return x;
   Tensor kept = ctx.Uninitialized(x.shape(), DType::kBF16);
-  ctx.backend->NarrowToBf16(x.numel(), x.data(), reinterpret_cast<uint16_t*>(kept.data_bf16()));
+  ctx.backend->NarrowToBf16(x.numel(), x.data(), kept.data_bf16_bits());
   return kept;
 }
 

@@ -73,6 +73,8 @@ class Tensor {
     CHECK(dtype_ == DType::kBF16) << "data_bf16() on a " << DTypeName(dtype_) << " tensor";
     return reinterpret_cast<bf16*>(raw());
   }
+  // The same values as raw bits, as the backends' bf16 kernels and the all-reduce wire take them.
+  uint16_t* data_bf16_bits() const { return reinterpret_cast<uint16_t*>(data_bf16()); }
   // One value of a host tensor (a device tensor's first: On(Device::kCpu)).
   float at(int64_t flat_index) const {
     CHECK(device() == Device::kCpu) << "at() on a " << DeviceName(device()) << " tensor";

@@ -47,16 +47,10 @@ absl::Status DataParallelStep::Restore(const LossScalerState& g, const LossScale
   return absl::OkStatus();
 }
 
-namespace {
-
-uint16_t* WireBits(const Tensor& wire) { return reinterpret_cast<uint16_t*>(wire.data_bf16()); }
-
-}  // namespace
-
 absl::Status DataParallelStep::AllReduce(const Tensor& buffer) {
   const Tensor staged = buffer.On(gradient_comm_.reduces());
   const int64_t n = buffer.numel();
-  RETURN_IF_ERROR(buffer.dtype() == DType::kBF16 ? gradient_comm_.AllReduceSumBf16(WireBits(staged), n, comm_options_)
+  RETURN_IF_ERROR(buffer.dtype() == DType::kBF16 ? gradient_comm_.AllReduceSumBf16(staged.data_bf16_bits(), n, comm_options_)
                                                  : gradient_comm_.AllReduceSum(staged.data(), n, comm_options_));
   buffer.CopyFrom(staged);
   return absl::OkStatus();
@@ -69,9 +63,9 @@ absl::StatusOr<bool> DataParallelStep::ExchangeGradients(FlatParameters& params,
   const double t0 = clock_.NowSeconds();
   if (comm_.size() > 1 && mixed_.allreduce_dtype == WireDtype::kBf16) {
     const Tensor wire = wire_.ViewAt(0, Shape{n});
-    backend_.ToWireBf16(n, grads.data(), WireBits(wire));
+    backend_.ToWireBf16(n, grads.data(), wire.data_bf16_bits());
     RETURN_IF_ERROR(AllReduce(wire));
-    const bool may_step = UnscaleAndCheck(params, scaler, WireBits(wire));
+    const bool may_step = UnscaleAndCheck(params, scaler, wire.data_bf16_bits());
     *seconds += clock_.NowSeconds() - t0;
     return may_step;
   }
@@ -163,7 +157,7 @@ absl::StatusOr<DataParallelStepResult> DataParallelStep::Run(const GanInputs& in
   const GanLossWeights weights{static_cast<float>(share * d_scaler_.scale()),
                                static_cast<float>(share * g_scaler_.scale())};
   GanInputs step_inputs = inputs;
-  if (overlap_ != nullptr && overlap_in_use_) {
+  if (overlapping()) {
     overlap_->BeginStep();
     // A step that poisons its gradients sends them after, poisoned (FinishOverlappedExchange).
     if (!InjectsThisStep()) step_inputs.gradients_ready = overlap_->hooks();
@@ -184,7 +178,7 @@ absl::StatusOr<DataParallelStepResult> DataParallelStep::Run(const GanInputs& in
   out.d_loss = r.d_loss;
   out.g_loss = r.g_loss;
   bool d_ok = true, g_ok = true;
-  if (overlap_ != nullptr && overlap_in_use_) {
+  if (overlapping()) {
     ASSIGN_OR_RETURN(const auto finite, FinishOverlappedExchange(&out));
     std::tie(d_ok, g_ok) = finite;
   } else {

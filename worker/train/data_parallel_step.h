@@ -145,6 +145,7 @@ class DataParallelStep {
   Tensor wire_;  // bf16 all-reduce buffer on the backend's device, sized for the larger network
   std::unique_ptr<OverlappedExchange> overlap_;  // null: exchange after backward
   bool overlap_in_use_ = true;                   // with overlap_: whether steps use it
+  bool overlapping() const { return overlap_ != nullptr && overlap_in_use_; }
   int64_t steps_run_ = 0;
 };
 

@@ -39,7 +39,7 @@ void OverlappedExchange::SendRest(GanNetwork network) {
 void OverlappedExchange::Send(Side& s, const GradientBucket& bucket) {
   float* grads = s.params->grads().data() + bucket.begin;
   if (wire_dtype_ == WireDtype::kBf16) {
-    uint16_t* wire = WireBits(s) + bucket.begin;
+    uint16_t* wire = s.wire.data_bf16_bits() + bucket.begin;
     backend_.ToWireBf16(bucket.size(), grads, wire);
     thread_.AllReduceSumBf16(wire, bucket.size());
   } else {
@@ -52,9 +52,7 @@ absl::Status OverlappedExchange::Wait() { return thread_.Wait(); }
 
 const uint16_t* OverlappedExchange::SummedWire(GanNetwork network) const {
   CHECK(wire_dtype_ == WireDtype::kBf16);
-  return WireBits(side(network));
+  return side(network).wire.data_bf16_bits();
 }
-
-uint16_t* OverlappedExchange::WireBits(const Side& s) { return reinterpret_cast<uint16_t*>(s.wire.data_bf16()); }
 
 }  // namespace gantry

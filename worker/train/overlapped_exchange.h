@@ -74,7 +74,6 @@ class OverlappedExchange {
   // Sends `network`'s buckets whose layers are all final (first_layer and above).
   void SendFinal(GanNetwork network, size_t first_layer);
   void Send(Side& s, const GradientBucket& bucket);
-  static uint16_t* WireBits(const Side& s);  // s.wire's raw bf16 bits
   Side& side(GanNetwork network) { return sides_[static_cast<size_t>(network)]; }
   const Side& side(GanNetwork network) const { return sides_[static_cast<size_t>(network)]; }
 
