@@ -20,6 +20,8 @@ constexpr OptionalNumber kOptionalNumbers[] = {
     {"overlap", "cells shared by neighbouring tiles [worker default: tile / 4]", &RolloutArgs::overlap},
     {"group", "tiles per group; groups go to ranks in runs [worker default: 1]", &RolloutArgs::group},
     {"tile-batch", "tiles per generator call [worker default: 4]", &RolloutArgs::tile_batch},
+    {"report-every", "rows of rollout.csv/.md for every Kth step and the last [worker default: 1]",
+     &RolloutArgs::report_every},
 };
 
 }  // namespace

@@ -40,6 +40,7 @@ v1::SubmitJobRequest BuildRolloutRequest(const RolloutArgs& args) {
   if (args.overlap) r.mutable_overlap()->set_value(*args.overlap);
   if (args.group) r.mutable_group()->set_value(*args.group);
   if (args.tile_batch) r.mutable_tile_batch()->set_value(*args.tile_batch);
+  if (args.report_every) r.mutable_report_every()->set_value(*args.report_every);
   r.set_blend(args.blend);
   request.set_world_size(args.world_size);
   request.set_max_attempts(args.max_attempts);

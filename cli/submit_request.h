@@ -28,7 +28,7 @@ struct RolloutArgs {
   std::string source_job_id;
   std::string case_dir;     // made absolute against the current folder
   int64_t steps = 0;
-  std::optional<int64_t> start_frame, tile, overlap, group, tile_batch;
+  std::optional<int64_t> start_frame, tile, overlap, group, tile_batch, report_every;
   std::string blend;
   int world_size = 0;
   int max_attempts = 0;

@@ -99,7 +99,7 @@ std::string SizingSettings(const TrainConfig& c, int64_t batch, int world) {
   std::string what = absl::StrCat("--batch-size ", batch, " on ", world, world == 1 ? " rank" : " ranks");
   if (c.model == "pix2pix") {
     absl::StrAppend(&what, " with --model pix2pix (--image-size ", c.pix2pix.image_size, ", --ngf ", c.pix2pix.ngf,
-                    ", --ndf ", c.pix2pix.ndf, ")");
+                    ", --ndf ", c.pix2pix.ndf, c.pix2pix.unroll.steps > 1 ? absl::StrCat(", --unroll ", c.pix2pix.unroll.steps) : "", ")");
   } else if (UsesImageDcgan(c)) {
     absl::StrAppend(&what, " with the image DCGAN (--image-size ", c.image_dcgan.image_size, ", --channels ",
                     c.image_dcgan.channels, ", --ngf ", c.image_dcgan.ngf, ", --ndf ", c.image_dcgan.ndf, ")");
@@ -129,8 +129,14 @@ double ModelParameterCount(const TrainConfig& config) {
 double TrainActivationFloatsPerSample(const TrainConfig& config) {
   if (UsesImageDcgan(config)) return ImageDcganActivationFloats(config.image_dcgan) * kFloatsPerActivation;
   if (config.model != "pix2pix") return kDcganActivationFloats * kFloatsPerActivation;
-  // D sees a real and a generated pair.
-  return (Pix2pixGeneratorActivationFloats(config.pix2pix) + 2 * PatchGanActivationFloats(config.pix2pix)) *
+  // D sees a real and a generated pair. Unrolled over M steps, G keeps the activations of
+  // each step in the graph (all M, or the last one with --pushforward) and D those of each
+  // step that carries a loss (all M, or the last one).
+  const UnrollConfig& u = config.pix2pix.unroll;
+  const double g_passes = u.pushforward ? 1 : static_cast<double>(u.steps);
+  const double d_passes = u.CarriesLoss(1, u.steps) ? static_cast<double>(u.steps) : 1;
+  return (g_passes * Pix2pixGeneratorActivationFloats(config.pix2pix) +
+          d_passes * 2 * PatchGanActivationFloats(config.pix2pix)) *
          kFloatsPerActivation;
 }
 
@@ -145,7 +151,10 @@ absl::Status CheckRunFitsMemory(const TrainConfig& config, int world, int64_t av
   for (int64_t batch : config.batch_sizes) {
     const MemoryNeed need{.what = SizingSettings(config, batch, world),
                           .bytes = TrainBytesPerRank(config, batch, world),
-                          .fix = config.model == "pix2pix" || UsesImageDcgan(config)
+                          .fix = config.model == "pix2pix" && config.pix2pix.unroll.steps > 1
+                                     ? "lower --batch-size (or run on more ranks), --unroll (or add --pushforward), "
+                                       "--ngf, --ndf or --image-size"
+                                     : config.model == "pix2pix" || UsesImageDcgan(config)
                                      ? "lower --batch-size (or run on more ranks), --ngf, --ndf or --image-size"
                                      : "lower --batch-size, or run on more ranks"};
     if (absl::Status s = CheckFitsMemory(need, available_bytes); !s.ok()) {

@@ -15,6 +15,13 @@ const char* NextFramePredictionName(NextFramePrediction p) {
   return p == NextFramePrediction::kDelta ? "delta" : "frame";
 }
 
+const char* UnrollLossName(UnrollLoss l) { return l == UnrollLoss::kLast ? "last" : "every"; }
+
+int64_t UnrollConfig::StepsAt(int64_t epoch) const {
+  if (curriculum_epochs <= 0) return steps;
+  return std::min(steps, 1 + std::max<int64_t>(epoch, 0) / curriculum_epochs);
+}
+
 std::string Pix2pixImageSizeProblem(int64_t size) {
   const bool power_of_two = size > 0 && (size & (size - 1)) == 0;
   if (power_of_two && size >= Pix2pixConfig::kMinImageSize) return "";

@@ -68,6 +68,33 @@ enum class NormKind { kBatch, kInstance };
 enum class NextFramePrediction { kFrame, kDelta };
 const char* NextFramePredictionName(NextFramePrediction p);
 
+// Which of an unrolled step's M predictions carry the loss (--unroll-loss): every one
+// (the mean over the M steps) or only the last.
+enum class UnrollLoss { kEvery, kLast };
+const char* UnrollLossName(UnrollLoss l);
+
+// Unrolled training of the next-frame model (--unroll, worker/models/pix2pix.h): each
+// sample is a window of M + 1 frames; G is applied M times, each time to its own previous
+// prediction, and the loss looks at the predictions against the true frames.
+struct UnrollConfig {
+  int64_t steps = 1;                     // M; 1 is ordinary one-step training
+  UnrollLoss loss = UnrollLoss::kEvery;  // which predictions carry the loss
+  // Gradients only through the last step (Brandstetter et al.'s pushforward trick): the
+  // first M - 1 predictions are inputs, not part of the graph; implies the last-step loss.
+  bool pushforward = false;
+  // Curriculum: 0 trains every epoch at M; E > 0 starts at 1 step and adds one every E
+  // epochs (of each batch size) up to M.
+  int64_t curriculum_epochs = 0;
+  bool operator==(const UnrollConfig&) const = default;
+
+  // The steps an epoch (0-based, of its batch size) unrolls: in [1, steps].
+  int64_t StepsAt(int64_t epoch) const;
+  // Whether step k (1-based, of `unrolled`) carries the loss.
+  bool CarriesLoss(int64_t k, int64_t unrolled) const {
+    return k == unrolled || (loss == UnrollLoss::kEvery && !pushforward);
+  }
+};
+
 // The Pix2Pix cGAN (worker/models/pix2pix.h, whose top comment gives the architecture and
 // the decisions where the sources disagree). The defaults are the TF tutorial's 256 px
 // network with the paper's LeakyReLU slope; BatchNorm keeps the project's (Keras)
@@ -81,6 +108,7 @@ struct Pix2pixConfig {
   int64_t horizon = 1;          // frames between condition and target (the data's concern)
   NextFramePrediction predict = NextFramePrediction::kFrame;  // the network API's default; runs: --predict
   float input_noise = 0.0f;     // std of noise on the training condition's frame (the data's concern)
+  UnrollConfig unroll;          // --unroll and its companions (rows of 4 + 3 M channels)
   float leaky_slope = 0.2f;     // the paper's and junyanz's (Keras' default 0.3 in the TF tutorial)
   float dropout = 0.5f;         // in the first three up blocks; 0 turns it off (tests, goldens)
   float bn_eps = 1e-3f;         // Keras BatchNormalization defaults, as the DCGAN

@@ -30,7 +30,8 @@ absl::Status CheckRolloutNumbers(const RolloutNumbers& n, RolloutNaming naming) 
                   {"tile", "tile", n.tile, kRolloutTile},
                   {"overlap", "overlap", n.overlap, kRolloutOverlap},
                   {"group", "group", n.group, kRolloutGroup},
-                  {"tile-batch", "tile_batch", n.tile_batch, kRolloutTileBatch}};
+                  {"tile-batch", "tile_batch", n.tile_batch, kRolloutTileBatch},
+                  {"report-every", "report_every", n.report_every, kRolloutReportEvery}};
   for (const auto& o : optional) {
     if (o.value) RETURN_IF_ERROR(CheckIntIn(name(o.flag, o.field), *o.value, o.range));
   }
@@ -50,6 +51,7 @@ absl::Status CheckRolloutSpec(const v1::RolloutSpec& r) {
   if (r.has_overlap()) n.overlap = r.overlap().value();
   if (r.has_group()) n.group = r.group().value();
   if (r.has_tile_batch()) n.tile_batch = r.tile_batch().value();
+  if (r.has_report_every()) n.report_every = r.report_every().value();
   RETURN_IF_ERROR(CheckRolloutNumbers(n, RolloutNaming::kFields));
   if (!r.blend().empty() && !IsBlendName(r.blend())) {
     return FieldError("blend", absl::StrCat("'", r.blend(), "' is not gaussian, linear or none"));

@@ -25,6 +25,7 @@ inline constexpr IntRange kRolloutTile{0, 4096};  // 0: the model's --image-size
 inline constexpr IntRange kRolloutOverlap{0, 4095};
 inline constexpr IntRange kRolloutGroup{1, 65536};
 inline constexpr IntRange kRolloutTileBatch{1, 4096};
+inline constexpr IntRange kRolloutReportEvery{1, 1'000'000};
 inline constexpr int64_t kMaxRolloutSteps = kRolloutSteps.hi;
 inline constexpr int64_t kMaxRolloutTileBatch = kRolloutTileBatch.hi;
 
@@ -36,6 +37,7 @@ struct RolloutNumbers {
   std::optional<int64_t> overlap = std::nullopt;
   std::optional<int64_t> group = std::nullopt;
   std::optional<int64_t> tile_batch = std::nullopt;
+  std::optional<int64_t> report_every = std::nullopt;
 };
 
 // How a refusal names a number: as gantry-worker rollout's flag (--start-frame) or as the

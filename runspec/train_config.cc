@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <string_view>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -29,6 +30,8 @@ constexpr IntRange kImageSize{Pix2pixConfig::kMinImageSize, 4096};
 constexpr IntRange kFilters{1, 1024};
 constexpr IntRange kChannels{1, ImageDcganConfig::kMaxChannels};
 constexpr IntRange kHorizon{1, 100'000};
+constexpr IntRange kUnrollSteps{1, 64};
+constexpr IntRange kCurriculumEpochs{0, 100'000};
 constexpr IntRange kStepCount{0, kMaxRunSteps};  // --max-steps, --checkpoint-every-steps, --debug-crash-after-step
 constexpr IntRange kImages{0, 1'000'000'000};
 constexpr IntRange kKeepCheckpoints{1, 1000};
@@ -177,6 +180,22 @@ const std::vector<Setting>& CoreSettings() {
                    "of each training pair (normalised units), so the model learns to correct the small errors a "
                    "rollout feeds back; 0: none", "0"},
                   {0, 1}, [](TrainConfig& c, double v) { c.pix2pix.input_noise = static_cast<float>(v); }),
+      IntSetting({"unroll", "pix2pix on flow data: train through this many autoregressive steps per sample (the "
+                  "generator fed its own predictions; windows of M + 1 frames; memory grows with M); 1: one step",
+                  "1"},
+                 kUnrollSteps, [](TrainConfig& c, int64_t v) { c.pix2pix.unroll.steps = v; }),
+      Named("unroll-loss", "unrolled training: which predictions carry the loss: every (the mean over the steps) | "
+            "last", "every",
+            [](auto& n, auto& v, TrainConfig& c) {
+              c.pix2pix.unroll.loss = v == "last" ? UnrollLoss::kLast : UnrollLoss::kEvery;
+              return OneOf(n, v, {"every", "last"});
+            }),
+      Switch("pushforward", "unrolled training: gradients only through the last step (the earlier predictions are "
+             "inputs, not part of the graph); the loss is the last step's",
+             [](TrainConfig& c) -> bool& { return c.pix2pix.unroll.pushforward; }),
+      IntSetting({"unroll-curriculum", "unrolled training: start each batch size at 1 step and add one every this "
+                  "many epochs up to --unroll; 0: --unroll from the first epoch", "0"},
+                 kCurriculumEpochs, [](TrainConfig& c, int64_t v) { c.pix2pix.unroll.curriculum_epochs = v; }),
       Named("init", "weight initialisation: glorot (Keras) | normal (N(0, 0.02); the pix2pix default)", "glorot",
             [](auto& n, auto& v, TrainConfig& c) {
               c.init = v == "normal" ? InitScheme::kNormal002 : InitScheme::kGlorotUniform;
@@ -359,6 +378,34 @@ absl::Status CheckImageOnlySettings(const RawSettings& settings, const TrainConf
   return absl::OkStatus();
 }
 
+// Unrolled training is for the next-frame model on flow fields, and its companions need it.
+absl::Status CheckUnroll(const RawSettings& settings, const TrainConfig& c) {
+  const UnrollConfig& u = c.pix2pix.unroll;
+  // A switch given as false asks for nothing.
+  const bool pushforward = u.pushforward;
+  const bool asked = settings.contains("unroll") || settings.contains("unroll-loss") || pushforward ||
+                     settings.contains("unroll-curriculum");
+  if (!asked) return absl::OkStatus();
+  if (c.model != "pix2pix" || c.dataset != "flow") {
+    return absl::InvalidArgumentError(absl::StrCat("--unroll and its companions train the next-frame model on flow "
+                                                   "fields (--model pix2pix --dataset flow), not --model ", c.model,
+                                                   " --dataset ", c.dataset, "; leave them out"));
+  }
+  if (u.steps == 1) {
+    for (const char* name : {"unroll-loss", "pushforward", "unroll-curriculum"}) {
+      if (name == std::string_view("pushforward") ? pushforward : settings.contains(name)) {
+        return absl::InvalidArgumentError(absl::StrCat("--", name, " applies to unrolled training; give --unroll M "
+                                                       "with M >= 2, or leave --", name, " out"));
+      }
+    }
+  }
+  if (u.pushforward && settings.contains("unroll-loss") && u.loss == UnrollLoss::kEvery) {
+    return absl::InvalidArgumentError("--pushforward trains on the last step's loss only; leave --unroll-loss out "
+                                      "or set it to last");
+  }
+  return absl::OkStatus();
+}
+
 // --augment transforms D's image inputs in the unconditional GAN step, on the CPU.
 absl::Status CheckAugment(const TrainConfig& c) {
   if (!c.augment.active()) return absl::OkStatus();
@@ -419,6 +466,7 @@ absl::StatusOr<TrainConfig> ResolveTrainConfig(const RawSettings& settings) {
   RETURN_IF_ERROR(CheckEffectiveRates(config.optimizer.lr, config.rate_rule, config.batch_sizes));
   RETURN_IF_ERROR(CheckQualityTarget(config));
   RETURN_IF_ERROR(CheckAugment(config));
+  RETURN_IF_ERROR(CheckUnroll(settings, config));
   // The tracker's own rule, so what it would CHECK is refused here by name.
   RETURN_IF_ERROR(ValidateStragglerConfig(config.straggler));
   return config;

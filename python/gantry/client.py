@@ -75,7 +75,7 @@ class Client:
         return Job(self, self._call("SubmitJob", request))
 
     def rollout(self, source_job, case_dir, steps, *, start_frame=None, tile=None, overlap=None, blend="",
-                group=None, tile_batch=None, world_size=0, max_attempts=0, name=""):
+                group=None, tile_batch=None, report_every=None, world_size=0, max_attempts=0, name=""):
         """Queues a rollout of the finished pix2pix flow run `source_job` (a Job or its id)
         over the flow case folder `case_dir` for `steps` model steps, into that run's
         folder (as `gantry rollout`); unset options keep `gantry-worker rollout`'s
@@ -87,7 +87,7 @@ class Client:
                                             blend=_str("blend", blend),
                                             case_dir=os.path.normpath(os.path.abspath(os.fspath(case_dir))))
         for field, value in (("start_frame", start_frame), ("tile", tile), ("overlap", overlap),
-                             ("group", group), ("tile_batch", tile_batch)):
+                             ("group", group), ("tile_batch", tile_batch), ("report_every", report_every)):
             if value is not None:
                 getattr(spec, field).value = _int(field, value)
         request = coordinator_pb2.SubmitJobRequest(rollout=spec, **_job_fields("rollout", world_size, max_attempts,

@@ -143,3 +143,12 @@ def test_your_own_images_take_the_same_keywords_as_the_worker(tmp_path, monkeypa
     assert spec.augment == "color,translation,cutout"
     with pytest.raises(gantry.InvalidSpec, match=r"channels: bad value 'three' \(an integer"):
         build_run_spec({"dataset": "images", "channels": "three"})
+
+
+def test_unrolled_flow_training_takes_the_workers_keywords():
+    spec = build_run_spec({"model": "pix2pix", "dataset": "flow", "unroll": 8, "unroll_loss": "last",
+                           "pushforward": "true", "unroll_curriculum": "2"})
+    assert spec.unroll.value == 8 and spec.unroll_loss == "last"
+    assert spec.pushforward.value is True and spec.unroll_curriculum.value == 2
+    with pytest.raises(gantry.InvalidSpec, match=r"unroll: bad value 'eight' \(an integer"):
+        build_run_spec({"unroll": "eight"})

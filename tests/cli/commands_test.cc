@@ -39,7 +39,7 @@ TEST(RolloutCommand, OptionsLeftOutStayUnsetAndAZeroGivenIsKept) {
   CLI::App app;
   RolloutCommand rollout(app);
   Parse(app, {"rollout", "job-3", "--case", "data/case-1", "--steps", "20", "--overlap", "0", "--tile-batch", "8",
-              "--watch"});
+              "--report-every", "5", "--watch"});
   ASSERT_TRUE(rollout.selected());
   const RolloutArgs args = rollout.Args();
   EXPECT_EQ(args.source_job_id, "job-3");
@@ -47,6 +47,7 @@ TEST(RolloutCommand, OptionsLeftOutStayUnsetAndAZeroGivenIsKept) {
   EXPECT_EQ(args.steps, 20);
   EXPECT_EQ(args.overlap, 0);
   EXPECT_EQ(args.tile_batch, 8);
+  EXPECT_EQ(args.report_every, 5);
   EXPECT_FALSE(args.start_frame.has_value());
   EXPECT_FALSE(args.tile.has_value());
   EXPECT_FALSE(args.group.has_value());

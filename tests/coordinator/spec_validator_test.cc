@@ -54,6 +54,30 @@ TEST_F(SpecValidatorTest, TheFlowDatasetNeedsTheConditionalModelAndAFolder) {
                                         "use --model pix2pix"));
 }
 
+// Unrolled training through the coordinator: the RunSpec's fields are the worker's
+// settings, checked at submission (a pool never receives a run it would refuse).
+TEST_F(SpecValidatorTest, UnrolledTrainingIsCheckedAtSubmission) {
+  v1::SubmitJobRequest request = testing::SweepRequest(data_, {8}, 1, 1);
+  v1::RunSpec& spec = *request.mutable_spec();
+  spec.set_model("pix2pix");
+  spec.set_dataset("flow");
+  spec.mutable_image_size()->set_value(32);
+  spec.mutable_unroll()->set_value(4);
+  spec.set_unroll_loss("last");
+  spec.mutable_unroll_curriculum()->set_value(2);
+  EXPECT_TRUE(validator_->CheckSubmit(request).ok()) << validator_->CheckSubmit(request).status();
+  spec.mutable_pushforward()->set_value(true);
+  spec.set_unroll_loss("every");
+  EXPECT_THAT(Error(request), HasSubstr("--pushforward trains on the last step's loss only"));
+  spec.mutable_unroll()->set_value(65);
+  EXPECT_THAT(Error(request), HasSubstr("--unroll"));
+  spec.set_model("dcgan");
+  spec.set_dataset("mnist");
+  spec.mutable_unroll()->set_value(2);
+  spec.clear_pushforward();
+  EXPECT_THAT(Error(request), HasSubstr("--unroll and its companions train the next-frame model on flow fields"));
+}
+
 TEST_F(SpecValidatorTest, BadFieldsAreNamed) {
   v1::SubmitJobRequest request = testing::SweepRequest(data_, {64}, 1, 1);
   request.mutable_spec()->mutable_lr()->set_value(-1);

@@ -331,5 +331,76 @@ TEST_F(FlowDataTest, ADataRootGivesTrainingAndHeldOutRows) {
   EXPECT_THAT(data->split.rule, HasSubstr("/set/b"));
 }
 
+// --unroll M: each row is a window, the condition then the frames t + h, ..., t + M h at
+// the same crop. The crops do not depend on M, so the window's k-th target is the target
+// of the pair rows at horizon k h from the same seed.
+TEST_F(FlowDataTest, WindowRowsHoldTheNextMFramesAtTheSameCrop) {
+  std::vector<FlowCase> cases = {*LoadFlowCase(Case("a"))};  // 6 frames
+  FlowPairOptions options{.image_size = 8, .horizon = 1, .unroll = 3, .seed = 5, .crops_per_pair = 2};
+  const absl::StatusOr<ImageDataset> windows = MakeFlowPairs(cases, {{0, 0, 3}}, options);
+  ASSERT_TRUE(windows.ok()) << windows.status();
+  EXPECT_EQ(windows->channels, 13);
+  EXPECT_EQ(windows->count, 6);
+  const int64_t plane = 64;
+  for (int64_t k = 1; k <= 3; ++k) {
+    const absl::StatusOr<ImageDataset> pairs =
+        MakeFlowPairs(cases, {{0, 0, 3}}, {.image_size = 8, .horizon = k, .seed = 5, .crops_per_pair = 2});
+    ASSERT_TRUE(pairs.ok()) << pairs.status();
+    for (int64_t i = 0; i < pairs->count; ++i) {
+      const float* w = windows->pixels.data() + i * windows->sample_numel();
+      const float* p = pairs->pixels.data() + i * pairs->sample_numel();
+      for (int64_t v = 0; v < 4 * plane; ++v) ASSERT_EQ(w[v], p[v]) << "condition, row " << i;
+      for (int64_t v = 0; v < 3 * plane; ++v) ASSERT_EQ(w[(1 + 3 * k) * plane + v], p[4 * plane + v]) << "target " << k;
+    }
+  }
+  options.unroll = 0;
+  EXPECT_THAT(MakeFlowPairs(cases, {{0, 0, 3}}, options).status().message(), HasSubstr("--unroll 0"));
+  EXPECT_TRUE(IsFlowRowShape(13, 8, 8));
+  EXPECT_TRUE(IsFlowRowShape(7, 8, 8));
+  EXPECT_FALSE(IsFlowRowShape(8, 8, 8));
+  EXPECT_FALSE(IsFlowRowShape(4, 8, 8));
+  EXPECT_FALSE(IsFlowRowShape(13, 8, 16));
+}
+
+// Training windows end where the training pairs' frames end: no window reaches a held-out
+// frame; a case too short for one window is refused naming it and the fix.
+TEST_F(FlowDataTest, UnrolledWindowsStayInTheTrainingFramesOrAreRefusedByName) {
+  std::vector<FlowCase> cases;
+  for (const char* name : {"a", "b", "c"}) cases.push_back(*LoadFlowCase(Case(name, {.frames = 6})));
+  const FlowSplit split = *SplitFlowPairs(cases, 1);
+  absl::StatusOr<std::vector<FlowPairRange>> windows = UnrolledWindows(cases, split.train, 3, 1);
+  ASSERT_TRUE(windows.ok()) << windows.status();
+  EXPECT_EQ(*windows, (std::vector<FlowPairRange>{{0, 0, 3}, {1, 0, 3}}));  // t + 3 <= 5, the last frame
+  EXPECT_EQ(*UnrolledWindows(cases, split.train, 1, 1), split.train);
+
+  std::vector<FlowCase> single = {*LoadFlowCase(Case("long", {.frames = 21}))};
+  const FlowSplit one = *SplitFlowPairs(single, 1);  // validation inputs from frame 16
+  windows = UnrolledWindows(single, one.train, 4, 1);
+  ASSERT_TRUE(windows.ok()) << windows.status();
+  EXPECT_EQ(*windows, (std::vector<FlowPairRange>{{0, 0, 12}}));  // the last window, t = 11, ends at frame 15
+
+  const absl::StatusOr<std::vector<FlowPairRange>> too_long = UnrolledWindows(cases, split.train, 6, 1);
+  EXPECT_TRUE(absl::IsInvalidArgument(too_long.status()));
+  EXPECT_THAT(too_long.status().message(), AllOf(HasSubstr("/a/frames.npy"), HasSubstr("--unroll 6"),
+                                                 HasSubstr("windows of 7 frames"), HasSubstr("6 frames"),
+                                                 HasSubstr("lower --unroll"), HasSubstr("make-flow --frames")));
+  EXPECT_THAT(UnrolledWindows(cases, split.train, 3, 3).status().message(), HasSubstr("--horizon 3"));
+}
+
+// A data root with --unroll: training windows, held-out rows the one-step pairs of before.
+TEST_F(FlowDataTest, UnrolledDataRootKeepsTheOneStepHeldOutRows) {
+  WriteFixtureCase(root_ + "/set/a");
+  WriteFixtureCase(root_ + "/set/b");
+  const absl::StatusOr<FlowDataset> unrolled = LoadFlowDataset(root_ + "/set", {.image_size = 8, .unroll = 2});
+  const absl::StatusOr<FlowDataset> pairs = LoadFlowDataset(root_ + "/set", {.image_size = 8});
+  ASSERT_TRUE(unrolled.ok() && pairs.ok()) << unrolled.status();
+  EXPECT_EQ(unrolled->train.channels, 10);
+  EXPECT_EQ(unrolled->train.count, 4 * 4);  // case a's inputs 0-3 (frames 0-5), 4 crops each
+  EXPECT_EQ(unrolled->validation.channels, 7);
+  EXPECT_EQ(unrolled->validation.pixels, pairs->validation.pixels);
+  EXPECT_THAT(LoadFlowDataset(root_ + "/set", {.image_size = 8, .unroll = 6}).status().message(),
+              HasSubstr("--unroll 6"));
+}
+
 }  // namespace
 }  // namespace gantry

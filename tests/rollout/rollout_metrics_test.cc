@@ -49,11 +49,54 @@ TEST(RolloutMetrics, FirstBelowTheThreshold) {
   EXPECT_EQ(FirstBelow({0.99, NAN}, 0.95), 1);
 }
 
+// A blow-up: any non-finite value, or a norm beyond 10x the truth's (not at exactly 10x).
+TEST(RolloutMetrics, BlowUpIsANonFiniteValueOrTenTimesTheTruthsNorm) {
+  const std::vector<float> truth = {3, 4};
+  EXPECT_FALSE(BlewUp(truth.data(), truth.data(), 2));
+  const std::vector<float> ten = {30, 40}, beyond = {30, 40.01f};
+  EXPECT_FALSE(BlewUp(ten.data(), truth.data(), 2));
+  EXPECT_TRUE(BlewUp(beyond.data(), truth.data(), 2));
+  const std::vector<float> nan = {NAN, 0}, inf = {0, INFINITY};
+  EXPECT_TRUE(BlewUp(nan.data(), truth.data(), 2));
+  EXPECT_TRUE(BlewUp(inf.data(), truth.data(), 2));
+}
+
+// --report-every K: rows of the multiples of K and the last step; the summary of every step.
+TEST(RolloutReport, ReportEveryKeepsTheMultiplesAndTheLastStep) {
+  std::vector<RolloutStepRow> rows;
+  for (int64_t step = 1; step <= 7; ++step) rows.push_back({step, 0.01 * step, 0.99, 0.1});
+  const std::string csv = RolloutCsv(rows, 3);
+  EXPECT_EQ(csv.substr(csv.find('\n') + 1), "3,0.03,0.99,0.1,,,0\n6,0.06,0.99,0.1,,,0\n7,0.07,0.99,0.1,,,0\n");
+  EXPECT_EQ(RolloutCsv(rows, 1), RolloutCsv(rows));
+  const std::string md = RolloutMarkdown(rows, RolloutSummary{}, 3);
+  EXPECT_THAT(md, AllOf(HasSubstr("7 step(s)"), HasSubstr("stayed >= 0.95 for all 7 steps"),
+                        HasSubstr("the steps that are multiples of 3, and the last (--report-every 3)"), HasSubstr("| 6 | 0.0600 |"),
+                        HasSubstr("| 7 | 0.0700 |")));
+  EXPECT_THAT(md, ::testing::Not(HasSubstr("| 5 | 0.0500 |")));
+}
+
+TEST(RolloutReport, BothThresholdsAndTheBlowUpAreSummarised) {
+  const std::vector<RolloutStepRow> rows = {{1, 0.05, 0.99, 0.2}, {2, 0.1, 0.9, 0.3}, {3, 0.5, 0.7, 0.3}};
+  RolloutSummary s;
+  s.horizon = 2;
+  s.lattice_steps_per_frame = 10;
+  s.first_below = 2;
+  s.first_below_loose = 3;
+  std::string md = RolloutMarkdown(rows, s);
+  EXPECT_THAT(md, AllOf(HasSubstr("first below 0.95 at step 2 (40 lattice steps)"),
+                        HasSubstr("first below 0.8 at step 3 (60 lattice steps)"),
+                        HasSubstr("- no blow-up in 3 steps (no non-finite value, no field norm beyond 10x")));
+  s.first_below_loose.reset();
+  s.blow_up = 3;
+  md = RolloutMarkdown(rows, s);
+  EXPECT_THAT(md, AllOf(HasSubstr("stayed >= 0.8 for all 3 steps"), HasSubstr("- blew up at step 3 (a non-finite")));
+}
+
 TEST(RolloutReport, CsvAndMarkdownCarryEveryStepAndTheSummary) {
   std::vector<RolloutStepRow> rows = {{1, 0.05, 0.99, 0.2, 0.06, 0.04}, {2, 0.1, 0.94, 0.3, std::nullopt, std::nullopt}};
   const std::string csv = RolloutCsv(rows);
   EXPECT_THAT(csv, HasSubstr("step,relative_l2,vorticity_correlation,persistence_relative_l2,seam_relative_l2,"
-                             "interior_relative_l2\n1,0.05,0.99,0.2,0.06,0.04\n2,0.1,0.94,0.3,,\n"));
+                             "interior_relative_l2,spectrum_error\n1,0.05,0.99,0.2,0.06,0.04,0\n2,0.1,0.94,0.3,,,0\n"));
   RolloutSummary s;
   s.run = "runs/r";
   s.case_dir = "data/c";
@@ -68,7 +111,7 @@ TEST(RolloutReport, CsvAndMarkdownCarryEveryStepAndTheSummary) {
   const std::string md = RolloutMarkdown(rows, s);
   EXPECT_THAT(md, AllOf(HasSubstr("first below 0.95 at step 2 (100 lattice steps)"),
                         HasSubstr("predicted 0.1800, true 0.2000 (-10.0%)"), HasSubstr("12.5 tiles/s over 2 rank(s)"),
-                        HasSubstr("| 2 | 0.1000 | 0.9400 | 0.3000 | - | - |")));
+                        HasSubstr("| 2 | 0.1000 | 0.9400 | 0.3000 | - | - | 0.0000 |")));
 }
 
 }  // namespace

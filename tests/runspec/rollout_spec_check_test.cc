@@ -29,6 +29,11 @@ TEST(RolloutSpecCheck, OnlyTheRequiredFieldsAreNeededAndEachBadOneIsNamed) {
   r.set_source_job_id("job-3");
   r.mutable_tile_batch()->set_value(kMaxRolloutTileBatch + 1);
   EXPECT_THAT(CheckRolloutSpec(r).message(), HasSubstr("rollout.tile_batch: "));
+  r.clear_tile_batch();
+  r.mutable_report_every()->set_value(0);
+  EXPECT_THAT(CheckRolloutSpec(r).message(), HasSubstr("rollout.report_every: bad value '0' (an integer in [1, 1000000])"));
+  r.mutable_report_every()->set_value(10);
+  EXPECT_TRUE(CheckRolloutSpec(r).ok());
 }
 
 TEST(RolloutSpecCheck, TheRunMustBeAPix2pixFlowRunWhoseImageSizeIsTheTile) {
@@ -79,6 +84,7 @@ TEST(RolloutSpecCheck, FlagsAndFieldsAreRefusedAlikeWithTheirRange) {
       {{.steps = 1, .group = 0}, "--group: bad value '0' (an integer in [1, 65536])"},
       {{.steps = 1, .tile_batch = 4097}, "--tile-batch: bad value '4097' (an integer in [1, 4096])"},
       {{.steps = 1, .tile_batch = INT64_MAX}, "--tile-batch: bad value '9223372036854775807'"},
+      {{.steps = 1, .report_every = 0}, "--report-every: bad value '0' (an integer in [1, 1000000])"},
   };
   for (const auto& c : cases) EXPECT_THAT(CheckRolloutNumbers(c.numbers, RolloutNaming::kFlags).message(),
                                           HasSubstr(c.refusal));

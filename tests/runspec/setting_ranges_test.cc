@@ -127,6 +127,31 @@ TEST(MemoryEstimate, ARunTooLargeForTheMachineIsRefusedBeforeAnythingIsAllocated
   EXPECT_LT(TrainBytesPerRank(dcgan, 4096, 4), TrainBytesPerRank(dcgan, 4096, 1));
 }
 
+// Unrolling keeps each step's activations: M times G's and D's; pushforward keeps one
+// step's. A window that does not fit is refused naming --unroll and the fix.
+TEST(MemoryEstimate, UnrolledTrainingKeepsEachStepsActivations) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  TrainConfig p2p;
+  p2p.model = "pix2pix";
+  p2p.pix2pix.image_size = 256;
+  p2p.batch_sizes = {16};
+  const double one = TrainActivationFloatsPerSample(p2p);
+  p2p.pix2pix.unroll.steps = 8;
+  EXPECT_DOUBLE_EQ(TrainActivationFloatsPerSample(p2p), 8 * one);
+  p2p.pix2pix.unroll.loss = UnrollLoss::kLast;  // G's 8 passes in the graph, D's on the last only
+  EXPECT_LT(TrainActivationFloatsPerSample(p2p), 8 * one);
+  EXPECT_GT(TrainActivationFloatsPerSample(p2p), 4 * one);
+  p2p.pix2pix.unroll.pushforward = true;
+  EXPECT_DOUBLE_EQ(TrainActivationFloatsPerSample(p2p), one);
+  p2p.pix2pix.unroll.pushforward = false;
+  p2p.pix2pix.unroll.loss = UnrollLoss::kEvery;
+  p2p.pix2pix.unroll.steps = 64;
+  const absl::Status deep = CheckRunFitsMemory(p2p, 1, 16 * kGiB);
+  EXPECT_TRUE(absl::IsInvalidArgument(deep));
+  EXPECT_THAT(deep.message(), HasSubstr("--unroll 64)"));
+  EXPECT_THAT(deep.message(), HasSubstr("--unroll (or add --pushforward)"));
+}
+
 TEST(MemoryEstimate, TheDcganCountMatchesItsCheckpointSize) {
   // docs/run-folder.md: a DCGAN checkpoint with Adam is about 29 MiB (3 floats a parameter).
   const double mib = ModelParameterCount(TrainConfig{}) * 3 * 4 / (1 << 20);

@@ -74,6 +74,47 @@ TEST(TrainConfig, Pix2pixSettingsAndDefaults) {
   EXPECT_FLOAT_EQ(ResolveTrainConfig({})->optimizer.lr, 1e-4f);
 }
 
+// --unroll and its companions: next-frame flow runs only; the companions need M >= 2.
+TEST(TrainConfig, UnrollSettingsParseAndAreRefusedWhereTheyDoNothing) {
+  const RawSettings flow = {{"model", "pix2pix"}, {"dataset", "flow"}};
+  auto with = [&](RawSettings extra) {
+    RawSettings s = flow;
+    s.insert(extra.begin(), extra.end());
+    return ResolveTrainConfig(s);
+  };
+  EXPECT_EQ(ResolveTrainConfig(flow)->pix2pix.unroll, UnrollConfig{});
+  const absl::StatusOr<TrainConfig> c =
+      with({{"unroll", "8"}, {"unroll-loss", "last"}, {"unroll-curriculum", "3"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->pix2pix.unroll.steps, 8);
+  EXPECT_EQ(c->pix2pix.unroll.loss, UnrollLoss::kLast);
+  EXPECT_EQ(c->pix2pix.unroll.curriculum_epochs, 3);
+  EXPECT_TRUE(with({{"unroll", "4"}, {"pushforward", "true"}})->pix2pix.unroll.pushforward);
+  EXPECT_TRUE(with({{"unroll", "1"}, {"pushforward", "false"}}).ok());  // a switch left off asks for nothing
+  EXPECT_THAT(with({{"unroll", "0"}}).status().message(), HasSubstr("--unroll"));
+  EXPECT_THAT(with({{"unroll", "65"}}).status().message(), HasSubstr("--unroll"));
+  EXPECT_THAT(with({{"unroll-loss", "first"}}).status().message(), HasSubstr("--unroll-loss"));
+  EXPECT_THAT(with({{"pushforward", "true"}}).status().message(),
+              HasSubstr("--pushforward applies to unrolled training; give --unroll M with M >= 2"));
+  EXPECT_THAT(with({{"unroll-curriculum", "2"}}).status().message(), HasSubstr("--unroll-curriculum applies"));
+  EXPECT_THAT(with({{"unroll", "3"}, {"pushforward", "true"}, {"unroll-loss", "every"}}).status().message(),
+              HasSubstr("--pushforward trains on the last step's loss only"));
+  EXPECT_THAT(ResolveTrainConfig({{"unroll", "3"}}).status().message(),
+              HasSubstr("(--model pix2pix --dataset flow), not --model dcgan --dataset "));
+  EXPECT_STREQ(UnrollLossName(UnrollLoss::kLast), "last");
+  EXPECT_STREQ(UnrollLossName(UnrollLoss::kEvery), "every");
+  UnrollConfig curriculum{.steps = 4, .curriculum_epochs = 3};
+  EXPECT_EQ(curriculum.StepsAt(0), 1);
+  EXPECT_EQ(curriculum.StepsAt(2), 1);
+  EXPECT_EQ(curriculum.StepsAt(3), 2);
+  EXPECT_EQ(curriculum.StepsAt(100), 4);
+  EXPECT_EQ(UnrollConfig{.steps = 4}.StepsAt(0), 4);
+  EXPECT_TRUE((UnrollConfig{.steps = 3}).CarriesLoss(1, 3));
+  EXPECT_FALSE((UnrollConfig{.steps = 3, .loss = UnrollLoss::kLast}).CarriesLoss(1, 3));
+  EXPECT_FALSE((UnrollConfig{.steps = 3, .pushforward = true}).CarriesLoss(2, 3));
+  EXPECT_TRUE((UnrollConfig{.steps = 3, .pushforward = true}).CarriesLoss(3, 3));
+}
+
 TEST(TrainConfig, ImageSizesTheUNetCannotTakeNameTheFix) {
   const absl::Status s = ResolveTrainConfig({{"model", "pix2pix"}, {"image-size", "100"}}).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);

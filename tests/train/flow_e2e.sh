@@ -59,6 +59,47 @@ grep -q "tiles/s over 2 rank(s)" "$dir/roll/rollout.md" || fail "rollout.md lack
   > "$dir/roll1.log" 2>&1 || { cat "$dir/roll1.log"; fail "rollout on one rank"; }
 cmp -s "$dir/roll/rollout.csv" "$dir/roll1/rollout.csv" || fail "1 rank and 2 ranks differ: $(diff "$dir/roll/rollout.csv" "$dir/roll1/rollout.csv")"
 
+# Unrolled training under mpirun -np 2 (--unroll 3 with a curriculum of one epoch per
+# added step: epochs 1, 2, 3 unroll 1, 2, 3 steps): rank 0 killed in epoch 3 and the run
+# resumed ends in the state and epoch rows of the run never interrupted; the unrolled
+# model rolls out and generates like any next-frame model.
+mpi() { "$mpiexec" --allow-run-as-root --oversubscribe -np 2 "$worker" "$@"; }
+state_crc() { "$worker" inspect-checkpoint "$1" | grep '"state_crc32"'; }
+rows_without_timing() { cut -d, -f1,2,6,7,8,12,16-19 "$1/epochs.csv"; }
+unrolled=(train --model pix2pix --dataset flow --data-dir "$dir/data" --image-size 32 --ngf 8 --ndf 8
+          --batch-size 8 --limit-images 32 --epochs 3 --checkpoint-every-steps 3 --unroll 3 --unroll-curriculum 1)
+mpi "${unrolled[@]}" --out "$dir/unrolled" > "$dir/unrolled.log" 2>&1 || { cat "$dir/unrolled.log"; fail "unrolled train"; }
+grep -q "unrolled training: windows of 4 frames (3 steps of --horizon 1), loss on every step, from 1 step adding one every 1 epoch" \
+  "$dir/unrolled/log.txt" || fail "the log does not describe the unrolled training"
+python3 -c 'import json, sys
+u = json.load(open(sys.argv[1]))["config"]["pix2pix"]["unroll"]
+sys.exit(u != {"steps": 3, "loss": "every", "pushforward": False, "curriculum_epochs": 1})' "$dir/unrolled/run.json" \
+  || fail "run.json does not record --unroll: $(cat "$dir/unrolled/run.json")"
+mpi "${unrolled[@]}" --out "$dir/crashed" --debug-crash-after-step 9 > "$dir/crashed.log" 2>&1 \
+  && fail "mpirun exited 0 although rank 0 was killed"
+mpi train --resume "$dir/crashed" > "$dir/resumed.log" 2>&1 || { cat "$dir/resumed.log"; fail "resume the unrolled run"; }
+grep -qE "resuming at batch 8 epoch 3 step 1/4" "$dir/resumed.log" || fail "did not resume in epoch 3: $(grep resum "$dir/resumed.log")"
+[[ $(state_crc "$dir/crashed") == "$(state_crc "$dir/unrolled")" ]] \
+  || fail "the resumed unrolled run's state differs from the uninterrupted run's"
+[[ $(rows_without_timing "$dir/crashed") == "$(rows_without_timing "$dir/unrolled")" ]] \
+  || fail "the resumed unrolled run's epochs.csv differs from the uninterrupted run's"
+mpi "${unrolled[@]}" --pushforward --unroll-loss last --max-steps 2 --out "$dir/pushforward" > "$dir/pf.log" 2>&1 \
+  || { cat "$dir/pf.log"; fail "train with --pushforward"; }
+"$worker" rollout --run "$dir/unrolled" --case "$dir/data/case-2" --steps 3 --out "$dir/roll-unrolled" \
+  > "$dir/roll-unrolled.log" 2>&1 || { cat "$dir/roll-unrolled.log"; fail "rollout of the unrolled run"; }
+"$worker" generate --run "$dir/unrolled" --case "$dir/data/case-2" --out "$dir/gen-unrolled" \
+  > "$dir/gen-unrolled.log" 2>&1 || { cat "$dir/gen-unrolled.log"; fail "generate from the unrolled run"; }
+# Windows longer than a case: refused naming the case and the fix (exit 2, nothing trained).
+set +e
+"$worker" train --model pix2pix --dataset flow --data-dir "$dir/data" --image-size 32 --unroll 40 \
+  --out "$dir/too-long" > "$dir/too-long.log" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "--unroll 40 on 30 frames exited $rc, not 2"
+grep -q -- "--unroll 40 at --horizon 1 needs windows of 41 frames" "$dir/too-long.log" \
+  || fail "the refusal does not name the window: $(cat "$dir/too-long.log")"
+[ ! -e "$dir/too-long/checkpoints" ] || fail "a refused run wrote checkpoints"
+
 set +e
 "$worker" rollout --run "$dir/run" --case "$dir/data/case-2" --steps 2 --tile 64 > "$dir/bad.log" 2>&1
 rc=$?

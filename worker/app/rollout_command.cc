@@ -1,6 +1,9 @@
 #include "worker/app/rollout_command.h"
 
+#include <chrono>
 #include <cstdio>
+#include <functional>
+#include <memory>
 
 #include "common/exit_codes.h"
 #include "runspec/rollout_spec_check.h"
@@ -28,10 +31,30 @@ RolloutCommand::RolloutCommand(CLI::App& app) {
   command_->add_option("--blend", request_.blend, "gaussian | linear | none [default: gaussian]");
   n.Int("--group", &request_.group_size, kRolloutGroup, "tiles per group; groups go to ranks in runs [default: 1]");
   n.Int("--tile-batch", &request_.batch, kRolloutTileBatch, "tiles per generator call [default: 4]");
+  n.Int("--report-every", &request_.report_every, kRolloutReportEvery,
+        "rows of rollout.csv and rollout.md for every Kth step and the last (the summary, the plot and the strip "
+        "still see every step) [default: 1]");
   command_->add_option("--out", request_.out,
                        "a new (or empty) output folder [default: RUN/rollout-<case folder name>]; a rollout never "
                        "writes over files");
 }
+
+namespace {
+
+constexpr double kProgressSeconds = 5;
+
+// Rank 0's progress of a long rollout: a line at most every kProgressSeconds, and the last step's.
+std::function<void(int64_t, double)> ProgressLines(int64_t steps) {
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  return [last, steps](int64_t step, double tiles_per_second) {
+    const auto now = std::chrono::steady_clock::now();
+    if (step < steps && std::chrono::duration<double>(now - *last).count() < kProgressSeconds) return;
+    *last = now;
+    spdlog::info("rollout step {}/{}: {:.1f} tiles/s", step, steps, tiles_per_second);
+  };
+}
+
+}  // namespace
 
 int RolloutCommand::Run(int* argc, char*** argv) {
   if (absl::Status s = numbers_->Parse(); !s.ok()) {
@@ -44,6 +67,7 @@ int RolloutCommand::Run(int* argc, char*** argv) {
     return kExitFailure;
   }
   SetUpWorkerLogging(group->comm().rank());
+  request_.on_step = ProgressLines(request_.steps);
   const absl::Status status = RunRolloutJob(group->comm(), request_);
   if (status.ok()) return kExitOk;
   // ABORTED: another rank's error, which that rank reports.

@@ -13,8 +13,11 @@ absl::StatusOr<FlowDataset> LoadFlowDataset(const std::string& root, const FlowP
     out.cases.push_back(std::move(c));
   }
   ASSIGN_OR_RETURN(out.split, SplitFlowPairs(out.cases, options.horizon));
-  ASSIGN_OR_RETURN(out.train, MakeFlowPairs(out.cases, out.split.train, options));
+  ASSIGN_OR_RETURN(const std::vector<FlowPairRange> windows,
+                   UnrolledWindows(out.cases, out.split.train, options.unroll, options.horizon));
+  ASSIGN_OR_RETURN(out.train, MakeFlowPairs(out.cases, windows, options));
   FlowPairOptions held = options;
+  held.unroll = 1;  // validation scores the one-step prediction, whatever the training unrolls
   held.seed = Mix64(options.seed + 1);  // validation crops do not repeat the training draws
   held.max_rows = 0;
   held.input_noise = 0.0f;  // validation scores the task itself: clean inputs

@@ -1,6 +1,7 @@
 // The flow workload's training and validation rows from a data root (--dataset flow
 // --data-dir ROOT): the cases found under ROOT, split (flow_split.h) and cropped into
-// rows {7, S, S} (flow_pairs.h).
+// rows {7, S, S} (flow_pairs.h); with --unroll M the training rows are windows
+// {4 + 3 M, S, S} and the validation rows stay one-step pairs.
 #pragma once
 
 #include <string>
@@ -17,7 +18,7 @@ namespace gantry {
 struct FlowDataset {
   std::vector<FlowCase> cases;
   FlowSplit split;
-  ImageDataset train;       // max_rows applies here only
+  ImageDataset train;       // max_rows applies here only; windows of options.unroll targets
   ImageDataset validation;  // crops of the held-out pairs, from a seed of their own, without input noise
 };
 

@@ -53,6 +53,7 @@ void CropMask(const FlowCase& c, int64_t y, int64_t x, int64_t s, float* out) {
 absl::StatusOr<ImageDataset> MakeFlowPairs(const std::vector<FlowCase>& cases,
                                            const std::vector<FlowPairRange>& ranges, const FlowPairOptions& options) {
   const int64_t s = options.image_size;
+  if (options.unroll < 1) return absl::InvalidArgumentError(absl::StrCat("--unroll ", options.unroll, ": must be >= 1"));
   if (s < 1) return absl::InvalidArgumentError(absl::StrCat("--image-size ", s, ": must be positive"));
   if (!(options.input_noise >= 0.0f)) {
     return absl::InvalidArgumentError(absl::StrCat("--input-noise ", options.input_noise, ": must be >= 0"));
@@ -62,8 +63,9 @@ absl::StatusOr<ImageDataset> MakeFlowPairs(const std::vector<FlowCase>& cases,
   for (const FlowPairRange& range : ranges) {
     const FlowCase& c = cases.at(range.case_index);
     if (absl::Status fits = CheckFits(c, s); !fits.ok()) return fits;
-    if (range.first_t < 0 || range.end_t + options.horizon > c.frames) {
-      return absl::InternalError(absl::StrCat("pair range [", range.first_t, ", ", range.end_t, ") + ", options.horizon,
+    const int64_t span = options.unroll * options.horizon;  // from the input to the window's last frame
+    if (range.first_t < 0 || range.end_t + span > c.frames) {
+      return absl::InternalError(absl::StrCat("pair range [", range.first_t, ", ", range.end_t, ") + ", span,
                                               " outside the ", c.frames, " frames of ", c.dir));
     }
     const int64_t per_pair = options.crops_per_pair > 0 ? options.crops_per_pair : (c.ny * c.nx + s * s - 1) / (s * s);
@@ -80,7 +82,7 @@ absl::StatusOr<ImageDataset> MakeFlowPairs(const std::vector<FlowCase>& cases,
 
   ImageDataset out;
   out.count = static_cast<int64_t>(crops.size());
-  out.channels = kFlowRowChannels;
+  out.channels = FlowWindowChannels(options.unroll);
   out.height = s;
   out.width = s;
   out.images_path = cases.empty() ? "" : cases.front().dir + "/frames.npy";
@@ -95,7 +97,10 @@ absl::StatusOr<ImageDataset> MakeFlowPairs(const std::vector<FlowCase>& cases,
     CropNormalised(c, k.t, k.y, k.x, s, row);
     if (options.input_noise > 0.0f) AddNoise(noise_rng, options.input_noise, kFlowChannels * plane, row);
     CropMask(c, k.y, k.x, s, row + kFlowChannels * plane);
-    CropNormalised(c, k.t + options.horizon, k.y, k.x, s, row + kFlowConditionChannels * plane);
+    for (int64_t step = 1; step <= options.unroll; ++step) {
+      float* target = row + FlowWindowChannels(step - 1) * plane;
+      CropNormalised(c, k.t + step * options.horizon, k.y, k.x, s, target);
+    }
   }
   return out;
 }

@@ -44,4 +44,24 @@ absl::StatusOr<FlowSplit> SplitFlowPairs(const std::vector<FlowCase>& cases, int
   return split;
 }
 
+absl::StatusOr<std::vector<FlowPairRange>> UnrolledWindows(const std::vector<FlowCase>& cases,
+                                                           const std::vector<FlowPairRange>& train, int64_t unroll,
+                                                           int64_t horizon) {
+  if (unroll < 1) return absl::InvalidArgumentError(absl::StrCat("--unroll ", unroll, ": must be >= 1"));
+  std::vector<FlowPairRange> windows;
+  for (FlowPairRange range : train) {
+    const int64_t frames = range.pairs() + horizon;  // the frames these pairs train on
+    range.end_t -= (unroll - 1) * horizon;
+    if (range.end_t <= range.first_t) {
+      const FlowCase& c = cases.at(range.case_index);
+      return absl::InvalidArgumentError(absl::StrCat(
+          c.dir, "/frames.npy: --unroll ", unroll, " at --horizon ", horizon, " needs windows of ", unroll * horizon + 1,
+          " frames, more than the ", frames, " frames this case trains on (frames ", range.first_t, " to ",
+          range.first_t + frames - 1, "); lower --unroll or --horizon, or record more frames (make-flow --frames)"));
+    }
+    windows.push_back(range);
+  }
+  return windows;
+}
+
 }  // namespace gantry

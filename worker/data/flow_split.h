@@ -36,4 +36,12 @@ struct FlowSplit {
 // case has too few frames to give both sets a pair.
 absl::StatusOr<FlowSplit> SplitFlowPairs(const std::vector<FlowCase>& cases, int64_t horizon);
 
+// The inputs of `train` (a split's training pairs) whose whole window of `unroll` steps of
+// `horizon` frames lies in the frames those pairs train on: each range loses its last
+// (unroll - 1) x horizon inputs, so no window reaches a validation frame. INVALID_ARGUMENT
+// naming the case and the fix when a range keeps no input.
+absl::StatusOr<std::vector<FlowPairRange>> UnrolledWindows(const std::vector<FlowCase>& cases,
+                                                           const std::vector<FlowPairRange>& train, int64_t unroll,
+                                                           int64_t horizon);
+
 }  // namespace gantry

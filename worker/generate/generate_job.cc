@@ -63,7 +63,7 @@ absl::StatusOr<Plan> PlanInputs(GanModel& model, const GenerateRequest& r) {
     ASSIGN_OR_RETURN(plan.inputs, LatentInputs(model, r.latent, kMaxGenerateSamples));
     plan.source = !r.latent.interpolate.empty() ? "interpolate" : !r.latent.noise_file.empty() ? "noise-file" : "seed";
   } else {
-    if (row.rank() != 3 || row[0] != kFlowRowChannels || row[1] != row[2]) {
+    if (row.rank() != 3 || !IsFlowRowShape(row[0], row[1], row[2])) {
       return absl::InvalidArgumentError(absl::StrCat("--model ", model.name(), " on rows ", row.ToString(),
                                                      ": generate takes image models and next-frame flow models"));
     }

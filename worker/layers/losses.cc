@@ -12,6 +12,12 @@ LossResult BceWithLogitsLoss(const Context& ctx, const Tensor& logits, float tar
   return r;
 }
 
+LossResult WeightedBceWithLogitsLoss(const Context& ctx, const Tensor& logits, float target, float weight) {
+  LossResult r = BceWithLogitsLoss(ctx, logits, target);
+  if (weight != 1.0f) ctx.backend->Scale(r.grad.numel(), weight, r.grad.data());
+  return r;
+}
+
 LossResult SoftmaxCrossEntropyLoss(const Tensor& logits, const std::vector<int32_t>& labels) {
   CHECK_EQ(logits.shape().rank(), 2) << "softmax cross-entropy of " << logits.shape().ToString();
   const int64_t n = logits.dim(0), k = logits.dim(1);

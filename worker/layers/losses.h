@@ -16,6 +16,9 @@ struct LossResult {
 // Mean binary cross-entropy of sigmoid(logits) against the constant label `target`
 // (computed on logits, stable for any magnitude).
 LossResult BceWithLogitsLoss(const Context& ctx, const Tensor& logits, float target);
+// The same, with the gradient multiplied by `weight` (the loss is left unweighted); a
+// weight of 1 multiplies nothing.
+LossResult WeightedBceWithLogitsLoss(const Context& ctx, const Tensor& logits, float target, float weight);
 
 // Mean over the N rows of logits [N, K] of the cross-entropy of softmax(row) against
 // the class labels[n] (each < K); the gradient is (softmax - one_hot) / N. Computed on

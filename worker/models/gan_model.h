@@ -91,6 +91,11 @@ class GanModel {
   // SamplesFromData() is false.
   virtual Tensor SampleInputs(Rng& rng, int64_t count) const = 0;
 
+  // Told at the start of every epoch (0-based, of the batch size in training, resumed
+  // epochs included) before its first step, so a model whose step changes over training
+  // (Pix2Pix's --unroll-curriculum) follows the epoch, not the steps it happened to take.
+  virtual void BeginEpoch(int64_t /*epoch*/) {}
+
   // Whether the sample grid's generator inputs come from data rows rather than from an
   // Rng: a conditional GAN (Pix2Pix) is shown on fixed validation rows, which the caller
   // picks and passes to SampleInputsFromRows instead of calling SampleInputs.

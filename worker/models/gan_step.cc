@@ -8,12 +8,6 @@ namespace gantry {
 
 namespace {
 
-LossResult WeightedBce(const Context& ctx, const Tensor& logits, float target, float weight) {
-  LossResult r = BceWithLogitsLoss(ctx, logits, target);
-  if (weight != 1.0f) ctx.backend->Scale(r.grad.numel(), weight, r.grad.data());
-  return r;
-}
-
 AugmentTransforms TransformsOf(const AugmentPolicy& p) {
   return AugmentTransforms{.color = p.color, .translation = p.translation, .cutout = p.cutout};
 }
@@ -57,9 +51,9 @@ GanStepResult ComputeGanGradients(const Context& ctx, GanModel& model, const Ten
   // sends G's (most of the step's bytes) while D's backward computes. The order of the
   // tapes changes no value: each network's gradient buffer gets the same additions in the
   // same order, and the passes share only read-only caches.
-  const LossResult d_real = WeightedBce(ctx, r.real_logits, 1.0f, weights.d);
-  const LossResult d_fake = WeightedBce(ctx, r.fake_logits, 0.0f, weights.d);
-  const LossResult g_fool = WeightedBce(ctx, r.fake_logits, 1.0f, weights.g);
+  const LossResult d_real = WeightedBceWithLogitsLoss(ctx, r.real_logits, 1.0f, weights.d);
+  const LossResult d_fake = WeightedBceWithLogitsLoss(ctx, r.fake_logits, 0.0f, weights.d);
+  const LossResult g_fool = WeightedBceWithLogitsLoss(ctx, r.fake_logits, 1.0f, weights.g);
   Context no_param_grads = fake_ctx;
   no_param_grads.param_grads = false;
   const Tensor d_fake_input_grad = d.Backward(no_param_grads, g_fool.grad, d_fake_cache, /*want_input_grad=*/true);

@@ -18,13 +18,6 @@ void AddAll(Sequential& s, std::vector<std::unique_ptr<Layer>> layers) {
   for (auto& l : layers) s.Add(std::move(l));
 }
 
-// The mean BCE against `target` and its gradient times `weight`.
-LossResult Pix2PixWeightedBce(const Context& ctx, const Tensor& logits, float target, float weight) {
-  LossResult r = BceWithLogitsLoss(ctx, logits, target);
-  if (weight != 1.0f) ctx.backend->Scale(r.grad.numel(), weight, r.grad.data());
-  return r;
-}
-
 // A convolution's weight (and bias) named "<module>.weight" ("<module>.bias").
 void AddConv(TorchNames& names, const std::string& module, bool bias = false) {
   names.params.push_back(module + ".weight");
@@ -106,7 +99,9 @@ int64_t PatchGanLogitSide(int64_t image_size) { return image_size / 8 - 2; }
 Pix2pix::Pix2pix(const Pix2pixConfig& config, Device device)
     : config_(config),
       generator_(MakePix2pixGenerator(config)),
-      discriminator_(MakePix2pixDiscriminator(config)) {
+      discriminator_(MakePix2pixDiscriminator(config)),
+      unrolled_(config.unroll.StepsAt(0)) {
+  CHECK_GE(config.unroll.steps, 1) << "--unroll";
   Layer* first = generator_.layers()[0];
   Layer* unet = config.predict == NextFramePrediction::kDelta ? &static_cast<ResidualNextFrame*>(first)->inner() : first;
   unet_ = static_cast<UNet*>(unet);
@@ -116,17 +111,21 @@ Pix2pix::Pix2pix(const Pix2pixConfig& config, Device device)
   d_params_ = std::make_unique<FlatParameters>(d_layers, device);
 }
 
-Shape Pix2pix::SampleShape() const { return Shape{kPix2pixRowChannels, config_.image_size, config_.image_size}; }
+Shape Pix2pix::SampleShape() const {
+  const int64_t channels = Pix2pixConfig::kInputChannels + config_.unroll.steps * Pix2pixConfig::kOutputChannels;
+  return Shape{channels, config_.image_size, config_.image_size};
+}
 
 Tensor Pix2pix::Channels(const Tensor& rows, int64_t first, int64_t count, Device device) const {
-  const Shape row = SampleShape();
-  CHECK(rows.rank() == 4 && rows.dim(1) == row[0] && rows.dim(2) == row[1] && rows.dim(3) == row[2])
-      << "pix2pix rows " << rows.shape().ToString() << ", expected [N, " << row.ToString() << "]";
-  const int64_t plane = row[1] * row[2], n = rows.dim(0);
-  Tensor out = Tensor::Uninitialized(Shape{n, count, row[1], row[2]}, DType::kF32, device);
+  const int64_t s = config_.image_size;
+  CHECK(rows.rank() == 4 && rows.dim(1) >= first + count && rows.dim(2) == s && rows.dim(3) == s)
+      << "pix2pix rows " << rows.shape().ToString() << " have no channels [" << first << ", " << first + count
+      << ") of " << s << "x" << s;
+  const int64_t plane = s * s, n = rows.dim(0), channels = rows.dim(1);
+  Tensor out = Tensor::Uninitialized(Shape{n, count, s, s}, DType::kF32, device);
   for (int64_t i = 0; i < n; ++i) {
     out.ViewAt(i * count * plane, Shape{count * plane})
-        .CopyFrom(rows.ViewAt((i * row[0] + first) * plane, Shape{count * plane}));
+        .CopyFrom(rows.ViewAt((i * channels + first) * plane, Shape{count * plane}));
   }
   return out;
 }
@@ -137,15 +136,24 @@ GanInputs Pix2pix::StepInputs(const Tensor& rows, Rng& /*rng*/, int64_t global_r
   CHECK(0 <= begin && begin <= end && end <= global_rows) << "rows [" << begin << ", " << end << ") of " << global_rows;
   GanInputs in;
   in.generator_input = Channels(rows, 0, Pix2pixConfig::kInputChannels, device);
-  in.real = Channels(rows, Pix2pixConfig::kInputChannels, Pix2pixConfig::kOutputChannels, device);
+  in.real = Channels(rows, Pix2pixConfig::kInputChannels, config_.unroll.steps * Pix2pixConfig::kOutputChannels, device);
   in.row_offset = begin;
   return in;
 }
 
 GanStepResult Pix2pix::ComputeGradients(const Context& ctx, const GanInputs& inputs, const GanLossWeights& weights) {
   const Tensor& x = inputs.generator_input;
-  const Tensor& y = inputs.real;
-  CHECK_EQ(x.dim(0), y.dim(0)) << "condition and target batches differ";
+  CHECK_EQ(x.dim(0), inputs.real.dim(0)) << "condition and target batches differ";
+  CHECK_EQ(inputs.real.dim(1), config_.unroll.steps * Pix2pixConfig::kOutputChannels) << "targets per row";
+  if (unrolled_ > 1) return Unrolled(ctx, x, inputs.real, unrolled_, weights, inputs.gradients_ready);
+  if (config_.unroll.steps == 1) return OneStep(ctx, x, inputs.real, weights, inputs.gradients_ready);
+  // The curriculum's first epochs: the window's first target only.
+  return OneStep(ctx, x, Channels(inputs.real, 0, Pix2pixConfig::kOutputChannels, inputs.real.device()), weights,
+                 inputs.gradients_ready);
+}
+
+GanStepResult Pix2pix::OneStep(const Context& ctx, const Tensor& x, const Tensor& y, const GanLossWeights& weights,
+                               const GanGradientHooks& hooks) {
   Sequential& g = generator_;
   Sequential& d = discriminator_;
   g_params_->ZeroGrads();
@@ -166,9 +174,9 @@ GanStepResult Pix2pix::ComputeGradients(const Context& ctx, const GanInputs& inp
   // weight-gradient passes, so an overlapped exchange sends them meanwhile; no value
   // changes): the GAN term through D (input gradient only; the condition's part is
   // dropped), plus l1_weight times the L1 term, into G.
-  const LossResult d_real = Pix2PixWeightedBce(ctx, r.real_logits, 1.0f, 0.5f * weights.d);
-  const LossResult d_fake = Pix2PixWeightedBce(ctx, r.fake_logits, 0.0f, 0.5f * weights.d);
-  const LossResult g_fool = Pix2PixWeightedBce(ctx, r.fake_logits, 1.0f, weights.g);
+  const LossResult d_real = WeightedBceWithLogitsLoss(ctx, r.real_logits, 1.0f, 0.5f * weights.d);
+  const LossResult d_fake = WeightedBceWithLogitsLoss(ctx, r.fake_logits, 0.0f, 0.5f * weights.d);
+  const LossResult g_fool = WeightedBceWithLogitsLoss(ctx, r.fake_logits, 1.0f, weights.g);
   Context no_param_grads = fake_ctx;
   no_param_grads.param_grads = false;
   const Tensor d_pair = d.Backward(no_param_grads, g_fool.grad, d_fake_cache, /*want_input_grad=*/true);
@@ -176,13 +184,13 @@ GanStepResult Pix2pix::ComputeGradients(const Context& ctx, const GanInputs& inp
   const LossResult l1 = L1Loss(ctx, r.fake, y);
   ctx.backend->Axpy(l1.grad.numel(), config_.l1_weight * weights.g, l1.grad.data(), d_fake_image.data());
   Context g_ctx = ctx;
-  g_ctx.gradients_ready = inputs.gradients_ready.generator;
+  g_ctx.gradients_ready = hooks.generator;
   g.Backward(g_ctx, d_fake_image, g_cache, /*want_input_grad=*/false);
 
   // Discriminator tape: the halved sum of both BCE terms; the fake pass is D's last.
   d.Backward(real_ctx, d_real.grad, d_real_cache, /*want_input_grad=*/false);
   Context d_last_ctx = fake_ctx;
-  d_last_ctx.gradients_ready = inputs.gradients_ready.discriminator;
+  d_last_ctx.gradients_ready = hooks.discriminator;
   d.Backward(d_last_ctx, d_fake.grad, d_fake_cache, /*want_input_grad=*/false);
 
   r.d_loss = 0.5 * (d_real.loss + d_fake.loss);

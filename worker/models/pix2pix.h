@@ -35,6 +35,17 @@
 //     moves the update, but halved d_loss reads like g's GAN term: log 2 = 0.69 each at
 //     D's chance level.
 //   - G's first and D's first blocks have no norm; dropout in the first three up blocks.
+// Unrolled training (--unroll M, Pix2pixConfig::unroll): rows are windows {4 + 3 M, S, S}
+// (worker/data/flow_pairs.h), the condition x_0 then the true frames y_1..y_M. G runs M
+// times, each on its own last prediction with the window's mask: x_k = [G(x_{k-1}), mask].
+// Step k carries the pix2pix losses above on the fake pair (x_{k-1}, G(x_{k-1})) against
+// the real pair (true condition k-1, y_k); the networks' losses are the mean over the
+// steps that carry one (every step, or only the last: --unroll-loss), and the gradients
+// flow back through every prediction into the earlier steps (through G's input and through
+// D's judgement of the condition), unless --pushforward, where only the last step is in the
+// graph. Dropout draws a fresh mask per step; BatchNorm sees each step's batch (its
+// running statistics move once per G pass). M = 1 is the one-step path above, bit for bit.
+//
 // Samples: the grid written after each epoch must show the model on fixed validation
 // pairs, so SamplesFromData() is true and SampleInputsFromRows splits such rows; drawing
 // inputs from an Rng would be meaningless for a conditional GAN (SampleInputs CHECK-fails).
@@ -73,16 +84,21 @@ class Pix2pix final : public GanModel {
   Sequential& discriminator() override { return discriminator_; }
   FlatParameters& g_params() override { return *g_params_; }
   FlatParameters& d_params() override { return *d_params_; }
-  // Condition (4 channels) and target (3) stacked: {7, S, S}.
+  // Condition (4 channels) and target (3) stacked: {7, S, S}; with --unroll M the M
+  // targets of a window: {4 + 3 M, S, S}.
   Shape SampleShape() const override;
 
-  // generator_input = rows[:, 0:4] (the condition), real = rows[:, 4:7] (the target).
+  // generator_input = rows[:, 0:4] (the condition), real = rows[:, 4:] (the target, or the
+  // window's M targets).
   // Nothing is random, so `rng` is left alone.
   GanInputs StepInputs(const Tensor& rows, Rng& rng, int64_t global_rows, int64_t begin, int64_t end,
                        Device device) const override;
   // The pix2pix losses of the top comment, with GanLossWeights' semantics: D's gradient is
   // of weights.d * d_loss, G's of weights.g * g_loss (both terms).
   GanStepResult ComputeGradients(const Context& ctx, const GanInputs& inputs, const GanLossWeights& weights) override;
+  // Sets the steps the epoch unrolls (the curriculum's, config().unroll.StepsAt(epoch)).
+  void BeginEpoch(int64_t epoch) override { unrolled_ = config_.unroll.StepsAt(epoch); }
+  int64_t unrolled_steps() const { return unrolled_; }
 
   bool SamplesFromData() const override { return true; }
   Tensor SampleInputs(Rng& rng, int64_t count) const override;
@@ -93,13 +109,21 @@ class Pix2pix final : public GanModel {
   UNet& unet() { return *unet_; }
 
  private:
-  // Copies channels [first, first + count) of every row (on any device).
+  // Copies channels [first, first + count) of every row (on any device). Rows may hold
+  // any channel count that has them (a pair or a window).
   Tensor Channels(const Tensor& rows, int64_t first, int64_t count, Device device) const;
+  // The one-step losses on condition x and target y.
+  GanStepResult OneStep(const Context& ctx, const Tensor& x, const Tensor& y, const GanLossWeights& weights,
+                        const GanGradientHooks& hooks);
+  // The unrolled losses over `steps` >= 2 steps of `targets` ([b, 3 M, S, S]).
+  GanStepResult Unrolled(const Context& ctx, const Tensor& x, const Tensor& targets, int64_t steps,
+                         const GanLossWeights& weights, const GanGradientHooks& hooks);
 
   Pix2pixConfig config_;
   Sequential generator_;
   Sequential discriminator_;
   UNet* unet_;  // the generator's one layer
+  int64_t unrolled_;  // steps this epoch unrolls, in [1, config_.unroll.steps]
   std::unique_ptr<FlatParameters> g_params_;
   std::unique_ptr<FlatParameters> d_params_;
 };

@@ -16,6 +16,7 @@ RolloutRequest RolloutRequestFor(const v1::Job& job) {
   if (!r.blend().empty()) request.blend = r.blend();
   if (r.has_group()) request.group_size = r.group().value();
   if (r.has_tile_batch()) request.batch = r.tile_batch().value();
+  if (r.has_report_every()) request.report_every = r.report_every().value();
   // The job's own folder: no other rollout writes there, and a retry replaces its files.
   request.out = RolloutJobOutputFolder(request.run_dir, request.case_dir, job.id());
   request.own_folder = true;

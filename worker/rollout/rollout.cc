@@ -9,6 +9,7 @@
 #include "worker/flow/strouhal.h"
 #include "worker/infer/tile_assignment.h"
 #include "worker/infer/tile_plan.h"
+#include "worker/rollout/energy_spectrum.h"
 #include "worker/rollout/rollout_metrics.h"
 
 namespace gantry {
@@ -125,6 +126,8 @@ RolloutStepRow ScoreStep(const FlowCase& flow, const RolloutOptions& o, const Ti
   row.relative_l2 = RelativeL2(predicted, truth, 3 * plane);
   row.vorticity_correlation = UncentredCorrelation(predicted + 2 * plane, truth + 2 * plane, plane);
   row.persistence_relative_l2 = RelativeL2(flow.frame(o.start_frame), truth, 3 * plane);
+  row.spectrum_error = SpectrumError(StreamwiseEnergySpectrum(predicted, flow.ny, flow.nx),
+                                     StreamwiseEnergySpectrum(truth, flow.ny, flow.nx));
   if (tiling.band > 0) {
     row.seam_relative_l2 = RelativeL2Masked(predicted, truth, 3, plane, tiling.seams, 1);
     row.interior_relative_l2 = RelativeL2Masked(predicted, truth, 3, plane, tiling.seams, 0);
@@ -156,6 +159,7 @@ class RolloutRecorder {
     const float* truth = flow_.frame(o_.start_frame + step * o_.horizon);
     const RolloutStepRow row = ScoreStep(flow_, o_, tiling_, step, predicted, truth);
     correlations_.push_back(row.vorticity_correlation);
+    if (!result_.summary.blow_up && BlewUp(predicted, truth, 3 * plane)) result_.summary.blow_up = step;
     if (probe_ >= 0) {
       probe_predicted_.push_back(predicted[plane + probe_]);  // uy
       probe_true_.push_back(truth[plane + probe_]);
@@ -169,6 +173,7 @@ class RolloutRecorder {
   void Finish() {
     RolloutSummary& s = result_.summary;
     if (std::optional<int64_t> below = FirstBelow(correlations_, o_.threshold)) s.first_below = *below + 1;
+    if (std::optional<int64_t> below = FirstBelow(correlations_, s.loose_threshold)) s.first_below_loose = *below + 1;
     if (probe_ >= 0) {
       MeasureStrouhal(flow_, o_, probe_predicted_, probe_true_, s);
     } else {

@@ -55,18 +55,20 @@ std::vector<int64_t> StripSteps(int64_t steps) {
 // are replaced. Otherwise the first file claims the folder, created without replacing, so
 // of two rollouts racing to one --out (both found it free) one writes and the other
 // stops here, naming it.
-absl::Status WriteOutputs(const std::string& out, const RolloutResult& r, const FlowCase& flow, bool own_folder) {
+absl::Status WriteOutputs(const std::string& out, const RolloutResult& r, const FlowCase& flow, bool own_folder,
+                          int64_t report_every) {
   RETURN_IF_ERROR(CreateOutputFolder("--out", out));
   const std::string csv = out + "/rollout.csv";
+  const std::string rows = RolloutCsv(r.rows, report_every);
   if (own_folder) {
-    RETURN_IF_ERROR(WriteFileAtomically(csv, RolloutCsv(r.rows)));
-  } else if (absl::Status s = CreateFileAtomically(csv, RolloutCsv(r.rows)); !s.ok()) {
+    RETURN_IF_ERROR(WriteFileAtomically(csv, rows));
+  } else if (absl::Status s = CreateFileAtomically(csv, rows); !s.ok()) {
     if (!absl::IsAlreadyExists(s)) return s;
     return absl::InvalidArgumentError(absl::StrCat("--out ", out, ": another writer filled it meanwhile (",
                                                    s.message(), "); rollout never writes over files: give a new "
                                                    "folder"));
   }
-  RETURN_IF_ERROR(WriteFileAtomically(out + "/rollout.md", RolloutMarkdown(r.rows, r.summary)));
+  RETURN_IF_ERROR(WriteFileAtomically(out + "/rollout.md", RolloutMarkdown(r.rows, r.summary, report_every)));
   std::vector<const float*> fields;
   const std::vector<int64_t> steps = StripSteps(static_cast<int64_t>(r.rows.size()));
   float limit = 0;
@@ -84,7 +86,7 @@ absl::Status WriteOutputs(const std::string& out, const RolloutResult& r, const 
 // are the --tile asked for.
 absl::Status CheckNextFrameModel(const GanModel& model, const RolloutRequest& request) {
   const Shape rows = model.SampleShape();
-  if (rows.rank() != 3 || rows[0] != kFlowRowChannels || rows[1] != rows[2]) {
+  if (rows.rank() != 3 || !IsFlowRowShape(rows[0], rows[1], rows[2])) {
     return absl::InvalidArgumentError(absl::StrCat(request.run_dir, " trained --model ", model.name(), " on rows ",
                                                    rows.ToString(), ", not a next-frame model of flow fields; roll out "
                                                    "a run of --model pix2pix --dataset flow"));
@@ -134,7 +136,7 @@ absl::Status WriteRollout(RolloutResult& r, const RolloutRequest& request, const
   r.summary.tiling = absl::StrFormat("tile %d, overlap %d, %s blend, %d tiles per step in groups of %d, %d per call",
                                      o.tile, o.overlap, BlendModeName(o.blend), r.tiles, o.group_size, o.batch);
   r.summary.tiles_per_second = r.map_reduce_seconds > 0 ? r.tiles * request.steps / r.map_reduce_seconds : 0;
-  RETURN_IF_ERROR(WriteOutputs(out, r, flow, request.own_folder));
+  RETURN_IF_ERROR(WriteOutputs(out, r, flow, request.own_folder, request.report_every));
   spdlog::info("rollout of {} over {} steps written to {}", request.run_dir, request.steps, out);
   return absl::OkStatus();
 }
@@ -142,7 +144,7 @@ absl::Status WriteRollout(RolloutResult& r, const RolloutRequest& request, const
 // The request's numbers in their ranges (the coordinator checks a pool's the same way).
 absl::Status CheckNumbers(const RolloutRequest& r) {
   RolloutNumbers n{.steps = r.steps, .start_frame = r.start_frame, .tile = r.tile, .group = r.group_size,
-                   .tile_batch = r.batch};
+                   .tile_batch = r.batch, .report_every = r.report_every};
   if (r.overlap >= 0) n.overlap = r.overlap;
   return CheckRolloutNumbers(n, RolloutNaming::kFlags);
 }

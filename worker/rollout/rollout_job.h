@@ -22,6 +22,7 @@ struct RolloutRequest {
   std::string blend = "gaussian";
   int64_t group_size = 1;   // --group: tiles per group
   int64_t batch = 4;        // --tile-batch: tiles per generator call
+  int64_t report_every = 1; // --report-every: rollout.csv/.md rows of every Kth step and the last
   std::string out;          // --out; empty: RUN/rollout-<case folder name> (RolloutOutputFolder)
   // Whether `out` is this job's own folder (a pool's rollout job: RUN/rollout-<case>-<job
   // id>, where an earlier attempt may have left files and the job's log.txt): its files

@@ -56,4 +56,14 @@ std::optional<int64_t> FirstBelow(const std::vector<double>& correlation, double
   return std::nullopt;
 }
 
+bool BlewUp(const float* pred, const float* truth, int64_t n) {
+  double pp = 0, tt = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(pred[i])) return true;
+    pp += static_cast<double>(pred[i]) * pred[i];
+    tt += static_cast<double>(truth[i]) * truth[i];
+  }
+  return std::sqrt(pp) > kBlowUpNormRatio * std::sqrt(tt);
+}
+
 }  // namespace gantry

@@ -26,4 +26,10 @@ double UncentredCorrelation(const float* a, const float* b, int64_t n);
 // when none is (the rollout stayed above it throughout).
 std::optional<int64_t> FirstBelow(const std::vector<double>& correlation, double threshold);
 
+// A prediction's L2 norm beyond this many times the truth's is a blow-up.
+inline constexpr double kBlowUpNormRatio = 10.0;
+// Whether a prediction of `n` values has blown up against its truth: any non-finite value,
+// or ||pred|| > kBlowUpNormRatio ||truth||.
+bool BlewUp(const float* pred, const float* truth, int64_t n);
+
 }  // namespace gantry

@@ -15,6 +15,7 @@ struct RolloutStepRow {
   double persistence_relative_l2 = 0; // the same error of "copy the start frame" (baseline)
   std::optional<double> seam_relative_l2;      // within the seam band (tiled runs only)
   std::optional<double> interior_relative_l2;  // outside it
+  double spectrum_error = 0;          // streamwise energy spectrum vs the truth's (energy_spectrum.h)
 };
 
 struct RolloutSummary {
@@ -25,6 +26,9 @@ struct RolloutSummary {
   std::optional<int64_t> lattice_steps_per_frame;  // flow.json "every"
   double threshold = 0.95;
   std::optional<int64_t> first_below;  // first step (1-based) with correlation < threshold
+  double loose_threshold = 0.8;        // the second, looser mark of a long rollout
+  std::optional<int64_t> first_below_loose;
+  std::optional<int64_t> blow_up;      // first step (1-based) that blew up (rollout_metrics.h BlewUp)
   std::optional<double> strouhal_predicted;
   std::optional<double> strouhal_true;
   std::string strouhal_note;  // why a Strouhal number is missing, when it is
@@ -35,11 +39,15 @@ struct RolloutSummary {
 };
 
 // Header "step,relative_l2,vorticity_correlation,persistence_relative_l2,
-// seam_relative_l2,interior_relative_l2", one line per step; absent values are empty.
-std::string RolloutCsv(const std::vector<RolloutStepRow>& rows);
+// seam_relative_l2,interior_relative_l2,spectrum_error", one line per reported step (every step, or with
+// `report_every` K > 1 the steps that are multiples of K and the last); absent values are empty.
+std::string RolloutCsv(const std::vector<RolloutStepRow>& rows, int64_t report_every = 1);
 
-// The summary (time until the correlation drops below the threshold, in model steps and,
-// when known, lattice steps; Strouhal numbers; tiling and tiles/s) and the table.
-std::string RolloutMarkdown(const std::vector<RolloutStepRow>& rows, const RolloutSummary& summary);
+// The summary (time until the correlation drops below each threshold, in model steps and,
+// when known, lattice steps; the first blow-up, if any; Strouhal numbers; tiling and
+// tiles/s) and the table.
+// The summary is of every step in `rows`; the table holds the reported ones (RolloutCsv's).
+std::string RolloutMarkdown(const std::vector<RolloutStepRow>& rows, const RolloutSummary& summary,
+                            int64_t report_every = 1);
 
 }  // namespace gantry

@@ -49,10 +49,18 @@ void AddDebugSettings(const TrainConfig& c, nlohmann::ordered_json& cfg) {
 }
 
 nlohmann::ordered_json Pix2pixJson(const Pix2pixConfig& p) {
-  return {{"image_size", p.image_size}, {"ngf", p.ngf},
-          {"ndf", p.ndf},               {"norm", p.norm == NormKind::kInstance ? "instance" : "batch"},
-          {"l1_weight", Shortest(p.l1_weight)}, {"horizon", p.horizon},
-          {"predict", NextFramePredictionName(p.predict)}, {"input_noise", Shortest(p.input_noise)}};
+  nlohmann::ordered_json json = {{"image_size", p.image_size}, {"ngf", p.ngf},
+                                 {"ndf", p.ndf},               {"norm", p.norm == NormKind::kInstance ? "instance" : "batch"},
+                                 {"l1_weight", Shortest(p.l1_weight)}, {"horizon", p.horizon},
+                                 {"predict", NextFramePredictionName(p.predict)}, {"input_noise", Shortest(p.input_noise)}};
+  // Only unrolled runs carry the block, so one-step runs keep their run.json as before.
+  if (p.unroll.steps > 1) {
+    json["unroll"] = {{"steps", p.unroll.steps},
+                      {"loss", UnrollLossName(p.unroll.loss)},
+                      {"pushforward", p.unroll.pushforward},
+                      {"curriculum_epochs", p.unroll.curriculum_epochs}};
+  }
+  return json;
 }
 
 // run.json's "config": the resolved values the run was built from.

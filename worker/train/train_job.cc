@@ -67,18 +67,28 @@ absl::StatusOr<ImageRequirement> RequirementOf(const TrainConfig& config) {
 // the run's seed, horizon and image size, not only on the folder.
 absl::StatusOr<FlowDataset> LoadFlowRows(const TrainConfig& config, const std::string& dir,
                                          const ImageRequirement& need) {
-  if (need.channels != kFlowRowChannels || need.height != need.width) {
+  const int64_t unroll = config.pix2pix.unroll.steps;
+  if (need.channels != FlowWindowChannels(unroll) || need.height != need.width) {
     return absl::InvalidArgumentError(absl::StrCat(need.needed_by, " trains on rows of ", need.channels, "x",
-                                                   need.height, "x", need.width, ", not the ", kFlowRowChannels,
-                                                   "xSxS rows of --dataset flow"));
+                                                   need.height, "x", need.width, ", not the ",
+                                                   FlowWindowChannels(unroll), "xSxS rows of --dataset flow"));
   }
   ASSIGN_OR_RETURN(FlowDataset flow, LoadFlowDataset(dir, {.image_size = need.height,
                                                            .horizon = config.pix2pix.horizon,
+                                                           .unroll = unroll,
                                                            .seed = config.seed,
                                                            .max_rows = config.limit_images,
                                                            .input_noise = config.pix2pix.input_noise}));
   spdlog::info("flow: {} case(s), {} training rows, {} held-out rows; {}", flow.cases.size(), flow.train.count,
                flow.validation.count, flow.split.rule);
+  if (unroll > 1) {
+    const UnrollConfig& u = config.pix2pix.unroll;
+    spdlog::info("flow: unrolled training: windows of {} frames ({} steps of --horizon {}), loss on {}{}{}", unroll + 1,
+                 unroll, config.pix2pix.horizon, u.pushforward || u.loss == UnrollLoss::kLast ? "the last step" : "every step",
+                 u.pushforward ? ", gradients through the last step only (--pushforward)" : "",
+                 u.curriculum_epochs > 0 ? absl::StrCat(", from 1 step adding one every ", u.curriculum_epochs, " epoch(s)")
+                                         : std::string());
+  }
   return flow;
 }
 

@@ -349,6 +349,7 @@ void Trainer::CrashIfAsked() const {
 absl::StatusOr<EpochRow> Trainer::TrainOneEpoch(BatchRun& run) {
   if (is_root()) monitor_->StartEpoch();
   Epoch e(*this, run);
+  run.model->BeginEpoch(e.number - 1);  // the models count epochs from 0
   PrefetchLoader loader(data_, run.sampler, run.batch, e.number, PrefetchOptions{.rows = e.rows, .first_step = e.first});
   DeviceFeed feed(loader, backend_.device());
   for (int64_t step = e.first; step < e.end; ++step) {
