@@ -209,6 +209,11 @@ def test_a_rollout_of_a_finished_flow_run_runs_into_its_run_folder(cluster, clie
     assert rollout.report() == [], "a rollout reports no epochs"
     rollout_csv = cluster.pool.run_file(train.id, os.path.join("rollout-case-1-" + rollout.id, "rollout.csv"))
     assert rollout_csv.count("\n") == 7, "a header and one line per model step"
+    # --report-every: the rows of steps 4 and 6 (the last); the pool takes the field.
+    sparse = train.rollout(cluster.case_dir, steps=6, overlap=8, report_every=4)
+    assert sparse.wait(timeout=60) is gantry.JobState.SUCCEEDED, sparse.error
+    sparse_csv = cluster.pool.run_file(train.id, os.path.join("rollout-case-1-" + sparse.id, "rollout.csv"))
+    assert [line.split(",")[0] for line in sparse_csv.splitlines()[1:]] == ["4", "6"]
 
 
 def test_generate_draws_samples_into_a_folder_of_its_own_in_the_run_folder(cluster, client, sweep):

@@ -66,8 +66,9 @@ cmp -s "$dir/roll/rollout.csv" "$dir/roll1/rollout.csv" || fail "1 rank and 2 ra
 mpi() { "$mpiexec" --allow-run-as-root --oversubscribe -np 2 "$worker" "$@"; }
 state_crc() { "$worker" inspect-checkpoint "$1" | grep '"state_crc32"'; }
 rows_without_timing() { cut -d, -f1,2,6,7,8,12,16-19 "$1/epochs.csv"; }
-unrolled=(train --model pix2pix --dataset flow --data-dir "$dir/data" --image-size 32 --ngf 8 --ndf 8
-          --batch-size 8 --limit-images 32 --epochs 3 --checkpoint-every-steps 3 --unroll 3 --unroll-curriculum 1)
+small=(train --model pix2pix --dataset flow --data-dir "$dir/data" --image-size 32 --ngf 8 --ndf 8
+       --batch-size 8 --limit-images 32 --epochs 3 --checkpoint-every-steps 3)
+unrolled=("${small[@]}" --unroll 3 --unroll-curriculum 1)
 mpi "${unrolled[@]}" --out "$dir/unrolled" > "$dir/unrolled.log" 2>&1 || { cat "$dir/unrolled.log"; fail "unrolled train"; }
 grep -q "unrolled training: windows of 4 frames (3 steps of --horizon 1), loss on every step, from 1 step adding one every 1 epoch" \
   "$dir/unrolled/log.txt" || fail "the log does not describe the unrolled training"
@@ -85,6 +86,14 @@ grep -qE "resuming at batch 8 epoch 3 step 1/4" "$dir/resumed.log" || fail "did 
   || fail "the resumed unrolled run's epochs.csv differs from the uninterrupted run's"
 mpi "${unrolled[@]}" --pushforward --unroll-loss last --max-steps 2 --out "$dir/pushforward" > "$dir/pf.log" 2>&1 \
   || { cat "$dir/pf.log"; fail "train with --pushforward"; }
+# The overlapped exchange hears of G's gradients in its last backward pass only (the
+# first step's): the same state as the exchange after backward.
+for overlap in on off; do
+  mpi "${small[@]}" --unroll 3 --max-steps 3 --overlap "$overlap" --out "$dir/overlap-$overlap" \
+    > "$dir/overlap-$overlap.log" 2>&1 || { cat "$dir/overlap-$overlap.log"; fail "unrolled train --overlap $overlap"; }
+done
+[[ $(state_crc "$dir/overlap-on") == "$(state_crc "$dir/overlap-off")" ]] \
+  || fail "unrolled training with the overlapped exchange differs from the exchange after backward"
 "$worker" rollout --run "$dir/unrolled" --case "$dir/data/case-2" --steps 3 --out "$dir/roll-unrolled" \
   > "$dir/roll-unrolled.log" 2>&1 || { cat "$dir/roll-unrolled.log"; fail "rollout of the unrolled run"; }
 "$worker" generate --run "$dir/unrolled" --case "$dir/data/case-2" --out "$dir/gen-unrolled" \
