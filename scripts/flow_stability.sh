@@ -9,7 +9,8 @@
 #   env: STEPS (model steps per rollout, 300), STARTS (start frames, "0 40 80"), HELDOUT
 #        (a folder of cases; default: OUT/heldout, made with FRAMES frames each), FRAMES
 #        (STEPS + the largest start + 1), RES (Reynolds numbers of the made cases, "90 110 140"),
-#        WORKER (build/bin/gantry-worker), RANKS (2), REPORT_EVERY (10)
+#        WORKER (build/bin/gantry-worker, else gantry-worker on the PATH), RANKS (2),
+#        REPORT_EVERY (10)
 #
 # Columns: the first step below vorticity correlation 0.95 and 0.8 (">N" when it never
 # fell), the first blow-up (a non-finite value or a field norm beyond 10x the truth's;
@@ -24,9 +25,10 @@ runs=("$@")
 steps=${STEPS:-300}
 starts=${STARTS:-0 40 80}
 worker=${WORKER:-build/bin/gantry-worker}
+[[ -z ${WORKER:-} && ! -x $worker ]] && worker=$(command -v gantry-worker || echo "$worker")
 ranks=${RANKS:-2}
 report_every=${REPORT_EVERY:-10}
-[[ -x $worker ]] || { echo "flow_stability: no $worker (bash scripts/build.sh)" >&2; exit 2; }
+[[ -x $worker ]] || { echo "flow_stability: no $worker and no gantry-worker on the PATH (bash scripts/build.sh)" >&2; exit 2; }
 for run in "${runs[@]}"; do [[ -f $run/run.json ]] || { echo "flow_stability: $run holds no run.json" >&2; exit 2; }; done
 mkdir -p "$out/rollouts"
 mpi=(mpirun --allow-run-as-root --oversubscribe -np "$ranks")
