@@ -98,13 +98,25 @@ double ImageDcganActivationFloats(const ImageDcganConfig& c) {
 std::string SizingSettings(const TrainConfig& c, int64_t batch, int world) {
   std::string what = absl::StrCat("--batch-size ", batch, " on ", world, world == 1 ? " rank" : " ranks");
   if (c.model == "pix2pix") {
+    const int64_t unroll = c.pix2pix.unroll.steps;
     absl::StrAppend(&what, " with --model pix2pix (--image-size ", c.pix2pix.image_size, ", --ngf ", c.pix2pix.ngf,
-                    ", --ndf ", c.pix2pix.ndf, c.pix2pix.unroll.steps > 1 ? absl::StrCat(", --unroll ", c.pix2pix.unroll.steps) : "", ")");
+                    ", --ndf ", c.pix2pix.ndf, unroll > 1 ? absl::StrCat(", --unroll ", unroll) : "", ")");
   } else if (UsesImageDcgan(c)) {
     absl::StrAppend(&what, " with the image DCGAN (--image-size ", c.image_dcgan.image_size, ", --channels ",
                     c.image_dcgan.channels, ", --ngf ", c.image_dcgan.ngf, ", --ndf ", c.image_dcgan.ndf, ")");
   }
   return what;
+}
+
+// The settings that shrink the run, in the refusal's words.
+const char* SizingFix(const TrainConfig& c) {
+  if (c.model == "pix2pix" && c.pix2pix.unroll.steps > 1) {
+    return "lower --batch-size (or run on more ranks), --unroll (or add --pushforward), --ngf, --ndf or --image-size";
+  }
+  if (c.model == "pix2pix" || UsesImageDcgan(c)) {
+    return "lower --batch-size (or run on more ranks), --ngf, --ndf or --image-size";
+  }
+  return "lower --batch-size, or run on more ranks";
 }
 
 }  // namespace
@@ -151,12 +163,7 @@ absl::Status CheckRunFitsMemory(const TrainConfig& config, int world, int64_t av
   for (int64_t batch : config.batch_sizes) {
     const MemoryNeed need{.what = SizingSettings(config, batch, world),
                           .bytes = TrainBytesPerRank(config, batch, world),
-                          .fix = config.model == "pix2pix" && config.pix2pix.unroll.steps > 1
-                                     ? "lower --batch-size (or run on more ranks), --unroll (or add --pushforward), "
-                                       "--ngf, --ndf or --image-size"
-                                     : config.model == "pix2pix" || UsesImageDcgan(config)
-                                     ? "lower --batch-size (or run on more ranks), --ngf, --ndf or --image-size"
-                                     : "lower --batch-size, or run on more ranks"};
+                          .fix = SizingFix(config)};
     if (absl::Status s = CheckFitsMemory(need, available_bytes); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(s.message(), " (an estimate per rank: ",
                                                      ModelParameterCount(config), " parameters with their optimizer "

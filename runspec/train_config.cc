@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <string_view>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -381,23 +380,21 @@ absl::Status CheckImageOnlySettings(const RawSettings& settings, const TrainConf
 // Unrolled training is for the next-frame model on flow fields, and its companions need it.
 absl::Status CheckUnroll(const RawSettings& settings, const TrainConfig& c) {
   const UnrollConfig& u = c.pix2pix.unroll;
-  // A switch given as false asks for nothing.
-  const bool pushforward = u.pushforward;
-  const bool asked = settings.contains("unroll") || settings.contains("unroll-loss") || pushforward ||
-                     settings.contains("unroll-curriculum");
-  if (!asked) return absl::OkStatus();
+  // The companions asked for (a switch given as false asks for nothing), in the order refused.
+  std::vector<const char*> companions;
+  if (settings.contains("unroll-loss")) companions.push_back("unroll-loss");
+  if (u.pushforward) companions.push_back("pushforward");
+  if (settings.contains("unroll-curriculum")) companions.push_back("unroll-curriculum");
+  if (!settings.contains("unroll") && companions.empty()) return absl::OkStatus();
   if (c.model != "pix2pix" || c.dataset != "flow") {
     return absl::InvalidArgumentError(absl::StrCat("--unroll and its companions train the next-frame model on flow "
                                                    "fields (--model pix2pix --dataset flow), not --model ", c.model,
                                                    " --dataset ", c.dataset, "; leave them out"));
   }
-  if (u.steps == 1) {
-    for (const char* name : {"unroll-loss", "pushforward", "unroll-curriculum"}) {
-      if (name == std::string_view("pushforward") ? pushforward : settings.contains(name)) {
-        return absl::InvalidArgumentError(absl::StrCat("--", name, " applies to unrolled training; give --unroll M "
-                                                       "with M >= 2, or leave --", name, " out"));
-      }
-    }
+  if (u.steps == 1 && !companions.empty()) {
+    const char* name = companions.front();
+    return absl::InvalidArgumentError(absl::StrCat("--", name, " applies to unrolled training; give --unroll M "
+                                                   "with M >= 2, or leave --", name, " out"));
   }
   if (u.pushforward && settings.contains("unroll-loss") && u.loss == UnrollLoss::kEvery) {
     return absl::InvalidArgumentError("--pushforward trains on the last step's loss only; leave --unroll-loss out "
