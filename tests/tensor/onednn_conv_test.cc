@@ -119,7 +119,10 @@ TEST(OnednnConvTest, ThreadsShareTheBackendSafely) {
 // backward-data into 32 or more output channels and backward-weights from 2 input
 // channels into 64 or more. Otherwise the one-input-channel backward-data goes to the
 // reference, and so does its backward-weights on fp32 kernels that are not AVX-512 (AVX2);
-// bf16 backward-weights goes batch-as-channels on bf16 kernels; bf16 without bf16
+// on AVX512-BF16 kernels without AMX the few-input-channel backward-data goes lowered as
+// on fp32 kernels; bf16 backward-weights goes batch-as-channels on bf16 kernels where the
+// output has at most 4 x batch pixels (and at most 7x7 of them without AMX) or one input
+// channel; bf16 without bf16
 // kernels runs fp32 kernels on rounded operands. Before all that, on fp32 kernels, one
 // output channel goes to the direct kernels; after lowered, fp32 stride-1 4x4 problems
 // with 64 or more channels on each side go Winograd where the 3x3 tiles of the plane the
@@ -150,6 +153,8 @@ ConvRoute ExpectedRoute(const ConvProblem& p, ConvOp op) {
     lowered = o >= 8 && per_weight * reuse <= o;
   }
   if (fp32_kernels && lowered) return ConvRoute::kLowered;
+  const bool avx512_bf16 = p.precision == MathPrecision::kBf16 && !fp32_kernels && !onednn::HasAmxBf16Kernels();
+  if (avx512_bf16 && p.in_channels < 8 && op == ConvOp::kBackwardData && o >= 32) return ConvRoute::kLowered;
   if (winograd) return ConvRoute::kWinograd;
   if (p.in_channels == 1 && op == ConvOp::kBackwardData) return ConvRoute::kReference;
   if (p.in_channels == 1 && op == ConvOp::kBackwardWeights && fp32_kernels && !onednn::HasAvx512Fp32Kernels()) {
@@ -157,7 +162,9 @@ ConvRoute ExpectedRoute(const ConvProblem& p, ConvOp op) {
   }
   if (p.precision != MathPrecision::kBf16) return ConvRoute::kNative;
   if (!onednn::NativeBf16Kernels().native) return ConvRoute::kRoundedFp32;
-  const bool batch_as_channels = p.in_channels == 1 || p.out_height * p.out_width <= 4 * p.batch;
+  const int64_t pixels = p.out_height * p.out_width;
+  const bool batch_as_channels =
+      p.in_channels == 1 || (pixels <= 4 * p.batch && (onednn::HasAmxBf16Kernels() || pixels <= 49));
   return op == ConvOp::kBackwardWeights && batch_as_channels ? ConvRoute::kBatchAsChannels : ConvRoute::kNative;
 }
 

@@ -26,7 +26,23 @@
 //    px batch 16 1.42 s against 1.51-1.57.
 //  - Everything else: oneDNN's kernels at the problem's precision (bf16 forward and
 //    backward-data 350-740 against 160-215 for fp32 kernels on rounded operands).
-// A CPU with AVX512-BF16 but no AMX may rank these differently; measure there.
+// A CPU with AVX512-BF16 but no AMX ranks two of these differently (gantry-bench-kernels
+// --kernels onednn --precision bf16 --conv-route native,batch-as-channels,lowered, one
+// thread of a 2-core AMD EPYC Zen 5, GFLOP/s native / batch-as-channels):
+//  - batch-as-channels wins on small output maps only: the image DCGAN at 64 px, batch
+//    64, output 4x4 148 / 207 and 191 / 222, 8x8 244 / 201 and 223 / 215, 16x16 229 / 143
+//    and 233 / 142; batch 256: 4x4 211 / 281, 8x8 248 / 215, 16x16 244 / 145; the MNIST
+//    DCGAN at batch 64, 7x7 183 / 219 and 217 / 275, one input channel 61 / 85; PatchGAN
+//    at 128 px batch 4 and 16, 15x15 243 / 142 and 302 / 261. (At batch 16 it won the
+//    image DCGAN's 8x8 and 16x16 maps too, 254 / 373 and 269 / 310: left native, for want
+//    of a rule that holds across the nets.) -> where the output has at most 4 x batch
+//    pixels and at most 7x7 of them, or one input channel.
+//  - Backward-data into 3 channels (the image side of D's first convolution and of G's
+//    last transposed one) scatters as on fp32 kernels: native 41 / 48 / 40, lowered 66 /
+//    108 / 55 at batch 64 / 16 / 256; the transposed layer's forward (the same problem)
+//    43 / 52 / 45 against 74 / 109 / 61; one channel (MNIST) 17 against 68. -> lowered,
+//    under the fp32 kernels' rule (fewer than 8 input channels, at least 32 output).
+// Image DCGAN step at 64 px, global batch 128 on 2 ranks, bf16: see docs/images.md.
 //
 // On fp32 kernels (fp32, fp16, bf16 without bf16 units) two more rules, from the Pix2Pix
 // layers (gantry-bench-pix2pix --profile against the same with every convolution forced
@@ -144,9 +160,20 @@ bool LoweredWins(const ConvProblem& p, ConvOp op) {
 
 // Where batch-as-channels beats oneDNN's bf16 backward-weights kernels (see the top
 // comment): its forward convolution reduces over the batch at each of the output's pixels,
-// so it needs a batch that is large against the output map.
+// so it needs a batch that is large against the output map; without AMX, a small map too.
 bool BatchAsChannelsWins(const ConvProblem& p) {
-  return p.in_channels == 1 || p.out_height * p.out_width <= 4 * p.batch;
+  const int64_t pixels = p.out_height * p.out_width;
+  if (p.in_channels == 1) return true;
+  if (onednn::HasAmxBf16Kernels()) return pixels <= 4 * p.batch;
+  constexpr int64_t kMaxPixelsWithoutAmx = 7 * 7;
+  return pixels <= std::min(4 * p.batch, kMaxPixelsWithoutAmx);
+}
+
+// Where kLowered beats oneDNN's AVX512-BF16 kernels (no AMX; see the top comment): the
+// backward-data into fewer than 8 channels, which those kernels scatter, as on fp32 ones.
+bool LoweredWinsOnAvx512Bf16(const ConvProblem& p, ConvOp op) {
+  constexpr int64_t kFewChannels = 8;
+  return op == ConvOp::kBackwardData && p.in_channels < kFewChannels && p.out_channels >= 32;
 }
 
 // Where kWinograd beats oneDNN's fp32 kernels (see the top comment): tiles mostly inside
@@ -198,6 +225,10 @@ ConvRoute OnednnBackend::ChooseConvRoute(const ConvProblem& p, ConvOp op) {
   if (p.precision == MathPrecision::kFp32 || fp32_kernels) {
     if (OneOutputConvApplies(p)) return ConvRoute::kOneOutput;
     if (LoweredWins(p, op)) return ConvRoute::kLowered;
+  }
+  if (p.precision == MathPrecision::kBf16 && !fp32_kernels && !onednn::HasAmxBf16Kernels() &&
+      LoweredWinsOnAvx512Bf16(p, op)) {
+    return ConvRoute::kLowered;
   }
   if (p.precision == MathPrecision::kFp32 && WinogradWins(p, op)) return ConvRoute::kWinograd;
   if (p.in_channels == 1 && op == ConvOp::kBackwardData) return ConvRoute::kReference;

@@ -88,6 +88,10 @@ const Bf16Kernels& NativeBf16Kernels() {
   return probed;
 }
 
+bool HasAmxBf16Kernels() {
+  return NativeBf16Kernels().native && NativeBf16Kernels().isa.find("amx") != std::string::npos;
+}
+
 bool RunsOnFp32Kernels(MathPrecision precision) {
   return precision == MathPrecision::kFp16 || (precision == MathPrecision::kBf16 && !NativeBf16Kernels().native);
 }

@@ -54,6 +54,11 @@ struct Bf16Kernels {
 };
 const Bf16Kernels& NativeBf16Kernels();
 
+// Whether those bf16 kernels are AMX's (tile matrix units) rather than AVX512-BF16's
+// dot-product instructions: the two rank some convolution routes differently
+// (onednn_conv_route.cc).
+bool HasAmxBf16Kernels();
+
 // Whether products at `precision` run oneDNN's fp32 kernels on rounded operands rather
 // than kernels of that precision: fp16 always (oneDNN 2.6 has no x86 fp16 kernels), bf16
 // where the CPU has no bf16 kernels.
