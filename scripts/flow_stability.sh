@@ -3,12 +3,15 @@
 # training"): every RUN rolled out over every case of a held-out set from several start
 # frames, one table row per rollout and a median row per run. The held-out set is
 # simulated here unless HELDOUT names one: cylinders at Reynolds numbers between and
-# beyond the training set's (make-flow --cases, seeds the training set does not use).
+# beyond the training set's, and at Re 100 in places the training set never had them
+# (make-flow --cases, seeds the training set does not use).
 #
 #   scripts/flow_stability.sh OUT RUN [RUN ...]
 #   env: STEPS (model steps per rollout, 300), STARTS (start frames, "0 40 80"), HELDOUT
 #        (a folder of cases; default: OUT/heldout, made with FRAMES frames each), FRAMES
 #        (STEPS + the largest start + 1), RES (Reynolds numbers of the made cases, "90 110 140"),
+#        PLACES (obstacle centres "x,y" in cells of the made cases at Re 100, "80,32 51,24":
+#        further downstream, and off the middle row; the default grid's is 51,32),
 #        WORKER (build/bin/gantry-worker, else gantry-worker on the PATH), RANKS (2),
 #        REPORT_EVERY (10)
 #
@@ -44,6 +47,9 @@ if [[ -z $heldout ]]; then
     : > "$cases"
     seed=101
     for re in ${RES:-90 110 140}; do echo "- {re: $re, seed: $((seed++))}" >> "$cases"; done
+    for place in ${PLACES:-80,32 51,24}; do
+      echo "- {re: 100, obstacle_x: ${place%,*}, obstacle_y: ${place#*,}, seed: $((seed++))}" >> "$cases"
+    done
     echo "flow_stability: simulating the held-out cases ($(wc -l < "$cases") x $frames frames) into $heldout" >&2
     "${mpi[@]}" "$worker" make-flow --out "$heldout" --cases "$cases" --frames "$frames" > "$out/heldout.log" 2>&1 \
       || { cat "$out/heldout.log" >&2; exit 1; }

@@ -137,16 +137,46 @@ std::vector<Folder> PrefixedFolders(const std::string& root, const std::string& 
   return folders;
 }
 
+// A rollout.csv and the folder it is in (components below the run folder; none for its top).
+struct RolloutCsvFile {
+  std::string text;
+  std::vector<std::string> folder;
+};
+
 // rollout.csv at the run folder's top, else in the last RUN/rollout-<case>/.
-absl::StatusOr<std::string> ReadRolloutCsv(const std::string& root) {
+absl::StatusOr<RolloutCsvFile> ReadRolloutCsv(const std::string& root) {
   absl::StatusOr<std::string> text = ReadRunFolderFile(root, {"rollout.csv"}, kMaxRolloutCsvBytes);
-  if (text.ok() || text.status().code() != absl::StatusCode::kNotFound) return text;
+  if (text.ok()) return RolloutCsvFile{*text, {}};
+  if (text.status().code() != absl::StatusCode::kNotFound) return text.status();
   const std::vector<Folder> folders = PrefixedFolders(root, "rollout-");
   for (auto it = folders.rbegin(); it != folders.rend(); ++it) {
     absl::StatusOr<std::string> found = ReadRunFolderFile(root, {it->name, "rollout.csv"}, kMaxRolloutCsvBytes);
-    if (found.ok() || found.status().code() != absl::StatusCode::kNotFound) return found;
+    if (found.ok()) return RolloutCsvFile{*found, {it->name}};
+    if (found.status().code() != absl::StatusCode::kNotFound) return found.status();
   }
-  return text;
+  return text.status();
+}
+
+// The marks of rollout.json (gantry-worker rollout's summary) beside a rollout.csv: the
+// keys it documents whose values are numbers or null. NOT_FOUND when there is no such
+// file (rollouts written before it existed), INVALID_ARGUMENT when it is not that JSON.
+absl::StatusOr<nlohmann::json> ReadRolloutSummary(const std::string& root, std::vector<std::string> folder) {
+  folder.push_back("rollout.json");
+  absl::StatusOr<std::string> text = ReadRunFolderFile(root, folder, kMaxRolloutSummaryBytes);
+  if (!text.ok()) return text.status();
+  const nlohmann::json parsed = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_object()) return absl::InvalidArgumentError("rollout.json: not a JSON object");
+  nlohmann::json marks = nlohmann::json::object();
+  for (const char* key : {"steps", "start_frame", "horizon", "threshold", "first_below", "loose_threshold",
+                          "first_below_loose", "blow_up", "strouhal_predicted", "strouhal_true"}) {
+    const auto it = parsed.find(key);
+    if (it == parsed.end()) continue;
+    if (!it->is_number() && !it->is_null()) {
+      return absl::InvalidArgumentError(absl::StrCat("rollout.json: \"", key, "\" is not a number or null"));
+    }
+    marks[key] = *it;
+  }
+  return marks;
 }
 
 }  // namespace
@@ -167,9 +197,10 @@ absl::StatusOr<GeneratedGrid> ReadNewestGeneratedGrid(const v1::Job& job) {
 }
 
 absl::StatusOr<nlohmann::json> ReadRolloutCurve(const v1::Job& job) {
-  absl::StatusOr<std::string> text = ReadRolloutCsv(job.checkpoint().run_folder());
-  if (!text.ok()) return text.status();
-  std::vector<absl::string_view> lines = absl::StrSplit(*text, '\n', absl::SkipWhitespace());
+  const std::string& root = job.checkpoint().run_folder();
+  absl::StatusOr<RolloutCsvFile> file = ReadRolloutCsv(root);
+  if (!file.ok()) return file.status();
+  std::vector<absl::string_view> lines = absl::StrSplit(file->text, '\n', absl::SkipWhitespace());
   if (lines.empty()) return absl::InvalidArgumentError("rollout.csv: empty (no header line)");
   if (lines.size() > kMaxRolloutRows + 1) {
     return absl::InvalidArgumentError(absl::StrCat("rollout.csv: more than ", kMaxRolloutRows, " rows"));
@@ -195,6 +226,12 @@ absl::StatusOr<nlohmann::json> ReadRolloutCurve(const v1::Job& job) {
                                                      out["columns"].size()));
     }
     out["rows"].push_back(std::move(row));
+  }
+  absl::StatusOr<nlohmann::json> summary = ReadRolloutSummary(root, file->folder);
+  if (summary.ok()) {
+    out["summary"] = *std::move(summary);
+  } else if (summary.status().code() != absl::StatusCode::kNotFound) {
+    out["summary_error"] = std::string(summary.status().message());  // the curve still shows
   }
   return out;
 }

@@ -24,6 +24,7 @@ namespace gantry {
 
 inline constexpr size_t kMaxSampleGridBytes = 16 << 20;
 inline constexpr size_t kMaxRolloutCsvBytes = 4 << 20;
+inline constexpr size_t kMaxRolloutSummaryBytes = 64 << 10;
 
 struct SampleGrid {
   int64_t batch_size = 0;
@@ -49,7 +50,10 @@ absl::StatusOr<GeneratedGrid> ReadNewestGeneratedGrid(const v1::Job& job);
 // rollout.csv (a header line, then comma-separated numbers; the dashboard plots every
 // column against the first), at the run folder's top or, as `gantry-worker rollout`
 // writes it by default, in RUN/rollout-<case>/ (the last such folder by name), as {"columns": [header names], "rows": [[numbers or null]]};
-// NOT_FOUND when the run folder holds none, INVALID_ARGUMENT when it is malformed.
+// NOT_FOUND when the run folder holds none, INVALID_ARGUMENT when it is malformed. With a
+// rollout.json beside it (the rollout's marks: first steps below 0.95 and 0.8, blow-up,
+// Strouhal numbers) also "summary": {its numeric and null fields}, or "summary_error"
+// naming what is wrong with that file.
 absl::StatusOr<nlohmann::json> ReadRolloutCurve(const v1::Job& job);
 
 // `relative` (components made by the caller: no "/", ".", ".." or empty ones) below the

@@ -16,6 +16,7 @@
 #include "common/prometheus_text.h"
 #include "coordinator/service/rpc_metrics.h"
 #include "coordinator/http/run_folder_files.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/coordinator/coordinator_harness.h"
 #include "tests/coordinator/prometheus_parser.h"
@@ -224,6 +225,27 @@ TEST_F(RunFolderFilesTest, FindsTheRolloutThatGantryWorkerRolloutWrites) {
   // A link named like a rollout folder is refused, not followed.
   std::filesystem::create_symlink("/etc", run_ + "/rollout-zz");
   EXPECT_EQ(ReadRolloutCurve(job).status().code(), absl::StatusCode::kPermissionDenied);
+}
+
+TEST_F(RunFolderFilesTest, AddsTheRolloutSummaryBesideTheCurve) {
+  v1::Job job = Report({}).job();
+  std::filesystem::create_directories(run_ + "/rollout-case-a");
+  std::ofstream(run_ + "/rollout-case-a/rollout.csv") << "step,relative_l2\n1,0.5\n";
+  absl::StatusOr<nlohmann::json> curve = ReadRolloutCurve(job);
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  EXPECT_FALSE(curve->contains("summary")) << "a rollout written before rollout.json existed";
+  std::ofstream(run_ + "/rollout-case-a/rollout.json")
+      << R"({"steps": 300, "first_below": 13, "first_below_loose": null, "blow_up": null, "note": "x"})";
+  curve = ReadRolloutCurve(job);
+  ASSERT_TRUE(curve.ok()) << curve.status();
+  EXPECT_EQ((*curve)["summary"], nlohmann::json::parse(R"({"steps": 300, "first_below": 13,
+                                                           "first_below_loose": null, "blow_up": null})"));
+  std::ofstream(run_ + "/rollout-case-a/rollout.json") << R"({"first_below": "13"})";
+  curve = ReadRolloutCurve(job);
+  ASSERT_TRUE(curve.ok()) << "a bad summary still shows the curve";
+  EXPECT_THAT((*curve)["summary_error"].get<std::string>(), ::testing::HasSubstr("\"first_below\" is not a number"));
+  std::ofstream(run_ + "/rollout-case-a/rollout.json") << "{not json";
+  EXPECT_EQ((*ReadRolloutCurve(job))["summary_error"], "rollout.json: not a JSON object");
 }
 
 TEST_F(RunFolderFilesTest, ServesTheNewestGeneratedGridAndRefusesLinks) {

@@ -24,6 +24,14 @@ TEST(CaseFile, AppliesEachEntryOverTheBase) {
   EXPECT_EQ((*cases)[1].warmup_periods, 2);
 }
 
+TEST(CaseFile, TakesTheObstaclePosition) {
+  absl::StatusOr<std::vector<FlowRequest>> cases =
+      ParseCases("- {obstacle_x: 60, obstacle-y: 24.5}\n", "c.yaml", FlowRequest{});
+  ASSERT_TRUE(cases.ok()) << cases.status();
+  EXPECT_EQ((*cases)[0].obstacle_x, 60);
+  EXPECT_EQ((*cases)[0].obstacle_y, 24.5);
+}
+
 TEST(CaseFile, ReadsJson) {
   absl::StatusOr<std::vector<FlowRequest>> cases = ParseCases(R"([{"re": 90, "nx": 300}])", "c.json", FlowRequest{});
   ASSERT_TRUE(cases.ok()) << cases.status();

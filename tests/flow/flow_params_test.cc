@@ -66,6 +66,42 @@ TEST(FlowParams, RefusesABlockedChannelAndAShortDomain) {
   EXPECT_THAT(Refusal(r), HasSubstr("too short"));
 }
 
+TEST(FlowParams, PlacesTheObstacleWhereAskedAndTheProbeBehindIt) {
+  FlowRequest r;
+  r.obstacle_x = 70;
+  r.obstacle_y = 20;
+  absl::StatusOr<FlowSetup> s = ResolveFlow(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->obstacle.cx, 70);
+  EXPECT_EQ(s->obstacle.cy, 20);
+  EXPECT_EQ(s->probe_x, 70 + 3 * 8);
+  EXPECT_EQ(s->probe_y, 20);
+  r.obstacle_y = 0;  // the default row
+  s = ResolveFlow(r);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->obstacle.cy, 32);
+}
+
+TEST(FlowParams, RefusesAnObstacleAtTheInletPastTheRowsOrTooFarDownstream) {
+  FlowRequest r;
+  r.obstacle_x = 15;  // D = 8: closer than 2 D to the inlet
+  std::string m = Refusal(r);
+  EXPECT_THAT(m, HasSubstr("--obstacle-x 15"));
+  EXPECT_THAT(m, HasSubstr("--obstacle-x 16 or more"));
+  r = FlowRequest{};
+  r.obstacle_y = 4;  // reaches below row 1
+  m = Refusal(r);
+  EXPECT_THAT(m, HasSubstr("--obstacle-y 4"));
+  EXPECT_THAT(m, HasSubstr("use --obstacle-y 5 to 58"));
+  r.obstacle_y = 59;  // past row ny - 2 = 62
+  EXPECT_THAT(Refusal(r), HasSubstr("use --obstacle-y 5 to 58"));
+  r = FlowRequest{};
+  r.obstacle_x = 230;  // the probe 3 D behind it falls off the grid
+  EXPECT_THAT(Refusal(r), HasSubstr("or a smaller --obstacle-x"));
+  r.obstacle_x = 1e9;
+  EXPECT_THAT(Refusal(r), HasSubstr("--obstacle-x"));
+}
+
 TEST(FlowParams, RefusesBadCountsAndNames) {
   FlowRequest r;
   r.frames = 1;

@@ -3,6 +3,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "worker/rollout/rollout_metrics.h"
 #include "worker/rollout/rollout_report.h"
 
@@ -90,6 +91,28 @@ TEST(RolloutReport, BothThresholdsAndTheBlowUpAreSummarised) {
   s.blow_up = 3;
   md = RolloutMarkdown(rows, s);
   EXPECT_THAT(md, AllOf(HasSubstr("stayed >= 0.8 for all 3 steps"), HasSubstr("- blew up at step 3 (a non-finite")));
+}
+
+// rollout.json: the marks the dashboard shows, null where a mark was not reached.
+TEST(RolloutReport, SummaryJsonCarriesTheMarksAndNullForThoseNotReached) {
+  const std::vector<RolloutStepRow> rows = {{1, 0.05, 0.99, 0.2}, {2, 0.1, 0.9, 0.3}, {3, 0.5, 0.7, 0.3}};
+  RolloutSummary s;
+  s.start_frame = 40;
+  s.horizon = 2;
+  s.first_below = 2;
+  s.blow_up = 3;
+  s.strouhal_true = 0.18;
+  const nlohmann::json j = nlohmann::json::parse(RolloutSummaryJson(rows, s));
+  EXPECT_EQ(j["steps"], 3);
+  EXPECT_EQ(j["start_frame"], 40);
+  EXPECT_EQ(j["horizon"], 2);
+  EXPECT_EQ(j["threshold"], 0.95);
+  EXPECT_EQ(j["first_below"], 2);
+  EXPECT_EQ(j["loose_threshold"], 0.8);
+  EXPECT_TRUE(j["first_below_loose"].is_null());
+  EXPECT_EQ(j["blow_up"], 3);
+  EXPECT_TRUE(j["strouhal_predicted"].is_null());
+  EXPECT_EQ(j["strouhal_true"], 0.18);
 }
 
 TEST(RolloutReport, CsvAndMarkdownCarryEveryStepAndTheSummary) {

@@ -52,6 +52,8 @@ grep -q "| 8 | never (2 scored epochs) | " "$dir/missed/timing.md" || fail "the 
 [ "$(wc -l < "$dir/roll/rollout.csv")" -eq 7 ] || fail "rollout.csv has not 6 steps"
 grep -q "tiles/s over 2 rank(s)" "$dir/roll/rollout.md" || fail "rollout.md lacks the tiling line"
 [ -s "$dir/roll/strip.png" ] || fail "no strip.png"
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["steps"] == 6 and "first_below" in j and "blow_up" in j, j' \
+  "$dir/roll/rollout.json" || fail "rollout.json lacks the marks"
 [ -s "$dir/roll/errors.png" ] || fail "no errors.png"
 
 # One rank gives the same numbers as two.

@@ -228,14 +228,18 @@ MakeFlowCommand::MakeFlowCommand(CLI::App& app) {
   command_->add_option("--obstacle", r.obstacle, "cylinder | square [default: cylinder]");
   n.Real("--diameter", &r.diameter, flow::kDiameterRange,
          "obstacle diameter (or side) in cells [default: ny/8, at least 8]");
+  n.Real("--obstacle-x", &r.obstacle_x, flow::kObstaclePositionRange,
+         "the obstacle centre's distance from the inlet in cells, at least 2 D [default: nx/5, at least 2 D]");
+  n.Real("--obstacle-y", &r.obstacle_y, flow::kObstaclePositionRange,
+         "the obstacle centre's row, in cells from the bottom [default: ny/2]");
   n.Real("--u-lattice", &r.u_lattice, flow::kULatticeRange,
          "inlet velocity in lattice units, at most 0.17 [default: 0.1]");
   n.Real("--warmup-periods", &r.warmup_periods, flow::kWarmupPeriodsRange,
          "shedding periods (estimated as D / (0.2 U)) to run before recording [default: 10]");
   n.Seed("--seed", &r.seed, "seed of the initial perturbation [default: 1]");
   command_->add_option("--cases", cases_path_,
-                       "YAML/JSON list of per-case overrides ({re, obstacle, seed, diameter, u_lattice, nx, ny, frames, "
-                       "every, warmup_periods}); under mpirun the ranks share the cases");
+                       "YAML/JSON list of per-case overrides ({re, obstacle, obstacle_x, obstacle_y, seed, diameter, u_lattice, "
+                       "nx, ny, frames, every, warmup_periods}); under mpirun the ranks share the cases");
   n.Real("--progress-seconds", &progress_seconds_, flow::kProgressSecondsRange,
          "seconds between progress lines [default: 10]");
   command_->footer(

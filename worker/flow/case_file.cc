@@ -50,6 +50,8 @@ absl::Status Apply(const std::string& key, const YAML::Node& value, const std::s
   };
   if (key == "re") return as_double(&r->re);
   if (key == "diameter") return as_double(&r->diameter);
+  if (key == "obstacle-x") return as_double(&r->obstacle_x);
+  if (key == "obstacle-y") return as_double(&r->obstacle_y);
   if (key == "u-lattice") return as_double(&r->u_lattice);
   if (key == "warmup-periods") return as_double(&r->warmup_periods);
   if (key == "nx") return as_int(&r->nx);
@@ -69,8 +71,8 @@ absl::Status Apply(const std::string& key, const YAML::Node& value, const std::s
     return absl::OkStatus();
   }
   return absl::InvalidArgumentError(
-      absl::StrCat(where, " is not a case setting (use re, obstacle, seed, diameter, u_lattice, nx, ny, frames, every, "
-                          "warmup_periods)"));
+      absl::StrCat(where, " is not a case setting (use re, obstacle, obstacle_x, obstacle_y, seed, diameter, u_lattice, nx, ny, "
+                          "frames, every, warmup_periods)"));
 }
 
 }  // namespace

@@ -2,7 +2,8 @@
 // of the command's own settings, e.g.
 //   - {re: 80, seed: 1}
 //   - {re: 120, obstacle: square, seed: 2}
-// Keys: re, obstacle, seed, diameter, u_lattice, nx, ny, frames, every, warmup_periods
+// Keys: re, obstacle, obstacle_x, obstacle_y, seed, diameter, u_lattice, nx, ny, frames, every,
+// warmup_periods
 // (snake_case or kebab-case).
 #pragma once
 

@@ -29,6 +29,8 @@ absl::Status CheckRecording(const FlowRequest& r) {
     return Refuse(absl::StrFormat("--warmup-periods %g: give 0 or more shedding periods", r.warmup_periods));
   }
   RETURN_IF_ERROR(CheckRealIn("--warmup-periods", r.warmup_periods, kWarmupPeriodsRange));
+  RETURN_IF_ERROR(CheckRealIn("--obstacle-x", r.obstacle_x, kObstaclePositionRange));
+  RETURN_IF_ERROR(CheckRealIn("--obstacle-y", r.obstacle_y, kObstaclePositionRange));
   return CheckRealIn("--diameter", r.diameter, kDiameterRange);
 }
 
@@ -85,22 +87,49 @@ absl::Status CheckStability(const FlowSetup& s) {
   return absl::OkStatus();
 }
 
-// Geometry: the obstacle a fifth of the way in (at least 2 D from the inlet), on the
-// middle row; the probe 3 D behind it on the same row, which must fit in the grid.
+// A placed obstacle's distance from the inlet: the uniform inlet profile is imposed at
+// x = 0, and an obstacle closer than this blocks it (the default keeps to it too).
+constexpr double kMinInletGapDiameters = 2;
+
+// Where --obstacle-x / --obstacle-y put the centre (given, so checked): at least 2 D from
+// the inlet, and the whole obstacle inside the rows (the sides are periodic, but the
+// raster does not wrap).
+absl::Status CheckPlacement(const FlowRequest& r, double cx, double cy) {
+  const double d = r.diameter;
+  if (r.obstacle_x > 0 && cx < kMinInletGapDiameters * d) {
+    return Refuse(absl::StrFormat(
+        "--obstacle-x %g: the obstacle's centre must be at least %g D = %g cells from the inlet, or it blocks the "
+        "uniform inlet profile; use --obstacle-x %.0f or more (or 0 for the default, nx / 5)",
+        r.obstacle_x, kMinInletGapDiameters, kMinInletGapDiameters * d, std::ceil(kMinInletGapDiameters * d)));
+  }
+  if (r.obstacle_y > 0 && (cy - d / 2 < 1 || cy + d / 2 > r.ny - 2)) {
+    return Refuse(absl::StrFormat(
+        "--obstacle-y %g: an obstacle of %g cells there reaches past the rows 1 .. %d; use --obstacle-y %.0f to %.0f "
+        "(or 0 for the middle row)",
+        r.obstacle_y, d, r.ny - 2, std::ceil(1 + d / 2), std::floor(r.ny - 2 - d / 2)));
+  }
+  return absl::OkStatus();
+}
+
+// Geometry: the obstacle where --obstacle-x / -y put it, by default a fifth of the way
+// in (at least 2 D from the inlet) on the middle row; the probe 3 D behind it on the same
+// row, which must fit in the grid.
 absl::Status PlaceObstacle(ObstacleKind kind, FlowSetup& s) {
   const FlowRequest& r = s.request;
   const double d = r.diameter;
   s.obstacle.kind = kind;
   s.obstacle.diameter = d;
-  s.obstacle.cx = std::max(std::round(r.nx / 5.0), std::ceil(2 * d));
-  s.obstacle.cy = r.ny / 2;
+  s.obstacle.cx = r.obstacle_x > 0 ? r.obstacle_x : std::max(std::round(r.nx / 5.0), std::ceil(kMinInletGapDiameters * d));
+  s.obstacle.cy = r.obstacle_y > 0 ? r.obstacle_y : r.ny / 2;
+  RETURN_IF_ERROR(CheckPlacement(r, s.obstacle.cx, s.obstacle.cy));
   s.probe_x = static_cast<int>(std::lround(s.obstacle.cx + 3 * d));
   s.probe_y = static_cast<int>(s.obstacle.cy);
   if (s.probe_x + d > r.nx - 2) {
     return Refuse(absl::StrFormat(
         "--nx %d is too short for an obstacle of %g cells: it sits at x = %g and the wake probe 3 D behind it; use "
-        "--nx %.0f or more",
-        r.nx, d, s.obstacle.cx, std::ceil((s.probe_x + d + 2) * 1.25)));
+        "--nx %.0f or more%s",
+        r.nx, d, s.obstacle.cx, std::ceil((s.probe_x + d + 2) * 1.25),
+        r.obstacle_x > 0 ? ", or a smaller --obstacle-x" : ""));
   }
   return absl::OkStatus();
 }

@@ -33,6 +33,7 @@ inline constexpr IntRange kFramesRange{2, 1'000'000};
 inline constexpr IntRange kEveryRange{0, 1'000'000};  // 0: the default spacing
 inline constexpr RealRange kReRange{0, 1e7, /*lo_open=*/true};
 inline constexpr RealRange kDiameterRange{0, 16384};  // 0: the default
+inline constexpr RealRange kObstaclePositionRange{0, 16384};  // --obstacle-x, -y; 0: the default
 inline constexpr RealRange kULatticeRange{0, 1, /*lo_open=*/true};
 inline constexpr RealRange kWarmupPeriodsRange{0, 10000};
 inline constexpr RealRange kProgressSecondsRange{0.1, 86400};
@@ -49,6 +50,8 @@ struct FlowRequest {
   int every = 0;            // 0: about a twentieth of the estimated shedding period
   std::string obstacle = "cylinder";
   double diameter = 0;      // 0: ny / 8, at least 8
+  double obstacle_x = 0;    // the centre's cells from the inlet; 0: nx / 5, at least 2 D
+  double obstacle_y = 0;    // the centre's cells from the bottom row; 0: ny / 2
   double u_lattice = 0.1;
   double warmup_periods = 10;
   uint64_t seed = 1;

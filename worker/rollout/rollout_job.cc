@@ -69,6 +69,7 @@ absl::Status WriteOutputs(const std::string& out, const RolloutResult& r, const 
                                                    "folder"));
   }
   RETURN_IF_ERROR(WriteFileAtomically(out + "/rollout.md", RolloutMarkdown(r.rows, r.summary, report_every)));
+  RETURN_IF_ERROR(WriteFileAtomically(out + "/rollout.json", RolloutSummaryJson(r.rows, r.summary)));
   std::vector<const float*> fields;
   const std::vector<int64_t> steps = StripSteps(static_cast<int64_t>(r.rows.size()));
   float limit = 0;

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
 #include "worker/rollout/rollout_metrics.h"
 
 namespace gantry {
@@ -89,6 +90,30 @@ std::string RolloutMarkdown(const std::vector<RolloutStepRow>& rows, const Rollo
                     absl::StrFormat(" | %.4f |\n", r.spectrum_error));
   }
   return out;
+}
+
+namespace {
+
+template <typename T>
+nlohmann::json OrNull(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+std::string RolloutSummaryJson(const std::vector<RolloutStepRow>& rows, const RolloutSummary& s) {
+  nlohmann::ordered_json j;
+  j["steps"] = rows.size();
+  j["start_frame"] = s.start_frame;
+  j["horizon"] = s.horizon;
+  j["threshold"] = s.threshold;
+  j["first_below"] = OrNull(s.first_below);
+  j["loose_threshold"] = s.loose_threshold;
+  j["first_below_loose"] = OrNull(s.first_below_loose);
+  j["blow_up"] = OrNull(s.blow_up);
+  j["strouhal_predicted"] = OrNull(s.strouhal_predicted);
+  j["strouhal_true"] = OrNull(s.strouhal_true);
+  return j.dump(2) + "\n";
 }
 
 }  // namespace gantry

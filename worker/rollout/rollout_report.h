@@ -1,4 +1,4 @@
-// rollout.csv and rollout.md: a rollout's per-step errors and its summary.
+// rollout.csv, rollout.md and rollout.json: a rollout's per-step errors and its summary.
 #pragma once
 
 #include <cstdint>
@@ -49,5 +49,11 @@ std::string RolloutCsv(const std::vector<RolloutStepRow>& rows, int64_t report_e
 // The summary is of every step in `rows`; the table holds the reported ones (RolloutCsv's).
 std::string RolloutMarkdown(const std::vector<RolloutStepRow>& rows, const RolloutSummary& summary,
                             int64_t report_every = 1);
+
+// The summary's marks as JSON, for programs (the coordinator's dashboard): {"steps",
+// "start_frame", "horizon", "threshold", "first_below", "loose_threshold",
+// "first_below_loose", "blow_up", "strouhal_predicted", "strouhal_true"}; a mark that was
+// not reached (or a Strouhal number not measured) is null. Steps are 1-based model steps.
+std::string RolloutSummaryJson(const std::vector<RolloutStepRow>& rows, const RolloutSummary& summary);
 
 }  // namespace gantry

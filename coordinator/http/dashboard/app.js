@@ -261,10 +261,27 @@ function renderJob(d) {
   $("rollout-card").hidden = !d.rollout;
   if (d.rollout) {
     getJson(`/api/jobs/${encodeURIComponent(j.id)}/rollout`).then(r => {
+      $("rollout-marks").textContent = rolloutMarks(r);
       const series = r.columns.slice(1).map((name, c) => ({ name, points: r.rows.map(row => [row[0], row[c + 1]]) }));
       lineChart($("chart-rollout"), series, r.columns[0] || "");
     }).catch(() => { $("rollout-card").hidden = true; });
   }
+}
+
+// One line of a rollout's marks (rollout.json, through /rollout's "summary"): how long the
+// vorticity correlation held each threshold, the blow-up, the Strouhal numbers.
+function rolloutMarks(r) {
+  if (r.summary_error) return `rollout summary unreadable: ${r.summary_error}`;
+  const s = r.summary;
+  if (!s) return "";
+  const held = (threshold, below) => below == null ? `>= ${threshold} for all ${s.steps} steps`
+                                                   : `>= ${threshold} for ${below - 1} steps`;
+  const parts = [`vorticity correlation ${held(s.threshold, s.first_below)}, ${held(s.loose_threshold, s.first_below_loose)}`,
+                 s.blow_up == null ? `no blow-up in ${s.steps} steps` : `blew up at step ${s.blow_up}`];
+  if (s.strouhal_true != null) {
+    parts.push(`Strouhal predicted ${s.strouhal_predicted == null ? "-" : fmt(s.strouhal_predicted, 4)}, true ${fmt(s.strouhal_true, 4)}`);
+  }
+  return parts.join("; ");
 }
 
 function renderGroups(groups) {

@@ -93,7 +93,7 @@ TEST(RolloutEndToEnd, ARolloutOfAFinishedRunRunsOnThePoolIntoItsRunFolder) {
   const std::string csv = testing::ReadFile(out + "/rollout.csv");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 7) << csv;
   EXPECT_THAT(testing::ReadFile(out + "/rollout.md"), HasSubstr("tiles/s over 2 rank(s)"));
-  for (const char* file : {"/strip.png", "/errors.png"}) {
+  for (const char* file : {"/strip.png", "/errors.png", "/rollout.json"}) {
     EXPECT_GT(std::filesystem::exists(out + file) ? std::filesystem::file_size(out + file) : 0, 0u) << out + file;
   }
   EXPECT_THAT(testing::ReadFile(out + "/log.txt"), HasSubstr("rollout of " + run));
