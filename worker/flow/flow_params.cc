@@ -91,18 +91,18 @@ absl::Status CheckStability(const FlowSetup& s) {
 // x = 0, and an obstacle closer than this blocks it (the default keeps to it too).
 constexpr double kMinInletGapDiameters = 2;
 
-// Where --obstacle-x / --obstacle-y put the centre (given, so checked): at least 2 D from
+// Where --obstacle-x / --obstacle-y put the centre (each checked only when given): at least 2 D from
 // the inlet, and the whole obstacle inside the rows (the sides are periodic, but the
 // raster does not wrap).
-absl::Status CheckPlacement(const FlowRequest& r, double cx, double cy) {
-  const double d = r.diameter;
-  if (r.obstacle_x > 0 && cx < kMinInletGapDiameters * d) {
+absl::Status CheckPlacement(const FlowRequest& r) {
+  const double d = r.diameter, cy = r.obstacle_y;
+  if (r.obstacle_x > 0 && r.obstacle_x < kMinInletGapDiameters * d) {
     return Refuse(absl::StrFormat(
         "--obstacle-x %g: the obstacle's centre must be at least %g D = %g cells from the inlet, or it blocks the "
         "uniform inlet profile; use --obstacle-x %.0f or more (or 0 for the default, nx / 5)",
         r.obstacle_x, kMinInletGapDiameters, kMinInletGapDiameters * d, std::ceil(kMinInletGapDiameters * d)));
   }
-  if (r.obstacle_y > 0 && (cy - d / 2 < 1 || cy + d / 2 > r.ny - 2)) {
+  if (cy > 0 && (cy - d / 2 < 1 || cy + d / 2 > r.ny - 2)) {
     return Refuse(absl::StrFormat(
         "--obstacle-y %g: an obstacle of %g cells there reaches past the rows 1 .. %d; use --obstacle-y %.0f to %.0f "
         "(or 0 for the middle row)",
@@ -121,7 +121,7 @@ absl::Status PlaceObstacle(ObstacleKind kind, FlowSetup& s) {
   s.obstacle.diameter = d;
   s.obstacle.cx = r.obstacle_x > 0 ? r.obstacle_x : std::max(std::round(r.nx / 5.0), std::ceil(kMinInletGapDiameters * d));
   s.obstacle.cy = r.obstacle_y > 0 ? r.obstacle_y : r.ny / 2;
-  RETURN_IF_ERROR(CheckPlacement(r, s.obstacle.cx, s.obstacle.cy));
+  RETURN_IF_ERROR(CheckPlacement(r));
   s.probe_x = static_cast<int>(std::lround(s.obstacle.cx + 3 * d));
   s.probe_y = static_cast<int>(s.obstacle.cy);
   if (s.probe_x + d > r.nx - 2) {

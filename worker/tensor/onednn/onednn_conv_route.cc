@@ -140,11 +140,19 @@ namespace {
 // -1: no override; else a ConvRoute.
 std::atomic<int> forced_route{-1};
 
+// Input channels below this are the image side, where oneDNN's kernels scatter.
+constexpr int64_t kFewChannels = 8;
+
+// The backward-data into the image side from 32 or more channels, which lowered wins on
+// oneDNN's fp32 kernels and on its AVX512-BF16 ones (see the top comment).
+bool ImageSideBackwardDataLowers(const ConvProblem& p, ConvOp op) {
+  return op == ConvOp::kBackwardData && p.in_channels < kFewChannels && p.out_channels >= 32;
+}
+
 // Where kLowered beats oneDNN's fp32 kernels (see the top comment).
 bool LoweredWins(const ConvProblem& p, ConvOp op) {
-  constexpr int64_t kFewChannels = 8;
   if (p.in_channels < kFewChannels) {
-    if (op == ConvOp::kBackwardData) return p.out_channels >= 32;
+    if (op == ConvOp::kBackwardData) return ImageSideBackwardDataLowers(p, op);
     if (op == ConvOp::kBackwardWeights) return p.in_channels > 1 && p.out_channels >= 64;
   }
   if (p.out_channels < kFewChannels) return false;
@@ -167,13 +175,6 @@ bool BatchAsChannelsWins(const ConvProblem& p) {
   if (onednn::HasAmxBf16Kernels()) return pixels <= 4 * p.batch;
   constexpr int64_t kMaxPixelsWithoutAmx = 7 * 7;
   return pixels <= std::min(4 * p.batch, kMaxPixelsWithoutAmx);
-}
-
-// Where kLowered beats oneDNN's AVX512-BF16 kernels (no AMX; see the top comment): the
-// backward-data into fewer than 8 channels, which those kernels scatter, as on fp32 ones.
-bool LoweredWinsOnAvx512Bf16(const ConvProblem& p, ConvOp op) {
-  constexpr int64_t kFewChannels = 8;
-  return op == ConvOp::kBackwardData && p.in_channels < kFewChannels && p.out_channels >= 32;
 }
 
 // Where kWinograd beats oneDNN's fp32 kernels (see the top comment): tiles mostly inside
@@ -227,7 +228,7 @@ ConvRoute OnednnBackend::ChooseConvRoute(const ConvProblem& p, ConvOp op) {
     if (LoweredWins(p, op)) return ConvRoute::kLowered;
   }
   if (p.precision == MathPrecision::kBf16 && !fp32_kernels && !onednn::HasAmxBf16Kernels() &&
-      LoweredWinsOnAvx512Bf16(p, op)) {
+      ImageSideBackwardDataLowers(p, op)) {
     return ConvRoute::kLowered;
   }
   if (p.precision == MathPrecision::kFp32 && WinogradWins(p, op)) return ConvRoute::kWinograd;
